@@ -1,0 +1,172 @@
+"""The U-shaped layout: rules first, memories in the middle, the current turn last.
+
+Every piece of text the layout produces follows one rule that makes token counts
+add up exactly: a piece that is followed by another ends with a newline, and every
+piece after the first starts with a non-space character. Under both bundled encodings
+no pre-token spans a newline followed by a non-space character, so the token count of
+a message is the sum of the counts of its pieces, and the compiler can count each
+memory line once and re-select at any budget without tokenizing again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .interrupt import INTERRUPT_INSTRUCTION
+from .types import TIER_BY_NAME, TIER_EPISODIC, TIER_NAMES, TIER_PROCEDURAL, TIER_SEMANTIC
+
+TEXT_CAP_ENV = "MNEMOSCOPE_MEMORY_TEXT_MAX_CHARS"
+DEFAULT_TEXT_CAPS = {TIER_SEMANTIC: 200, TIER_EPISODIC: 280, TIER_PROCEDURAL: 500}
+TIER_LABELS = {TIER_SEMANTIC: "fact", TIER_EPISODIC: "episode", TIER_PROCEDURAL: "procedure"}
+
+USER_HEADER = "--- Current user message ---\n"
+LAST_TURN_HEADER = "--- Last turn ({role}) ---\n"
+DIRECTIVES_OPEN = "<ACTIVE_SYSTEM_DIRECTIVES>\n"
+DIRECTIVES_CLOSE = "</ACTIVE_SYSTEM_DIRECTIVES>"
+
+_WS = re.compile(r"\s+")
+_REF = re.compile(r"\[Mem:(\d+)\]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace made one space, stripped: a memory is one line."""
+    return _WS.sub(" ", text).strip()
+
+
+def text_caps() -> dict[int, int | None]:
+    """Per-tier character caps for memory text; ``MNEMOSCOPE_MEMORY_TEXT_MAX_CHARS``
+    sets one cap for every tier, and 0 turns capping off."""
+    raw = os.environ.get(TEXT_CAP_ENV)
+    if raw is None or raw.strip() == "":
+        return dict(DEFAULT_TEXT_CAPS)
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{TEXT_CAP_ENV} must be a whole number of characters, got {raw!r}") from None
+    if value < 0:
+        raise ValueError(f"{TEXT_CAP_ENV} must be 0 (no cap) or positive, got {value}")
+    cap = value or None
+    return {TIER_SEMANTIC: cap, TIER_EPISODIC: cap, TIER_PROCEDURAL: cap}
+
+
+def cap_text(text: str, cap: int | None) -> tuple[str, bool]:
+    """Shorten ``text`` to at most ``cap`` characters, ending in an ellipsis."""
+    if cap is None or len(text) <= cap:
+        return text, False
+    return text[: max(cap - 1, 0)].rstrip() + "…", True
+
+
+def tier_of(memory: Any, override: int | None = None) -> int:
+    """The tier of a memory: an explicit override, its ``priority``, else its type."""
+    if override is not None:
+        tier = override
+    else:
+        tier = getattr(memory, "priority", None)
+        if tier is None:
+            kind = getattr(memory, "memory_type", None) or getattr(memory, "memory_kind", None) or "semantic"
+            tier = TIER_BY_NAME.get(str(kind).lower(), TIER_SEMANTIC)
+    if isinstance(tier, bool) or tier not in TIER_NAMES:
+        raise ValueError(f"tier must be 1 (procedural), 2 (semantic) or 3 (episodic), got {tier!r}")
+    return tier
+
+
+def memory_line(ref: int, label: str, text: str) -> str:
+    """The prompt line of one memory (with its trailing newline)."""
+    return f"[Mem:{ref}] [{label}] {text}\n"
+
+
+def build_core(core_content: str, agent_persona_prompt: str | None = None, include_interrupt: bool = True) -> str:
+    parts = [p for p in (core_content, agent_persona_prompt) if p]
+    if include_interrupt:
+        parts.append(INTERRUPT_INSTRUCTION)
+    return "\n\n".join(parts)
+
+
+def history_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def build_end(user_message: str, last_turn: tuple[str, str] | None, directives: bool) -> str:
+    """The end region: the last turn (if any) and the current user message; ends in a
+    newline when the directives block follows it."""
+    head = ""
+    if last_turn is not None:
+        role, text = last_turn
+        head = LAST_TURN_HEADER.format(role=role) + text + "\n"
+    return head + USER_HEADER + user_message + ("\n" if directives else "")
+
+
+def build_directives(directives: Sequence[str] | str | None) -> str:
+    if not directives:
+        return ""
+    items = [directives] if isinstance(directives, str) else list(directives)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise TypeError(f"dynamic_directives[{i}] must be a str, got {type(item).__name__}")
+    body = "".join(item.rstrip("\n") + "\n" for item in items if item.strip())
+    return DIRECTIVES_OPEN + body + DIRECTIVES_CLOSE if body else ""
+
+
+def refs_in(text: str) -> list[int]:
+    """Every ``[Mem:N]`` number in ``text``, in order."""
+    return [int(n) for n in _REF.findall(text)]
+
+
+class ContextLayoutEngine:
+    """Builds the three regions of a U-shaped prompt as plain text.
+
+    ``build_core`` gives the rules (with persona and interrupt instruction),
+    ``build_middle`` serialises (memory, tier) pairs into ``[Mem:N]`` lines with a
+    ref map, ``build_end`` gives the last turn and the current user message.
+    """
+
+    def __init__(
+        self,
+        core_content: str = "",
+        *,
+        agent_persona_prompt: str | None = None,
+        include_interrupt_instruction: bool = True,
+    ) -> None:
+        self.core_content = core_content
+        self.agent_persona_prompt = agent_persona_prompt
+        self.include_interrupt_instruction = include_interrupt_instruction
+
+    def build_core(self) -> str:
+        return build_core(self.core_content, self.agent_persona_prompt, self.include_interrupt_instruction)
+
+    def build_middle(
+        self, retrieved: Iterable[tuple[Any, int]], start: int = 1
+    ) -> tuple[list[tuple[str, int]], dict[int, str], dict[int, str]]:
+        caps = text_caps()
+        middle: list[tuple[str, int]] = []
+        ref_map: dict[int, str] = {}
+        ref_map_type: dict[int, str] = {}
+        for n, (memory, tier) in enumerate(retrieved, start):
+            tier = tier_of(memory, tier)
+            content = getattr(memory, "content", None)
+            if content is None:
+                content = getattr(memory, "text", "")
+            text, _ = cap_text(one_line(str(content)), caps[tier])
+            label = getattr(memory, "kind", None) or TIER_LABELS[tier]
+            middle.append((memory_line(n, label, text).rstrip("\n"), tier))
+            ref_map[n] = str(memory.id)
+            ref_map_type[n] = TIER_NAMES[tier]
+        return middle, ref_map, ref_map_type
+
+    def build_end(
+        self,
+        last_turn_content: str | None = None,
+        user_message: str = "",
+        dynamic_directives: Sequence[str] | str | None = None,
+    ) -> str:
+        directives = build_directives(dynamic_directives)
+        last = ("assistant", last_turn_content) if last_turn_content else None
+        return build_end(user_message, last, bool(directives)) + directives

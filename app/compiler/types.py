@@ -1,0 +1,176 @@
+"""The compiler's records: memories in, segments and results out."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .compiler import _Plan
+
+TIER_PROCEDURAL = 1
+TIER_SEMANTIC = 2
+TIER_EPISODIC = 3
+
+TIER_NAMES = {TIER_PROCEDURAL: "procedural", TIER_SEMANTIC: "semantic", TIER_EPISODIC: "episodic"}
+TIER_BY_NAME = {name: tier for tier, name in TIER_NAMES.items()}
+
+# Regions of a compiled prompt, in the order they appear with end placement.
+REGIONS = ("core", "history", "memory", "extra", "end", "directives")
+
+# Why a segment is not (wholly) in the prompt.
+REASON_OVER_BUDGET = "over_budget"
+REASON_PROCEDURAL_CAP = "procedural_cap"
+REASON_HISTORY_DROPPED = "history_dropped"
+REASON_TEXT_TRUNCATED = "text_truncated"
+REASON_COMPRESSED = "compressed"
+
+
+@dataclass(slots=True)
+class MemoryItem:
+    """One retrieved memory offered to the compiler.
+
+    ``priority`` is the tier (1 procedural, 2 semantic, 3 episodic); when omitted it
+    follows ``memory_type``. ``score`` ranks memories inside a tier: the lowest score is
+    trimmed first. ``kind`` is the label shown in the prompt (``fact``, ``lesson``...);
+    it defaults to the memory type.
+    """
+
+    id: str
+    content: str
+    memory_type: str = "semantic"
+    priority: int | None = None
+    score: float | None = None
+    kind: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def memory_kind(self) -> str:
+        return self.memory_type
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticMemory:
+    """A subject–predicate–object fact."""
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    memory_kind: str = "semantic"
+
+    @property
+    def content(self) -> str:
+        return f"{self.subject} {self.predicate.replace('_', ' ')} {self.object}"
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodicMemory:
+    """Something that happened."""
+
+    id: str
+    content: str
+    memory_kind: str = "episodic"
+
+
+@dataclass(frozen=True, slots=True)
+class ProceduralMemory:
+    """How to do something, as text or as steps."""
+
+    id: str
+    content: str = ""
+    steps: tuple[str, ...] = ()
+    memory_kind: str = "procedural"
+
+    def __post_init__(self) -> None:
+        if not self.content and self.steps:
+            object.__setattr__(self, "content", "; ".join(f"{i}. {s}" for i, s in enumerate(self.steps, 1)))
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One piece of the compiled prompt, kept or trimmed, as the inspector draws it.
+
+    ``text`` is exactly what the piece contributes to its message, including the
+    newline that separates it from the next piece, so the ``tokens`` of the kept
+    segments add up to the prompt's ``token_count``.
+    """
+
+    region: str
+    text: str
+    tokens: int
+    kept: bool
+    reason: str | None = None
+    tier: int | None = None
+    record_id: str | None = None
+    ref: int | None = None
+    message_index: int | None = None
+    truncated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["tier_name"] = TIER_NAMES.get(self.tier) if self.tier else None
+        return d
+
+
+@dataclass
+class CompileResult:
+    messages: list[dict[str, Any]]
+    ref_map: dict[int, str]
+    ref_map_type: dict[int, str]
+    metadata: dict[str, Any]
+    segments: list[Segment] = field(default_factory=list)
+    debug_trace: dict[str, Any] | None = None
+    _plan: _Plan | None = field(default=None, repr=False, compare=False)
+
+    def rebudget(self, max_tokens: int) -> CompileResult:
+        """The same inputs compiled at another budget, re-selected from the token counts
+        this compile already holds (no text is tokenized again)."""
+        if self._plan is None:
+            raise ValueError("this result holds no compile plan to re-budget")
+        return self._plan.select(max_tokens)
+
+    @property
+    def token_count(self) -> int:
+        return self.metadata["token_count"]
+
+    def to_debug_dict(self) -> dict[str, Any]:
+        """A JSON-friendly snapshot: messages, ref map, metadata and segments."""
+        return {
+            "messages": self.messages,
+            "ref_map": {str(k): v for k, v in self.ref_map.items()},
+            "ref_map_type": {str(k): v for k, v in self.ref_map_type.items()},
+            "metadata": self.metadata,
+            "segments": [s.to_dict() for s in self.segments],
+            "debug_trace": self.debug_trace,
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_debug_dict(), ensure_ascii=False, indent=indent)
+
+
+@dataclass(frozen=True)
+class CompileMetrics:
+    """What a metrics callback receives: counts only, never prompt text."""
+
+    token_count: int
+    tokens_budget: int
+    tokens_trimmed: int
+    segments_offered: int
+    segments_kept: int
+    history_messages_dropped: int
+    budget_exceeded: bool
+    elapsed_ms: float
+
+
+@dataclass(frozen=True)
+class Quote:
+    """An input-side cost estimate with the compile it came from."""
+
+    total_tokens: int
+    billed_tokens: int
+    price_per_1k_input_tokens: float
+    estimated_cost_usd: float
+    trimming_strategies: list[str]
+    compile_result: CompileResult

@@ -1,0 +1,13 @@
+"""The decay store: an agent's long-term memory in SQLite that fades, recalls, links and
+imports. Plain Python (sqlite-utils, networkx); no Qt."""
+
+from .config import KINDS, StoreConfig
+from .errors import ConfigError, DatabaseRefused, NotFound, StoreError, ValidationError
+from .model import LAYERS, SENSITIVITIES, Memory
+from .store import DeletedMemory, Entity, MemoryStore, RememberResult, TickReport, UpdateResult
+
+__all__ = [
+    "KINDS", "LAYERS", "SENSITIVITIES", "ConfigError", "DatabaseRefused", "DeletedMemory", "Entity", "Memory",
+    "MemoryStore", "NotFound", "RememberResult", "StoreConfig", "StoreError", "TickReport", "UpdateResult",
+    "ValidationError",
+]

@@ -1,0 +1,131 @@
+"""The store's numbers: half-lives, layer thresholds, recall weights, limits.
+
+Every number has a default; a TOML file (``StoreConfig.load(path)``) can change any of
+them. A bad file or value is a :class:`ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from .errors import ConfigError
+
+KINDS = ("fact", "lesson", "skill", "reflection", "event")
+
+
+@dataclass(frozen=True)
+class Decay:
+    half_life_days: dict[str, float] = field(
+        default_factory=lambda: {"fact": 365.0, "lesson": 240.0, "skill": 180.0, "reflection": 60.0, "event": 21.0}
+    )
+    working_half_life_days: float = 1.0
+    # Each recall lengthens the effective half-life by this fraction of the base one.
+    recall_half_life_growth: float = 0.75
+    edge_below: float = 0.18
+    habit_min_recalls: int = 5
+    habit_min_strength: float = 0.5
+    archive_after_days: float = 400.0
+
+
+@dataclass(frozen=True)
+class Weights:
+    semantic: float = 0.18
+    keyword: float = 0.46
+    importance: float = 0.14
+    recency: float = 0.11
+    graph: float = 0.11
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_text_chars: int = 4000
+    max_tags: int = 32
+    duplicate_similarity: float = 0.9
+    min_semantic_relevance: float = 0.35
+    candidate_limit: int = 400
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    decay: Decay = field(default_factory=Decay)
+    weights: Weights = field(default_factory=Weights)
+    limits: Limits = field(default_factory=Limits)
+
+    @classmethod
+    def load(cls, path: str) -> StoreConfig:
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config {path} is not valid TOML: {exc}") from None
+        return cls.from_dict(data, source=path)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "config") -> StoreConfig:
+        sections = {"decay": Decay(), "weights": Weights(), "limits": Limits()}
+        unknown = set(data) - set(sections)
+        if unknown:
+            raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))}; "
+                              f"known: {', '.join(sections)}")
+        built = {}
+        for name, default in sections.items():
+            values = data.get(name, {})
+            if not isinstance(values, dict):
+                raise ConfigError(f"{source}: [{name}] must be a table")
+            built[name] = _section(default, values, f"{source}: {name}")
+        cfg = cls(**built)
+        cfg.validate(source)
+        return cfg
+
+    def validate(self, source: str = "config") -> None:
+        hl = self.decay.half_life_days
+        missing = set(KINDS) - set(hl)
+        if missing:
+            raise ConfigError(f"{source}: decay.half_life_days lacks {', '.join(sorted(missing))}")
+        for kind, days in hl.items():
+            if kind not in KINDS:
+                raise ConfigError(f"{source}: decay.half_life_days.{kind}: unknown kind; kinds are {', '.join(KINDS)}")
+            if not days > 0:
+                raise ConfigError(f"{source}: decay.half_life_days.{kind} must be > 0, got {days}")
+        if not 0 < self.decay.edge_below < 1:
+            raise ConfigError(f"{source}: decay.edge_below must be between 0 and 1, got {self.decay.edge_below}")
+        if not self.decay.archive_after_days > 0:
+            raise ConfigError(f"{source}: decay.archive_after_days must be > 0")
+        if self.decay.working_half_life_days <= 0 or self.decay.recall_half_life_growth < 0:
+            raise ConfigError(f"{source}: decay.working_half_life_days must be > 0 and growth >= 0")
+        for f in fields(Weights):
+            if getattr(self.weights, f.name) < 0:
+                raise ConfigError(f"{source}: weights.{f.name} must not be negative")
+        if self.limits.max_text_chars <= 0 or not 0 < self.limits.duplicate_similarity <= 1:
+            raise ConfigError(f"{source}: limits.max_text_chars must be > 0 and duplicate_similarity in (0, 1]")
+
+
+def _section(default: Any, values: dict[str, Any], where: str) -> Any:
+    known = {f.name: f for f in fields(default)}
+    changes = {}
+    for key, value in values.items():
+        if key not in known:
+            raise ConfigError(f"{where}.{key}: unknown key; known: {', '.join(known)}")
+        current = getattr(default, key)
+        if isinstance(current, dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}.{key} must be a table")
+            merged = dict(current)
+            for k, v in value.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise ConfigError(f"{where}.{key}.{k} must be a number, got {v!r}")
+                merged[k] = float(v)
+            changes[key] = merged
+        elif isinstance(current, int) and not isinstance(current, bool) and not isinstance(current, float):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{where}.{key} must be a whole number, got {value!r}")
+            changes[key] = value
+        else:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{where}.{key} must be a number, got {value!r}")
+            changes[key] = float(value)
+    return replace(default, **changes)

@@ -1,0 +1,53 @@
+"""Forgetting on a curve: strength and layer as pure functions of stored inputs and ``now``.
+
+Nothing compounds. A memory keeps a base value and a reference time (set at creation
+and at each reinforcement); its strength at any moment is the base halved once per
+effective half-life since the reference time. Ticking every hour for thirty days
+therefore lands exactly where one tick at day thirty does, and the map can preview any
+future day without writing.
+"""
+
+from __future__ import annotations
+
+from .config import Decay
+
+DAY = 86400.0
+
+
+def effective_half_life(kind: str, recall_count: int, decay: Decay, override_days: float | None = None) -> float:
+    """Half-life in days: the kind's (or the memory's own), lengthened by every recall."""
+    base = override_days if override_days else decay.half_life_days[kind]
+    return base * (1.0 + decay.recall_half_life_growth * max(recall_count, 0))
+
+
+def strength_at(base: float, ref_time: float, now: float, half_life_days: float, pinned: bool) -> float:
+    if pinned:
+        return base
+    age_days = max(now - ref_time, 0.0) / DAY
+    return base * 0.5 ** (age_days / half_life_days)
+
+
+def layer_for(strength: float, recall_count: int, ref_time: float, now: float, pinned: bool, decay: Decay) -> str:
+    if not pinned and (now - ref_time) / DAY >= decay.archive_after_days:
+        return "archived"
+    if recall_count >= decay.habit_min_recalls and strength >= decay.habit_min_strength:
+        return "habit"
+    if strength < decay.edge_below:
+        return "edge"
+    return "fading"
+
+
+def state_at(row: dict, now: float, decay: Decay) -> tuple[float, str]:
+    """(strength, layer) of a stored memory row at ``now``."""
+    hl = effective_half_life(row["kind"], row["recall_count"], decay, row.get("half_life_days"))
+    pinned = bool(row["pinned"])
+    s = strength_at(row["base"], row["ref_time"], now, hl, pinned)
+    return s, layer_for(s, row["recall_count"], row["ref_time"], now, pinned, decay)
+
+
+def strength_curve(row: dict, start: float, end: float, decay: Decay, points: int = 200) -> list[tuple[float, float]]:
+    """Strength from ``start`` to ``end`` for plotting, assuming no further recalls."""
+    if end <= start:
+        end = start + DAY
+    step = (end - start) / (points - 1)
+    return [(start + i * step, state_at(row, start + i * step, decay)[0]) for i in range(points)]

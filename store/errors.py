@@ -1,0 +1,42 @@
+"""The store's errors: each says what was wrong, with which input, and what to do."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """The store refused an operation or a database file; nothing was written."""
+
+
+class DatabaseRefused(StoreError):
+    """A file the store will not open: not a database, corrupt, or from a newer Mnemoscope.
+
+    ``reason`` is one of ``not_a_database``, ``corrupt``, ``newer_version``, ``unreadable``.
+    """
+
+    def __init__(self, path: str, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
+
+
+class ValidationError(StoreError, ValueError):
+    """A field of a memory, entity or request is invalid. ``field`` names it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class NotFound(StoreError, KeyError):
+    """No memory (or entity) has that id."""
+
+    def __init__(self, what: str, ident: str) -> None:
+        super().__init__(f"no {what} with id {ident!r}")
+        self.ident = ident
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.args[0]
+
+
+class ConfigError(StoreError, ValueError):
+    """The TOML configuration is unreadable or holds an invalid value."""

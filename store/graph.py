@@ -1,0 +1,35 @@
+"""A networkx view of the store: memories and entities as nodes, edges as stored."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import networkx as nx
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+
+def build_graph(store: MemoryStore) -> nx.MultiDiGraph:
+    """Nodes carry ``type`` ('memory' or 'entity') and their main fields; every stored
+    edge (both directions) is an edge with ``edge`` set to its kind."""
+    g = nx.MultiDiGraph()
+    with store._lock:
+        for mid, kind, layer, strength, topic, who in store.conn.execute(
+                "SELECT id, kind, layer, strength, topic, who FROM memories"):
+            g.add_node(mid, type="memory", kind=kind, layer=layer, strength=strength, topic=topic, who=who)
+        for eid, name, kind, scope in store.conn.execute("SELECT id, name, kind, scope FROM entities"):
+            g.add_node(eid, type="entity", name=name, kind=kind, scope=scope)
+        for src, edge, dst in store.conn.execute("SELECT src, edge, dst FROM edges"):
+            if src in g and dst in g:
+                g.add_edge(src, dst, key=edge, edge=edge)
+    return g
+
+
+def memory_entity_graph(store: MemoryStore) -> nx.Graph:
+    """An undirected memory–entity graph (one edge per mention), for layout."""
+    g = nx.Graph()
+    for src, dst, data in build_graph(store).edges(data=True):
+        if data["edge"] == "mentions_entity":
+            g.add_edge(src, dst)
+    return g

@@ -1,0 +1,257 @@
+"""JSONL import and export: one memory per line, every field, with its entities.
+
+Export is canonical (sorted keys, fixed time format, memories ordered by creation time
+then id), so export → import into an empty store → export gives the same bytes.
+Import checks every line, reports each bad one with its number and reason, imports the
+good ones in one transaction, and resolves id conflicts by policy.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import StoreError, ValidationError
+from .model import ENTITY_KINDS, iso, parse_time, validate_fields
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+POLICIES = ("skip", "overwrite", "merge")
+FIELDS = ("id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
+          "source_kind", "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at",
+          "pinned", "half_life_days", "entities", "references", "recall_events")
+
+
+@dataclass
+class ImportReport:
+    imported: int = 0
+    skipped: int = 0
+    overwritten: int = 0
+    merged: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        parts = [f"{self.imported} imported"]
+        for name in ("skipped", "overwritten", "merged"):
+            if getattr(self, name):
+                parts.append(f"{getattr(self, name)} {name}")
+        if self.errors:
+            parts.append(f"{len(self.errors)} bad line(s)")
+        return ", ".join(parts)
+
+
+def _entity_records(store: MemoryStore, memory_id: str) -> list[dict[str, Any]]:
+    rows = store.conn.execute(
+        "SELECT e.name, e.kind, e.aliases FROM edges x JOIN entities e ON e.id = x.dst "
+        "WHERE x.src = ? AND x.edge = 'mentions_entity' ORDER BY lower(e.name), e.name", (memory_id,)).fetchall()
+    out = []
+    for name, kind, aliases in rows:
+        rec: dict[str, Any] = {"name": name, "kind": kind}
+        al = json.loads(aliases or "[]")
+        if al:
+            rec["aliases"] = al
+        out.append(rec)
+    return out
+
+
+def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
+    mid = row["id"]
+    return {
+        "id": mid, "text": row["text"], "kind": row["kind"], "importance": row["importance"],
+        "who": row["who"] or "", "topic": row["topic"] or "", "scope": row["scope"],
+        "sensitivity": row["sensitivity"], "tags": json.loads(row["tags"] or "[]"), "source": row["source"] or "",
+        "source_kind": row["source_kind"] or "", "created_at": iso(row["created_at"]),
+        "updated_at": iso(row["updated_at"]), "ref_time": iso(row["ref_time"]), "base": row["base"],
+        "recall_count": row["recall_count"], "last_recalled_at": iso(row["last_recalled_at"]),
+        "pinned": bool(row["pinned"]), "half_life_days": row["half_life_days"],
+        "entities": _entity_records(store, mid),
+        "references": [r[0] for r in store.conn.execute(
+            "SELECT dst FROM edges WHERE src = ? AND edge = 'references_record' ORDER BY dst", (mid,))],
+        "recall_events": [iso(r[0]) for r in store.conn.execute(
+            "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (mid,))],
+    }
+
+
+def export_jsonl(store: MemoryStore, out: Any = None, *, kind: str | None = None, layer: str | None = None,
+                 scope: str | None = None, text: str | None = None, min_strength: float | None = None) -> str:
+    """Write memories (all, or those matching the filters) as JSONL to ``out`` (a path or
+    a text stream); returns the text when ``out`` is None."""
+    ids = [m.id for m in store.list(kind=kind, layer=layer, scope=scope, text=text, min_strength=min_strength,
+                                    with_links=False)]
+    wanted = set(ids)
+    with store._lock:
+        rows = store._rows("SELECT * FROM memories ORDER BY created_at, id")
+        lines = [json.dumps(memory_record(store, r), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+                 for r in rows if r["id"] in wanted]
+    data = "".join(line + "\n" for line in lines)
+    if out is None:
+        return data
+    if isinstance(out, (str, os.PathLike)):
+        tmp = f"{out}.tmp"
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(data)
+        os.replace(tmp, out)
+    else:
+        out.write(data)
+    return data
+
+
+def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise ValidationError("line", "must be a JSON object")
+    unknown = set(obj) - set(FIELDS) - {"strength", "layer"}
+    if unknown:
+        raise ValidationError(sorted(unknown)[0], "is not a memory field")
+    mid = obj.get("id")
+    if not isinstance(mid, str) or not mid.strip() or len(mid) > 128 or "\x00" in mid:
+        raise ValidationError("id", f"must be a non-empty string of at most 128 characters, got {mid!r}")
+    editable = {k: obj[k] for k in ("text", "kind", "importance", "who", "topic", "scope", "sensitivity",
+                                    "tags", "source", "source_kind", "pinned") if k in obj}
+    values = validate_fields(editable, store.config, partial=False)
+    created = parse_time(obj["created_at"], "created_at") if obj.get("created_at") is not None else store.now()
+    rec = dict(values, id=mid, created_at=created)
+    rec["updated_at"] = parse_time(obj["updated_at"], "updated_at") if obj.get("updated_at") else created
+    rec["ref_time"] = parse_time(obj["ref_time"], "ref_time") if obj.get("ref_time") else created
+    base = obj.get("base", 1.0)
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not 0 <= base <= 1:
+        raise ValidationError("base", f"must be a number from 0 to 1, got {base!r}")
+    rec["base"] = float(base)
+    rc = obj.get("recall_count", 0)
+    if isinstance(rc, bool) or not isinstance(rc, int) or rc < 0:
+        raise ValidationError("recall_count", f"must be a whole number >= 0, got {rc!r}")
+    rec["recall_count"] = rc
+    rec["last_recalled_at"] = (parse_time(obj["last_recalled_at"], "last_recalled_at")
+                               if obj.get("last_recalled_at") else None)
+    hl = obj.get("half_life_days")
+    if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float)) or hl <= 0):
+        raise ValidationError("half_life_days", f"must be a positive number or null, got {hl!r}")
+    rec["half_life_days"] = float(hl) if hl is not None else None
+    ents = obj.get("entities") or []
+    if not isinstance(ents, list):
+        raise ValidationError("entities", "must be a list")
+    clean_ents = []
+    for e in ents:
+        if isinstance(e, str):
+            e = {"name": e}
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str) or not e["name"].strip():
+            raise ValidationError("entities", f"each entity needs a name, got {e!r}")
+        kind = e.get("kind", "other")
+        if kind not in ENTITY_KINDS:
+            raise ValidationError("entities.kind", f"must be one of {', '.join(ENTITY_KINDS)}, got {kind!r}")
+        aliases = e.get("aliases") or []
+        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+            raise ValidationError("entities.aliases", "must be a list of strings")
+        clean_ents.append({"name": e["name"].strip(), "kind": kind, "aliases": aliases})
+    rec["entities"] = clean_ents
+    refs = obj.get("references") or []
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        raise ValidationError("references", "must be a list of memory ids")
+    rec["references"] = refs
+    events = obj.get("recall_events") or []
+    if not isinstance(events, list):
+        raise ValidationError("recall_events", "must be a list of times")
+    rec["recall_events"] = [parse_time(t, "recall_events") for t in events]
+    return rec
+
+
+def _lines(source: Any) -> list[str]:
+    if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and "\n" in source):
+        try:
+            with open(source, encoding="utf-8") as fh:
+                return fh.read().splitlines()
+        except OSError as exc:
+            raise StoreError(f"cannot read {source}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise StoreError(f"{source} is not UTF-8 text: {exc}") from None
+    if isinstance(source, str):
+        return source.splitlines()
+    if isinstance(source, io.IOBase) or hasattr(source, "read"):
+        return source.read().splitlines()
+    return [str(x) for x in source]
+
+
+def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any = None) -> ImportReport:
+    """Import memories from JSONL (a path, a string of lines, or a stream)."""
+    if policy not in POLICIES:
+        raise ValidationError("policy", f"must be one of {', '.join(POLICIES)}, got {policy!r}")
+    report = ImportReport()
+    parsed: list[tuple[int, dict[str, Any]]] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(_lines(source), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            report.errors.append((number, f"not valid JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        try:
+            rec = _parse_line(store, obj)
+        except ValidationError as exc:
+            report.errors.append((number, str(exc)))
+            continue
+        if rec["id"] in seen:
+            report.errors.append((number, f"id {rec['id']!r} already appears on line {seen[rec['id']]}"))
+            continue
+        seen[rec["id"]] = number
+        parsed.append((number, rec))
+    tick_now = store._now(now)
+    with store._write():
+        for _, rec in parsed:
+            exists = store.exists(rec["id"])
+            if exists and policy == "skip":
+                report.skipped += 1
+                continue
+            if exists and policy == "merge":
+                _merge(store, rec)
+                report.merged += 1
+                report.ids.append(rec["id"])
+                continue
+            if exists:
+                store.conn.execute("DELETE FROM edges WHERE src = ? OR dst = ?", (rec["id"], rec["id"]))
+                store.conn.execute("DELETE FROM recall_events WHERE memory_id = ?", (rec["id"],))
+                store.conn.execute("DELETE FROM memories WHERE id = ?", (rec["id"],))
+                report.overwritten += 1
+            else:
+                report.imported += 1
+            _insert(store, rec, tick_now)
+            report.ids.append(rec["id"])
+        for _, rec in parsed:
+            for ref in rec["references"]:
+                if store.exists(ref) and store.exists(rec["id"]):
+                    store._reference(rec["id"], ref, rec["created_at"], [])
+    return report
+
+
+def _insert(store: MemoryStore, rec: dict[str, Any], now: float) -> None:
+    row = {k: v for k, v in rec.items() if k not in ("entities", "references", "recall_events")}
+    row["tags"] = json.dumps(row["tags"], ensure_ascii=False)
+    row["pinned"] = int(row["pinned"])
+    row["ticked_at"] = now
+    store._insert_row(row, now)
+    store._set_entities(rec["id"], rec["entities"], rec["scope"], rec["created_at"], [], [])
+    store.conn.executemany("INSERT INTO recall_events (memory_id, at) VALUES (?, ?)",
+                           [(rec["id"], t) for t in rec["recall_events"]])
+
+
+def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:
+    """Merge: the newer version's fields win; tags, entities and recalls are united."""
+    current = store.get(rec["id"])
+    newer = rec["updated_at"] > current.updated_at
+    changes: dict[str, Any] = {}
+    if newer:
+        for key in ("text", "kind", "importance", "who", "topic", "sensitivity", "source", "source_kind", "pinned"):
+            changes[key] = rec[key]
+    changes["tags"] = list(dict.fromkeys(current.tags + rec["tags"]))
+    changes["entities"] = list(dict.fromkeys(current.entities + [e["name"] for e in rec["entities"]]))
+    store.update(rec["id"], now=max(rec["updated_at"], current.updated_at), **changes)
+    if rec["recall_count"] > current.recall_count or rec["ref_time"] > current.ref_time:
+        store.conn.execute(
+            "UPDATE memories SET recall_count = max(recall_count, ?), ref_time = max(ref_time, ?), "
+            "base = CASE WHEN ? > ref_time THEN ? ELSE base END WHERE id = ?",
+            (rec["recall_count"], rec["ref_time"], rec["ref_time"], rec["base"], rec["id"]))

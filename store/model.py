@@ -1,0 +1,159 @@
+"""Memories as the store hands them out, and the rules their fields follow."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from .config import KINDS, StoreConfig
+from .errors import ValidationError
+
+SENSITIVITIES = ("public", "low", "medium", "high", "hyper")
+SENSITIVITY_RANK = {s: i for i, s in enumerate(SENSITIVITIES)}
+LAYERS = ("habit", "fading", "edge", "archived")
+ENTITY_KINDS = ("person", "group", "topic", "tool", "project", "file", "place", "other")
+SCOPE_RE = re.compile(r"^(global|(group|private):[^\s:]{1,128})$")
+
+# Fields a caller may set on a memory (``remember``/``update``).
+EDITABLE = ("text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
+            "source_kind", "pinned", "entities")
+
+
+@dataclass
+class Memory:
+    id: str
+    text: str
+    kind: str
+    importance: float
+    who: str
+    topic: str
+    scope: str
+    sensitivity: str
+    tags: list[str]
+    source: str
+    source_kind: str
+    created_at: float
+    updated_at: float
+    ref_time: float
+    base: float
+    recall_count: int
+    last_recalled_at: float | None
+    pinned: bool
+    half_life_days: float | None
+    strength: float
+    layer: str
+    ticked_at: float | None
+    entities: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_time(value: Any, field_name: str) -> float:
+    """Seconds since the epoch from a number, an ISO 8601 string or a datetime (ms precision)."""
+    if isinstance(value, datetime):
+        dt = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return round(dt.timestamp(), 3)
+    if isinstance(value, bool):
+        raise ValidationError(field_name, f"must be a time, got {value!r}")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValidationError(field_name, f"must be a finite time, got {value!r}")
+        return round(float(value), 3)
+    if isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValidationError(field_name, f"is not an ISO 8601 time: {value!r}") from None
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=UTC)
+        return round(dt.timestamp(), 3)
+    raise ValidationError(field_name, f"must be a time (ISO 8601 string or seconds), got {type(value).__name__}")
+
+
+def _clean_str(name: str, value: Any, *, limit: int = 200, allow_empty: bool = True) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise ValidationError(name, f"must be a string, got {type(value).__name__}")
+    if "\x00" in value:
+        raise ValidationError(name, "contains a NUL byte")
+    value = value.strip()
+    if not allow_empty and not value:
+        raise ValidationError(name, "must not be empty")
+    if len(value) > limit:
+        raise ValidationError(name, f"is {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def validate_scope(value: Any, name: str = "scope") -> str:
+    if value is None:
+        return "global"
+    if not isinstance(value, str) or not SCOPE_RE.match(value):
+        raise ValidationError(name, f"must be 'global', 'group:ID' or 'private:ID', got {value!r}")
+    return value
+
+
+def validate_sensitivity(value: Any, name: str = "sensitivity") -> str:
+    if value is None:
+        return "low"
+    if value not in SENSITIVITY_RANK:
+        raise ValidationError(name, f"must be one of {', '.join(SENSITIVITIES)}, got {value!r}")
+    return value
+
+
+def validate_fields(values: dict[str, Any], config: StoreConfig, *, partial: bool = False) -> dict[str, Any]:
+    """Check and normalise memory fields; raises :class:`ValidationError` naming the field."""
+    out: dict[str, Any] = {}
+    unknown = set(values) - set(EDITABLE)
+    if unknown:
+        raise ValidationError(sorted(unknown)[0], f"is not a memory field; fields are {', '.join(EDITABLE)}")
+    if "text" in values or not partial:
+        out["text"] = _clean_str("text", values.get("text"), limit=config.limits.max_text_chars, allow_empty=False)
+    if "kind" in values or not partial:
+        kind = values.get("kind", "fact")
+        if kind not in KINDS:
+            raise ValidationError("kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+        out["kind"] = kind
+    if "importance" in values or not partial:
+        imp = values.get("importance", 0.5)
+        if isinstance(imp, bool) or not isinstance(imp, (int, float)) or not math.isfinite(imp) or not 0 <= imp <= 1:
+            raise ValidationError("importance", f"must be a number from 0 to 1, got {imp!r}")
+        out["importance"] = float(imp)
+    for name in ("who", "topic", "source", "source_kind"):
+        if name in values or not partial:
+            out[name] = _clean_str(name, values.get(name))
+    if "scope" in values or not partial:
+        out["scope"] = validate_scope(values.get("scope"))
+    if "sensitivity" in values or not partial:
+        out["sensitivity"] = validate_sensitivity(values.get("sensitivity"))
+    if "tags" in values or not partial:
+        tags = values.get("tags") or []
+        if isinstance(tags, str) or not isinstance(tags, (list, tuple)):
+            raise ValidationError("tags", f"must be a list of strings, got {type(tags).__name__}")
+        if len(tags) > config.limits.max_tags:
+            raise ValidationError("tags", f"has {len(tags)} tags; the limit is {config.limits.max_tags}")
+        out["tags"] = list(dict.fromkeys(_clean_str("tags", t, limit=64, allow_empty=False) for t in tags))
+    if "pinned" in values or not partial:
+        pinned = values.get("pinned", False)
+        if not isinstance(pinned, bool):
+            raise ValidationError("pinned", f"must be true or false, got {pinned!r}")
+        out["pinned"] = pinned
+    if "entities" in values:
+        ents = values.get("entities") or []
+        if isinstance(ents, str) or not isinstance(ents, (list, tuple)):
+            raise ValidationError("entities", "must be a list of entity names")
+        out["entities"] = list(dict.fromkeys(
+            _clean_str("entities", e if isinstance(e, str) else (e or {}).get("name"), allow_empty=False)
+            for e in ents))
+    return out

@@ -1,0 +1,213 @@
+"""Recall with explainable scoring.
+
+score = semantic·0.18 + keyword·0.46 + importance·0.14 + recency·0.11 + graph·0.11
+(weights from the config). Candidates come from the full-text index of each memory's
+terms; each is scored in Python and explained. Scope isolation and trust are hard
+rules applied before scoring: a recall for ``group:1`` sees ``group:1`` and ``global``
+only, and a caller's maximum sensitivity hides what is above it (one level above comes
+back redacted).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import decay
+from .errors import ValidationError
+from .model import SENSITIVITIES, SENSITIVITY_RANK, validate_scope
+from .text import cosine, terms, vector
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+GRAPH_SEEDS = 3
+NEIGHBOUR_SCORE = 0.5  # graph score of a memory reached only through a seed's entity
+MIN_SCORE = 0.12
+
+
+@dataclass
+class Hit:
+    id: str
+    score: float
+    kind: str
+    layer: str
+    scope: str
+    sensitivity: str
+    text: str | None  # None when redacted
+    redacted: bool
+    strength: float
+    importance: float
+    why: dict[str, Any] = field(default_factory=dict)
+    entities: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def _trust_rank(trust: str | None) -> int:
+    if trust is None:
+        return SENSITIVITY_RANK["medium"]
+    if trust not in SENSITIVITY_RANK:
+        raise ValidationError("trust", f"must be one of {', '.join(SENSITIVITIES)}, got {trust!r}")
+    return SENSITIVITY_RANK[trust]
+
+
+def _visible_scopes(scope: str) -> tuple[str, ...]:
+    scope = validate_scope(scope)
+    return ("global",) if scope == "global" else (scope, "global")
+
+
+def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global", trust: str | None = "medium",
+           now: Any = None, explain: bool = False, reinforce: bool = False) -> list[Hit]:
+    """The ``k`` memories most relevant to ``query`` visible from ``scope`` at ``trust``.
+
+    Changes nothing unless ``reinforce`` is true, in which case every returned
+    (unredacted) memory counts one recall.
+    """
+    if not isinstance(query, str):
+        raise ValidationError("query", f"must be a string, got {type(query).__name__}")
+    if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+        raise ValidationError("k", f"must be a positive whole number, got {k!r}")
+    max_rank = _trust_rank(trust)
+    scopes = _visible_scopes(scope)
+    now = store._now(now)
+    cfg = store.config
+    w = cfg.weights
+    q_terms = list(dict.fromkeys(terms(query)))
+    if not q_terms:
+        return []
+    q_vec = vector(query)
+    fts = " OR ".join('"' + t.replace('"', '""') + '"' for t in q_terms)
+    placeholders = ",".join("?" * len(scopes))
+    with store._lock:
+        rows = store._rows(
+            "SELECT m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, m.half_life_days, "
+            "m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic FROM memories_fts f "
+            "JOIN memories m ON m.rowid = f.rowid "
+            f"WHERE memories_fts MATCH ? AND m.scope IN ({placeholders}) AND m.layer != 'archived' "
+            "ORDER BY f.rank LIMIT ?",
+            (fts, *scopes, cfg.limits.candidate_limit),
+        )
+        scored: dict[str, dict[str, Any]] = {}
+        q_set = set(q_terms)
+        for row in rows:
+            strength, layer = decay.state_at(row, now, cfg.decay)
+            if layer == "archived":
+                continue
+            m_terms = set(row["terms"].split())
+            keyword = len(q_set & m_terms) / len(q_set)
+            semantic = max(cosine(q_vec, vector(row["text"])), 0.0)
+            if keyword == 0 and semantic < cfg.limits.min_semantic_relevance:
+                continue
+            scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=keyword, semantic=semantic,
+                                     graph=0.0, neighbour=False)
+        entity_map = _entities_of(store, list(scored))
+        prelim = sorted(scored.values(), key=lambda r: -(w.keyword * r["keyword"] + w.semantic * r["semantic"]))
+        seed_entities: set[str] = set()
+        for r in prelim[:GRAPH_SEEDS]:
+            seed_entities |= entity_map.get(r["id"], set())
+        if seed_entities:
+            for r in scored.values():
+                shared = len(entity_map.get(r["id"], set()) & seed_entities)
+                r["graph"] = min(shared / 3.0, 1.0)
+            # Neighbour fallback: memories that share a seed's entity but no query term.
+            ph = ",".join("?" * len(seed_entities))
+            neighbours = store._rows(
+                "SELECT DISTINCT m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, "
+                "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic FROM edges x "
+                f"JOIN memories m ON m.id = x.dst WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
+                f"AND m.scope IN ({placeholders}) AND m.layer != 'archived' LIMIT 200",
+                (*seed_entities, *scopes),
+            )
+            n_entities = _entities_of(store, [n["id"] for n in neighbours if n["id"] not in scored])
+            for row in neighbours:
+                if row["id"] in scored:
+                    continue
+                strength, layer = decay.state_at(row, now, cfg.decay)
+                if layer == "archived":
+                    continue
+                shared = len(n_entities.get(row["id"], set()) & seed_entities)
+                scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=0.0,
+                                         semantic=max(cosine(q_vec, vector(row["text"])), 0.0),
+                                         graph=min(shared / 3.0, 1.0) * NEIGHBOUR_SCORE, neighbour=True)
+                entity_map[row["id"]] = n_entities.get(row["id"], set())
+        hits: list[Hit] = []
+        for r in scored.values():
+            rank = SENSITIVITY_RANK.get(r["sensitivity"])
+            if rank is None or rank > max_rank + 1:
+                continue  # unknown sensitivity is denied; two levels above is hidden
+            score = (w.semantic * r["semantic"] + w.keyword * r["keyword"] + w.importance * r["importance"]
+                     + w.recency * r["strength"] + w.graph * r["graph"])
+            if r["neighbour"] and score < MIN_SCORE * 2:
+                continue
+            if score < MIN_SCORE:
+                continue
+            redacted = rank > max_rank
+            why = {"semantic": round(r["semantic"], 3), "keyword": round(r["keyword"], 3),
+                   "importance": round(r["importance"], 3), "recency": round(r["strength"], 3),
+                   "graph": round(r["graph"], 3), "neighbor": r["neighbour"]} if explain else {}
+            hits.append(Hit(r["id"], round(score, 4), r["kind"], r["layer"], r["scope"], r["sensitivity"],
+                            None if redacted else r["text"], redacted, r["strength"], r["importance"], why,
+                            sorted(_names(store, entity_map.get(r["id"], set())))))
+        hits.sort(key=lambda h: (-h.score, h.id))
+        hits = hits[:k]
+    if reinforce:
+        targets = [h.id for h in hits if not h.redacted]
+        if targets:
+            with store._write():
+                for mid in targets:
+                    store._reinforce(mid, now)
+    return hits
+
+
+
+
+def _names(store: MemoryStore, ids: set[str]) -> list[str]:
+    if not ids:
+        return []
+    ph = ",".join("?" * len(ids))
+    return [r[0] for r in store.conn.execute(f"SELECT name FROM entities WHERE id IN ({ph})", list(ids))]
+
+
+def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for start in range(0, len(memory_ids), 500):
+        chunk = memory_ids[start:start + 500]
+        ph = ",".join("?" * len(chunk))
+        for src, dst in store.conn.execute(
+                f"SELECT src, dst FROM edges WHERE edge = 'mentions_entity' AND src IN ({ph})", chunk):
+            out.setdefault(src, set()).add(dst)
+    return out
+
+
+def brief(store: MemoryStore, limit: int = 5, scope: str = "global", trust: str = "medium",
+          now: Any = None) -> str:
+    """Wake-up text: the few strongest, most important facts and lessons visible here."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise ValidationError("limit", f"must be a positive whole number, got {limit!r}")
+    max_rank = _trust_rank(trust)
+    scopes = _visible_scopes(scope)
+    now = store._now(now)
+    ph = ",".join("?" * len(scopes))
+    rows = store._rows(
+        "SELECT id, text, kind, importance, sensitivity, recall_count, half_life_days, pinned, base, ref_time "
+        f"FROM memories WHERE kind IN ('fact', 'lesson') AND scope IN ({ph}) AND layer != 'archived'", scopes)
+    ranked = []
+    for r in rows:
+        if SENSITIVITY_RANK.get(r["sensitivity"], 99) > max_rank:
+            continue
+        strength, layer = decay.state_at(r, now, store.config.decay)
+        if layer == "archived":
+            continue
+        ranked.append((r["importance"] * 0.6 + strength * 0.4, r))
+    ranked.sort(key=lambda x: (-x[0], x[1]["id"]))
+    if not ranked:
+        return ""
+    lines = ["What I know for sure:"] + [f"- {r['text']}" for _, r in ranked[:limit]]
+    return "\n".join(lines)
+
+
+def hits_json(hits: list[Hit]) -> str:
+    return json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2)

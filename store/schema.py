@@ -1,0 +1,70 @@
+"""The database schema, as sqlite-utils migrations from the first version on.
+
+A database records every migration applied to it. One that records a migration this
+version does not know, or a schema version above ours, was written by a newer
+Mnemoscope and is refused before anything is written to it.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+SCHEMA_VERSION = 1
+MIGRATION_SET = "mnemoscope"
+
+migrations = Migrations(MIGRATION_SET)
+
+
+@migrations()
+def m001_initial(db: Database) -> None:
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    db["memories"].create(
+        {
+            "id": str, "text": str, "kind": str, "importance": float, "who": str, "topic": str, "scope": str,
+            "sensitivity": str, "tags": str, "source": str, "source_kind": str, "created_at": float,
+            "updated_at": float, "ref_time": float, "base": float, "recall_count": int,
+            "last_recalled_at": float, "pinned": int, "half_life_days": float, "strength": float, "layer": str,
+            "ticked_at": float, "terms": str,
+        },
+        pk="id",
+        not_null={"text", "kind", "importance", "scope", "sensitivity", "created_at", "updated_at", "ref_time",
+                  "base", "recall_count", "pinned", "strength", "layer"},
+        defaults={"who": "", "topic": "", "tags": "[]", "source": "", "source_kind": "", "recall_count": 0,
+                  "pinned": 0, "terms": ""},
+    )
+    db["memories"].create_index(["scope", "layer"])
+    db["memories"].create_index(["layer"])
+    db["memories"].create_index(["created_at"])
+    db["memories"].enable_fts(["terms"], create_triggers=True, tokenize="unicode61")
+    db["entities"].create(
+        {"id": str, "name": str, "kind": str, "scope": str, "aliases": str, "created_at": float},
+        pk="id", not_null={"name", "kind", "scope"}, defaults={"aliases": "[]"},
+    )
+    db.execute("CREATE INDEX idx_entities_name ON entities (lower(name), scope)")
+    # Every edge is stored with its inverse: mentions_entity/mentioned_in,
+    # references_record/referenced_by.
+    db["edges"].create({"src": str, "edge": str, "dst": str, "created_at": float}, pk=("src", "edge", "dst"))
+    db["edges"].create_index(["dst"])
+    db["recall_events"].create(
+        {"memory_id": str, "at": float}, foreign_keys=[("memory_id", "memories", "id")]
+    )
+    db.execute("CREATE INDEX idx_recall_events_memory ON recall_events (memory_id, at)")
+    db["ticks"].create(
+        {"id": int, "at": float, "offset_before": float, "offset_after": float, "created": float,
+         "undone": int, "summary": str, "undo": bytes},
+        pk="id", defaults={"undone": 0},
+    )
+    db["tick_log"].create(
+        {"tick_id": int, "memory_id": str, "from_layer": str, "to_layer": str, "strength_before": float,
+         "strength_after": float},
+        foreign_keys=[("tick_id", "ticks", "id")],
+    )
+    db.execute("CREATE INDEX idx_tick_log_tick ON tick_log (tick_id)")
+    db["meta"].insert_all(
+        [{"key": "schema_version", "value": str(SCHEMA_VERSION)}, {"key": "clock_offset", "value": "0"}],
+        replace=True,
+    )
+
+
+KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)
