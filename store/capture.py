@@ -115,18 +115,12 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
     validate_fields({"text": text, "kind": kind, "importance": importance, "tags": tags, "source": source,
                      "source_kind": source_kind, "who": who}, store.config, partial=True)
     mentions = _entity_mentions(content)
-    created: list[Entity] = []
-    edges: list[tuple[str, str, str]] = []
     with store._write():
         result = store.remember(text, kind=kind, importance=importance, who=who, scope=scope,
                                 sensitivity=sensitivity, tags=tags, source=source, source_kind=source_kind,
-                                now=now, half_life_days=half_life, dedupe=False)
+                                now=now, half_life_days=half_life, dedupe=False, entities=mentions)
+        created, edges = result.entities_created, result.edges
         mid = result.memory.id
-        names = mentions + [{"name": n, "kind": None} for n in store.known_entities_in(text, scope)
-                            if n.lower() not in {m["name"].lower() for m in mentions}]
-        for spec in names:
-            eid = store._resolve_entity(spec["name"], spec["kind"], scope, now, created)
-            store._link(mid, eid, now, edges)
         refs = content.get("references") if isinstance(content, dict) else None
         for ref in refs or []:
             if isinstance(ref, str) and store.exists(ref):

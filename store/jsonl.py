@@ -160,7 +160,8 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
 
 
 def _lines(source: Any) -> list[str]:
-    if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and "\n" in source):
+    looks_like_data = isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{"))
+    if isinstance(source, (str, os.PathLike)) and not looks_like_data:
         try:
             with open(source, encoding="utf-8") as fh:
                 return fh.read().splitlines()

@@ -49,12 +49,23 @@ _SELECT = "SELECT " + ", ".join(_MEMORY_COLUMNS) + " FROM memories"
 
 
 @dataclass
+class Entity:
+    id: str
+    name: str
+    kind: str
+    scope: str
+    aliases: list[str]
+
+
+@dataclass
 class RememberResult:
     memory: Memory
     created: bool
     message: str
     similarity: float | None = None
     before: Memory | None = None  # the reinforced memory before, when not created
+    entities_created: list[Entity] = field(default_factory=list)
+    edges: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -92,15 +103,6 @@ class TickReport:
         if not self.counts:
             return "no memory changed layer"
         return ", ".join(f"{n} {label}" for label, n in sorted(self.counts.items(), key=lambda kv: -kv[1]))
-
-
-@dataclass
-class Entity:
-    id: str
-    name: str
-    kind: str
-    scope: str
-    aliases: list[str]
 
 
 def _transition_label(before: str, after: str) -> str:
@@ -485,7 +487,7 @@ class MemoryStore:
             created: list[Entity] = []
             edges: list[tuple[str, str, str]] = []
             self._set_entities(mid, names, values["scope"], now, created, edges)
-            return RememberResult(self.get(mid), True, f"remembered {mid}")
+            return RememberResult(self.get(mid), True, f"remembered {mid}", entities_created=created, edges=edges)
 
     def _insert_row(self, row: dict[str, Any], now: float) -> None:
         s, layer = decay.state_at(row, now, self.config.decay)

@@ -1,0 +1,155 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from app.cli import build_parser, main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def subcommands():
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")
+    return sorted(action.choices)
+
+
+@pytest.mark.parametrize("command", subcommands())
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert f"usage: mnemoscope {command}" in out and len(out.splitlines()) > 3
+
+
+def test_top_level_help_lists_the_commands(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for command in ("compile", "quote", "recall", "tick", "export", "eval"):
+        assert command in out
+
+
+def test_compile_with_flags_prints_openai_messages(capsys):
+    code = main(["compile", "--model", "openai/gpt-4o", "--max-tokens", "2048", "--system", "Be brief.",
+                 "--memory", "policy|2|Retries use exponential backoff with jitter.",
+                 "--memory", "old|episodic|We talked about retries last week.",
+                 "--user-message", "Explain the retry policy.", "--format", "openai"])
+    assert code == 0
+    messages = json.loads(capsys.readouterr().out)
+    assert messages[0]["content"].startswith("Be brief.")
+    assert "[Mem:1] [fact] Retries use exponential backoff" in messages[-1]["content"]
+    assert messages[-1]["content"].endswith("Explain the retry policy.")
+
+
+def test_compile_request_file_json_and_anthropic(tmp_path, capsys):
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({
+        "max_tokens": 4000, "model_id": "anthropic/claude-sonnet-4.5", "core_content": "Rules here.",
+        "memories": [{"id": "a", "content": "User is in Lagos.", "priority": 2}],
+        "user_message": "What time zone am I in?",
+    }))
+    assert main(["compile", "--request", str(request), "--history", str(history), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) >= {"messages", "ref_map", "ref_map_type", "metadata", "segments"}
+    assert data["ref_map"] == {"1": "a"} and len(data["messages"]) == 4
+    assert data["metadata"]["token_count"] == sum(s["tokens"] for s in data["segments"] if s["kept"])
+    assert main(["compile", "--request", str(request), "--format", "anthropic"]) == 0
+    req = json.loads(capsys.readouterr().out)
+    assert req["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert req["messages"][-1]["role"] == "user" and req["model"] == "claude-sonnet-4.5"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compile", "--memory", "no-pipes", "--user-message", "x"], "id|tier|content"),
+    (["compile", "--memory", "a|9|x", "--user-message", "x"], "tier must be"),
+    (["compile", "--memory", "a|2|x"], "user message is needed"),
+    (["compile", "--user-message", "x", "--max-tokens", "0"], "max_tokens"),
+    (["compile", "--request", "/nonexistent/req.json"], "cannot read request file"),
+])
+def test_compile_bad_input_is_a_clear_error(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_quote_prints_cost(capsys):
+    assert main(["quote", "--user-message", "Summarize the release plan.", "--memory",
+                 "release|2|Version 0.2 ships after the integration tests pass.",
+                 "--price-per-1k-input-tokens", "0.5", "--json"]) == 0
+    quote = json.loads(capsys.readouterr().out)
+    assert quote["estimated_cost_usd"] == pytest.approx(quote["billed_tokens"] / 1000 * 0.5)
+
+
+def test_python_dash_m_app_runs_compile_from_outside_the_repo(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-m", "app", "compile", "--user-message", "hi", "--memory", "1|2|tea"],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "--- Current user message ---\nhi" in out.stdout
+
+
+def test_store_commands_end_to_end(tmp_path, capsys):
+    db = str(tmp_path / "cli.db")
+    assert main(["--db", db, "demo"]) == 0
+    assert "65 imported" in capsys.readouterr().out
+    assert main(["--db", db, "recall", "what does Mara hate being called", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "buddy" in out and "why:" in out
+    assert main(["recall", "--db", db, "peanut allergy", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert hits[0]["id"] == "mem-006"
+    assert main(["--db", db, "remember", "Mara started learning the cello.", "--kind", "event",
+                 "--entity", "cello"]) == 0
+    assert "remembered" in capsys.readouterr().out
+    assert main(["--db", db, "tick", "--advance-days", "30"]) == 0
+    assert "tick" in capsys.readouterr().out
+    assert main(["--db", db, "stats", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["memories"] == 66 and stats["clock_offset_days"] == 30
+    assert main(["--db", db, "brief"]) == 0
+    assert "What I know for sure" in capsys.readouterr().out
+    capture = tmp_path / "capture.json"
+    capture.write_text(json.dumps({"subject": "Mara", "predicate": "prefers_language", "object": "Rust"}))
+    assert main(["--db", db, "capture", str(capture), "--source-kind", "observation"]) == 0
+    assert "Mara prefers language Rust" in capsys.readouterr().out
+    out_file = tmp_path / "out.jsonl"
+    assert main(["--db", db, "export", "--out", str(out_file)]) == 0
+    assert len(out_file.read_text().splitlines()) == 67
+    db2 = str(tmp_path / "copy.db")
+    assert main(["--db", db2, "import", str(out_file)]) == 0
+    assert "67 imported" in capsys.readouterr().out
+
+
+def test_store_commands_refuse_bad_input(tmp_path, capsys):
+    db = str(tmp_path / "x.db")
+    assert main(["--db", db, "recall", "anything"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["--db", db, "init"]) == 0
+    assert main(["--db", db, "remember", "x", "--importance", "3"]) == 2
+    assert "importance" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "text": "fine"}\nnot json\n{"id": "b", "text": ""}\n')
+    assert main(["--db", db, "import", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "line 2" in err and "line 3" in err
+
+
+def test_eval_reaches_the_recall_target(capsys):
+    assert main(["eval", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["cases"] >= 30 and report["recall@3"] >= 0.8 and report["negatives_clean"] == 1.0
+
+
+def test_readme_example_runs():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    block = readme.split("## The compiler in a few lines", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    exec(compile(block, "README.md", "exec"), {})
+    first_lines = [line for line in readme.splitlines() if line.startswith("python3 -m venv")]
+    assert len(first_lines) == 2 and "mnemoscope" in first_lines[0] and "pytest" in first_lines[1]

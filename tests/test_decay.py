@@ -1,0 +1,105 @@
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from store import MemoryStore, StoreError
+from store.decay import DAY
+
+T0 = 1_790_000_000.0
+
+
+def at(days):
+    return T0 + days * DAY
+
+
+def test_half_lives_by_kind(store):
+    ids = {k: store.remember(f"a {k} memory", kind=k, now=T0).memory.id
+           for k in ("fact", "lesson", "skill", "reflection", "event")}
+    proj = store.project(at(21))
+    assert proj[ids["event"]][0] == pytest.approx(0.5)
+    assert store.project(at(60))[ids["reflection"]][0] == pytest.approx(0.5)
+    assert store.project(at(365))[ids["fact"]][0] == pytest.approx(0.5)
+
+
+def test_layers_edge_archived_habit_and_pinned(store):
+    event = store.remember("one-off event", kind="event", now=T0).memory.id
+    pinned = store.remember("pinned event", kind="event", pinned=True, now=T0).memory.id
+    habit = store.remember("a habit fact", kind="fact", now=T0).memory.id
+    for d in range(5):
+        store.reinforce(habit, now=at(d + 1))
+    proj = store.project(at(60))
+    assert proj[event][1] == "edge" and proj[pinned] == (1.0, "fading") and proj[habit][1] == "habit"
+    proj = store.project(at(410))
+    assert proj[event][1] == "archived" and proj[pinned][1] == "fading" and proj[habit][1] == "archived"
+
+
+def test_recalls_lengthen_the_half_life(store):
+    a = store.remember("recalled often", kind="event", now=T0).memory.id
+    b = store.remember("never recalled", kind="event", now=T0).memory.id
+    store.reinforce(a, now=T0)
+    store.reinforce(a, now=T0)
+    proj = store.project(at(30))
+    assert proj[a][0] == pytest.approx(0.5 ** (30 / (21 * 2.5))) and proj[a][0] > proj[b][0] * 1.5
+
+
+def test_tick_writes_logs_and_undoes(store):
+    ids = [store.remember(f"event {i}", kind="event", now=T0).memory.id for i in range(3)]
+    report = store.tick(now=at(60))
+    assert report.counts == {"fading → edge": 3} and report.layer_counts["edge"] == 3
+    assert all(store.get(i).layer == "edge" for i in ids)
+    log = store.conn.execute("SELECT from_layer, to_layer FROM tick_log WHERE tick_id = ?",
+                             (report.tick_id,)).fetchall()
+    assert log == [("fading", "edge")] * 3
+    store.undo_tick(report.tick_id)
+    assert all(store.get(i).layer == "fading" and store.get(i).strength == pytest.approx(1.0) for i in ids)
+    with pytest.raises(StoreError, match="already undone"):
+        store.undo_tick(report.tick_id)
+
+
+def test_advance_and_tick_moves_the_clock_and_undo_restores_it(store):
+    store.remember("event", kind="event")
+    report = store.tick(advance_days=400)
+    assert store.clock_offset == pytest.approx(400 * DAY)
+    assert report.counts == {"→ archived": 1} and report.summary() == "1 → archived"
+    store.undo_tick(report.tick_id)
+    assert store.clock_offset == 0
+    with pytest.raises(StoreError):
+        store.advance(-1)
+
+
+def test_project_writes_nothing(store, db_path):
+    store.remember("event", kind="event", now=T0)
+    before = store.conn.execute("SELECT strength, layer, ticked_at FROM memories").fetchall()
+    store.project(at(300))
+    assert store.conn.execute("SELECT strength, layer, ticked_at FROM memories").fetchall() == before
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(["fact", "lesson", "skill", "reflection", "event"]), min_size=1, max_size=6),
+    recalls=st.lists(st.integers(0, 8), min_size=6, max_size=6),
+    ages=st.lists(st.floats(0, 500), min_size=6, max_size=6),
+    days=st.integers(1, 30),
+)
+def test_ticking_hourly_equals_ticking_once(kinds, recalls, ages, days):
+    hourly = MemoryStore(":memory:")
+    once = MemoryStore(":memory:")
+    for i, kind in enumerate(kinds):
+        for s in (hourly, once):
+            mid = s.remember(f"memory {i} {kind}", kind=kind, now=at(-ages[i]), dedupe=False,
+                             memory_id=f"m{i}").memory.id
+            for r in range(recalls[i]):
+                s.reinforce(mid, now=at(-ages[i] + r * 0.1))
+    for h in range(1, days * 24 + 1):
+        hourly.tick(now=T0 + h * 3600)
+    once.tick(now=at(days))
+    a = hourly.conn.execute("SELECT id, strength, layer FROM memories ORDER BY id").fetchall()
+    b = once.conn.execute("SELECT id, strength, layer FROM memories ORDER BY id").fetchall()
+    assert [(i, layer) for i, _, layer in a] == [(i, layer) for i, _, layer in b]
+    for (_, sa, _), (_, sb, _) in zip(a, b):
+        assert sa == pytest.approx(sb, rel=1e-12)
+
+
+def test_demo_populates_every_layer(demo_store):
+    layers = demo_store.stats()["layers"]
+    assert all(layers[name] > 0 for name in ("habit", "fading", "edge", "archived")), layers

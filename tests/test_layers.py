@@ -1,0 +1,49 @@
+"""The layers stay honest: store/ and app/compiler/ import no Qt; the compiler imports no store."""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+QT = ("PySide6", "PyQt5", "PyQt6", "PySide2", "pyqtgraph", "pytestqt", "shiboken6")
+
+
+def imports_of(folder):
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield path, alias.name
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level and folder == "app/compiler" and node.level > 1:
+                    module = "app." + module  # ..x from inside app/compiler reaches app/
+                yield path, module
+
+
+def test_store_and_compiler_import_no_qt():
+    for folder in ("store", "app/compiler"):
+        found = [(p.name, m) for p, m in imports_of(folder) if m.split(".")[0] in QT]
+        assert found == [], f"{folder} imports Qt: {found}"
+
+
+def test_compiler_imports_nothing_from_store():
+    found = [(p.name, m) for p, m in imports_of("app/compiler") if m == "store" or m.startswith("store.")]
+    assert found == []
+
+
+def test_compiler_imports_nothing_outside_itself_in_app():
+    found = [(p.name, m) for p, m in imports_of("app/compiler") if m.startswith("app.") and not
+             m.startswith("app.compiler")]
+    assert found == []
+
+
+def test_importing_store_and_compiler_loads_no_qt():
+    import subprocess
+    import sys
+
+    code = ("import sys, store, store.recall, store.capture, store.jsonl, app.compiler; "
+            f"print([m for m in sys.modules if m.split('.')[0] in {QT!r}])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,202 @@
+import hashlib
+import json
+import sqlite3
+
+import pytest
+
+from store import DatabaseRefused, MemoryStore, NotFound, StoreConfig, ValidationError
+from store.config import ConfigError
+from store.schema import SCHEMA_VERSION
+
+
+def digest(path):
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def test_new_database_has_wal_foreign_keys_and_schema(db_path):
+    with MemoryStore(db_path) as s:
+        assert s.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert s.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert s.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+        tables = set(s.db.table_names())
+        assert {"memories", "entities", "edges", "ticks", "tick_log", "meta", "_sqlite_migrations"} <= tables
+        assert s.stats()["schema_version"] == SCHEMA_VERSION
+
+
+def test_remember_get_list_and_stats(store):
+    r = store.remember("Mara likes oolong tea.", kind="fact", importance=0.7, who="Mara", topic="food",
+                       tags=["tea"], entities=[{"name": "oolong", "kind": "topic"}])
+    assert r.created and r.memory.layer == "fading" and r.memory.strength == pytest.approx(1.0)
+    m = store.get(r.memory.id)
+    assert m.text == "Mara likes oolong tea." and m.tags == ["tea"] and set(m.entities) == {"Mara", "oolong"}
+    store.remember("Lisbon meetup happened.", kind="event", scope="group:rust")
+    assert [x.text for x in store.list(kind="event")] == ["Lisbon meetup happened."]
+    assert [x.text for x in store.list(scope="group:rust")] == ["Lisbon meetup happened."]
+    assert [x.text for x in store.list(text="oolong")] == ["Mara likes oolong tea."]
+    assert store.list(text="100%") == []
+    assert store.stats()["memories"] == 2 and store.stats()["kinds"]["event"] == 1
+
+
+def test_remember_reinforces_a_near_duplicate_in_the_same_scope(store):
+    first = store.remember("Mara hates being called buddy.")
+    again = store.remember("Mara hates being called buddy!", importance=0.9)
+    assert not again.created and again.memory.id == first.memory.id
+    assert "reinforced" in again.message and again.memory.recall_count == 1 and again.memory.importance == 0.9
+    other_scope = store.remember("Mara hates being called buddy.", scope="group:x")
+    assert other_scope.created
+    assert store.count() == 2
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"text": "x", "kind": "rumour"}, "kind"),
+    ({"text": "x", "sensitivity": "secret"}, "sensitivity"),
+    ({"text": "x", "importance": 1.5}, "importance"),
+    ({"text": "x", "importance": -0.1}, "importance"),
+    ({"text": "   "}, "text"),
+    ({"text": "a" * 4001}, "text"),
+    ({"text": "bad\x00byte"}, "text"),
+    ({"text": "x", "scope": "team:1"}, "scope"),
+    ({"text": "x", "scope": "group:"}, "scope"),
+    ({"text": "x", "tags": "notalist"}, "tags"),
+    ({"text": 42}, "text"),
+])
+def test_bad_input_names_the_field_and_writes_nothing(store, kwargs, field):
+    with pytest.raises(ValidationError) as exc:
+        text = kwargs.pop("text")
+        store.remember(text, **kwargs)
+    assert exc.value.field == field and field in str(exc.value)
+    assert store.count() == 0
+
+
+def test_update_pin_delete_restore_with_links(store):
+    a = store.remember("Priya leads Lighthouse.", entities=["Priya", "Lighthouse"]).memory
+    b = store.remember("Lighthouse deploys with just release.", kind="skill", entities=["Lighthouse"]).memory
+    store.link_records(b.id, a.id)
+    up = store.update(a.id, text="Priya is the tech lead of Lighthouse.", importance=0.9)
+    assert up.before.text == "Priya leads Lighthouse." and up.after.importance == 0.9
+    with pytest.raises(ValidationError):
+        store.update(a.id, importance=2)
+    assert store.get(a.id).importance == 0.9
+    assert store.pin(a.id).after.pinned and not store.unpin(a.id).after.pinned
+    deleted = store.delete(a.id)
+    with pytest.raises(NotFound):
+        store.get(a.id)
+    assert store.get(b.id).references == []
+    restored = store.restore(deleted)
+    assert restored.text == "Priya is the tech lead of Lighthouse." and set(restored.entities) == {"Priya",
+                                                                                                   "Lighthouse"}
+    assert store.get(b.id).references == [a.id]
+    back = store.restore_state(up.before)
+    assert back.text == "Priya leads Lighthouse." and back.importance == up.before.importance
+
+
+def test_entities_resolve_by_name_or_alias_case_insensitively(store):
+    store.add_entity("Mara", kind="person", aliases=["Mara Ellison"])
+    m = store.remember("mara ellison called the bank.", entities=["MARA"]).memory
+    assert m.entities == ["Mara"]
+    auto = store.remember("Mara Ellison went climbing.").memory  # found in the text
+    assert auto.entities == ["Mara"]
+    assert len(store.entities()) == 1
+
+
+def test_a_text_file_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("these are my notes, not a database\n" * 10)
+    before = digest(path)
+    with pytest.raises(DatabaseRefused) as exc:
+        MemoryStore(str(path))
+    assert exc.value.reason == "not_a_database" and "not a SQLite database" in str(exc.value)
+    assert digest(path) == before
+
+
+def test_a_corrupt_database_is_refused_and_left_untouched(tmp_path, db_path):
+    with MemoryStore(db_path) as s:
+        for i in range(200):
+            s.remember(f"memory number {i} about things", dedupe=False)
+        s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with open(db_path, "rb") as fh:
+        raw = bytearray(fh.read())
+    raw[100:4096 * 3] = b"\xff" * (4096 * 3 - 100)
+    with open(db_path, "wb") as fh:
+        fh.write(bytes(raw))
+    before = digest(db_path)
+    with pytest.raises(DatabaseRefused) as exc:
+        MemoryStore(db_path)
+    assert exc.value.reason == "corrupt" and "corrupt" in str(exc.value)
+    assert digest(db_path) == before
+
+
+def test_a_database_from_a_newer_version_is_refused(db_path):
+    with MemoryStore(db_path) as s:
+        s.conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+                       "VALUES ('mnemoscope', 'm099_future', '2030-01-01')")
+        s.conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    before = digest(db_path)
+    with pytest.raises(DatabaseRefused) as exc:
+        MemoryStore(db_path)
+    assert exc.value.reason == "newer_version" and "newer Mnemoscope" in str(exc.value)
+    assert digest(db_path) == before
+
+
+def test_another_programs_sqlite_file_is_refused(tmp_path):
+    path = str(tmp_path / "other.db")
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE invoices (id INTEGER)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(DatabaseRefused, match="not a Mnemoscope"):
+        MemoryStore(path)
+
+
+def test_opening_and_reading_leave_the_file_unchanged(demo_store, db_path):
+    demo_store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    demo_store.close()
+    before = digest(db_path)
+    with MemoryStore(db_path) as s:
+        s.list()
+        s.stats()
+        s.recall("what does Mara hate", explain=True)
+        s.project(s.now() + 365 * 86400)
+        s.brief()
+        s.export_jsonl()
+        s.graph()
+    assert digest(db_path) == before
+
+
+def test_config_from_toml_and_bad_config(tmp_path):
+    good = tmp_path / "good.toml"
+    good.write_text("[decay]\nedge_below = 0.25\n[decay.half_life_days]\nevent = 7\n[weights]\nkeyword = 0.5\n")
+    cfg = StoreConfig.load(str(good))
+    assert cfg.decay.edge_below == 0.25 and cfg.decay.half_life_days["event"] == 7
+    assert cfg.decay.half_life_days["fact"] == 365 and cfg.weights.keyword == 0.5
+    for text, match in [("[decay]\nedge_below = 2\n", "edge_below"), ("[decay]\nhalf_lif = 3\n", "half_lif"),
+                        ("[decay.half_life_days]\nevent = -1\n", "event"), ("not toml [", "not valid TOML"),
+                        ("[colours]\nx=1\n", "unknown section"), ("[weights]\nkeyword = 'high'\n", "keyword")]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text)
+        with pytest.raises(ConfigError, match=match):
+            StoreConfig.load(str(bad))
+
+
+def test_graph_has_memories_entities_and_inverse_edges(store):
+    a = store.remember("Theo visited Mara.", entities=["Theo", "Mara"]).memory
+    g = store.graph()
+    assert g.nodes[a.id]["type"] == "memory"
+    ents = [n for n, d in g.nodes(data=True) if d["type"] == "entity"]
+    assert len(ents) == 2
+    for e in ents:
+        assert g.has_edge(a.id, e, key="mentions_entity") and g.has_edge(e, a.id, key="mentioned_in")
+
+
+def test_brief_is_wake_up_text(demo_store):
+    text = demo_store.brief(limit=3, now="2026-11-19T12:00:00Z")
+    lines = text.splitlines()
+    assert lines[0] == "What I know for sure:" and len(lines) == 4
+    assert "asthma" not in text  # hyper sensitivity never in a brief
+
+
+def test_export_is_json_lines_with_entities(demo_store):
+    lines = demo_store.export_jsonl().splitlines()
+    first = json.loads(lines[0])
+    assert first["entities"] and first["created_at"].endswith("Z")
