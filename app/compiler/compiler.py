@@ -26,7 +26,6 @@ from .layout import (
     build_end,
     cap_text,
     history_text,
-    memory_line,
     one_line,
     refs_in,
     text_caps,
@@ -40,8 +39,10 @@ from .types import (
     REASON_PROCEDURAL_CAP,
     REASON_TEXT_TRUNCATED,
     TIER_NAMES,
+    TIER_SEMANTIC,
     CompileMetrics,
     CompileResult,
+    MemoryItem,
     Quote,
     Segment,
 )
@@ -129,24 +130,64 @@ def _validate_history(messages: Any) -> list[dict[str, Any]]:
     return list(messages)
 
 
-class _Memory:
-    """One validated middle segment before selection."""
+class _Middle:
+    """The middle segments of a compile, column by column (memories, then extras)."""
 
-    __slots__ = ("index", "ref", "record_id", "tier", "score", "line", "truncated", "region", "memory_type")
+    __slots__ = ("ids", "refs", "tiers", "scores", "lines", "truncated", "regions")
 
-    def __init__(self, index, ref, record_id, tier, score, line, truncated, region, memory_type):
-        self.index = index
-        self.ref = ref
-        self.record_id = record_id
-        self.tier = tier
-        self.score = score
-        self.line = line
-        self.truncated = truncated
-        self.region = region
-        self.memory_type = memory_type
+    def __init__(self) -> None:
+        self.ids: list[str | None] = []
+        self.refs: list[int | None] = []
+        self.tiers: list[int] = []
+        self.scores: list[float | None] = []
+        self.lines: list[str] = []
+        self.truncated: list[bool] = []
+        self.regions: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def add(self, rid, ref, tier, score, line, truncated, region) -> None:
+        self.ids.append(rid)
+        self.refs.append(ref)
+        self.tiers.append(tier)
+        self.scores.append(score)
+        self.lines.append(line)
+        self.truncated.append(truncated)
+        self.regions.append(region)
 
 
-def _validate_memories(memories: Any, tier_by_memory_id: dict[int, int] | None) -> list[_Memory]:
+def _bad_memory(i: int, mem: Any, overrides: dict[int, int], seen: dict[str, int]) -> Exception:
+    """The error for memories[i], found the slow way once the fast check failed."""
+    where = f"memories[{i}]"
+    if not hasattr(mem, "id"):
+        return TypeError(f"{where} must be a MemoryItem or have an 'id', got {type(mem).__name__}")
+    rid = mem.id
+    if not isinstance(rid, str):
+        return TypeError(f"{where}.id must be a str, got {type(rid).__name__}")
+    if not rid.strip():
+        return ValueError(f"{where}.id is empty; every memory needs an id to cite")
+    if rid in seen and seen[rid] != i:
+        return ValueError(f"{where}.id {rid!r} is a duplicate of memories[{seen[rid]}].id")
+    content = getattr(mem, "content", None)
+    if content is None:
+        content = getattr(mem, "text", None)
+    if not isinstance(content, str):
+        return TypeError(f"{where}.content must be a str, got {type(content).__name__}")
+    score = getattr(mem, "score", None)
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+        return TypeError(f"{where}.score must be a number or None, got {type(score).__name__}")
+    try:
+        tier_of(mem, overrides.get(id(mem)))
+    except ValueError as exc:
+        return ValueError(f"{where}: {exc}")
+    return ValueError(f"{where} is not a valid memory")
+
+
+def _validate_memories(memories: Any, tier_by_memory_id: dict[int, int] | None, middle: _Middle,
+                       adapter: TiktokenAdapter) -> list:
+    """Check every memory and lay out its line; returns waiters for the token counts,
+    which are encoded on worker threads chunk by chunk while later chunks are checked."""
     if memories is None:
         return []
     if isinstance(memories, (str, bytes)) or not hasattr(memories, "__iter__"):
@@ -154,47 +195,69 @@ def _validate_memories(memories: Any, tier_by_memory_id: dict[int, int] | None) 
     caps = text_caps()
     overrides = tier_by_memory_id or {}
     seen: dict[str, int] = {}
-    out: list[_Memory] = []
+    labels: dict[Any, str] = {}
+    rows: list[tuple] = []
+    add = rows.append
+    chunk = max(len(memories) // 4, 256) if hasattr(memories, "__len__") else 1024
+    waiters = []
+    start = 0
+    item = MemoryItem
+    tier_by_type = {"procedural": 1, "semantic": 2, "episodic": 3}
     for i, mem in enumerate(memories):
-        where = f"memories[{i}]"
-        if not hasattr(mem, "id"):
-            raise TypeError(f"{where} must be a MemoryItem or have an 'id', got {type(mem).__name__}")
-        rid = mem.id
-        if isinstance(rid, int) and not isinstance(rid, bool):
-            rid = str(rid)
-        if not isinstance(rid, str):
-            raise TypeError(f"{where}.id must be a str, got {type(rid).__name__}")
-        if not rid.strip():
-            raise ValueError(f"{where}.id is empty; every memory needs an id to cite")
-        if rid in seen:
-            raise ValueError(f"{where}.id {rid!r} is a duplicate of memories[{seen[rid]}].id")
+        if type(mem) is item and not overrides:
+            # Fast path for plain MemoryItem rows: checked without building error text.
+            rid, content, tier, score, kind = mem.id, mem.content, mem.priority, mem.score, mem.kind
+            if tier is None:
+                tier = tier_by_type.get(mem.memory_type, 2)
+            if type(rid) is int:
+                rid = str(rid)
+            if (type(rid) is not str or type(content) is not str or not rid or rid.isspace() or rid in seen
+                    or type(tier) is not int or tier not in TIER_NAMES
+                    or (score is not None and type(score) is not float and type(score) is not int)):
+                raise _bad_memory(i, mem, overrides, seen)
+        else:
+            try:
+                rid = mem.id
+                content = getattr(mem, "content", None)
+                if content is None:
+                    content = getattr(mem, "text", None)
+                if type(rid) is int:
+                    rid = str(rid)
+                tier = tier_of(mem, overrides.get(id(mem)) if overrides else None)
+                score = getattr(mem, "score", None)
+                kind = getattr(mem, "kind", None)
+                ok = (type(rid) is str and type(content) is str and rid.strip() != "" and rid not in seen
+                      and (score is None or (type(score) is not bool and isinstance(score, (int, float)))))
+            except (AttributeError, ValueError):
+                ok = False
+            if not ok:
+                raise _bad_memory(i, mem, overrides, seen)
         seen[rid] = i
-        content = getattr(mem, "content", None)
-        if content is None and hasattr(mem, "text"):
-            content = mem.text
-        if not isinstance(content, str):
-            raise TypeError(f"{where}.content must be a str, got {type(content).__name__}")
-        try:
-            tier = tier_of(mem, overrides.get(id(mem)))
-        except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None
-        score = getattr(mem, "score", None)
-        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-            raise TypeError(f"{where}.score must be a number or None, got {type(score).__name__}")
-        text, truncated = cap_text(one_line(content), caps[tier])
-        label = getattr(mem, "kind", None) or TIER_LABELS[tier]
+        text = " ".join(content.split())
+        cap = caps[tier]
+        truncated = False
+        if cap is not None and len(text) > cap:
+            text, truncated = cap_text(text, cap)
+        label = labels.get(kind)
+        if label is None:
+            label = labels[kind] = one_line(str(kind)) if kind else ""
         ref = i + 1
-        out.append(
-            _Memory(i, ref, rid, tier, score, memory_line(ref, one_line(str(label)), text), truncated, "memory",
-                    TIER_NAMES[tier])
-        )
-    return out
+        add((rid, ref, tier, score, f"[Mem:{ref}] [{label or TIER_LABELS[tier]}] {text}\n", truncated))
+        if len(rows) - start >= chunk:
+            waiters.append(adapter.count_lines_async([r[4] for r in rows[start:]]))
+            start = len(rows)
+    if len(rows) > start:
+        waiters.append(adapter.count_lines_async([r[4] for r in rows[start:]]))
+    if rows:
+        ids, refs, tiers, scores, lines, truncs = (list(col) for col in zip(*rows))
+        middle.ids, middle.refs, middle.tiers, middle.scores = ids, refs, tiers, scores
+        middle.lines, middle.truncated, middle.regions = lines, truncs, ["memory"] * len(rows)
+    return waiters
 
 
-def _validate_extras(extras: Any, start: int) -> list[_Memory]:
+def _validate_extras(extras: Any, middle: _Middle) -> None:
     if not extras:
-        return []
-    out = []
+        return
     for j, item in enumerate(extras):
         where = f"middle_extras[{j}]"
         if not isinstance(item, (tuple, list)) or len(item) != 2:
@@ -205,10 +268,8 @@ def _validate_extras(extras: Any, start: int) -> list[_Memory]:
         if isinstance(tier, bool) or tier not in TIER_NAMES:
             raise ValueError(f"{where} tier must be 1, 2 or 3, got {tier!r}")
         line = one_line(text)
-        if not line:
-            continue
-        out.append(_Memory(start + j, None, None, tier, None, line + "\n", False, "extra", TIER_NAMES[tier]))
-    return out
+        if line:
+            middle.add(None, None, tier, None, line + "\n", False, "extra")
 
 
 class _Plan:
@@ -228,8 +289,7 @@ class _Plan:
         drop = 0
         budget_exceeded = False
         if end_place:
-            total_history = sum(h_tokens)
-            if fixed + total_history > budget:
+            if fixed + sum(h_tokens) > budget:
                 if self.trim_history:
                     drop = self._history_drop(budget - fixed)
                 else:
@@ -240,70 +300,53 @@ class _Plan:
             kept_history_tokens = 0
         if fixed + kept_history_tokens > budget:
             budget_exceeded = True
-        available = budget - fixed - kept_history_tokens
         order: TrimOrder = self.trim
-        dropped = order.dropped_count(available) if not budget_exceeded else len(order.order)
+        dropped = order.dropped_count(budget - fixed - kept_history_tokens) if not budget_exceeded else len(
+            order.order)
 
-        segments: list[Segment] = [self.core_segment]
-        hist_segments = self.history_segments
-        segments.extend(hist_segments[1][:drop] if end_place else hist_segments[1])
-        if end_place:
-            segments.extend(hist_segments[0][drop:])
-        kept_lines: list[str] = []
-        kept_tokens = 0
-        ref_map: dict[int, str] = {}
-        ref_map_type: dict[int, str] = {}
-        kept_count = 0
+        mid = self.middle
         rank = order.rank
-        capped = order.capped
-        for i in self.emission:
-            mem = self.middle[i]
-            if i in capped or rank[i] < dropped:
-                segments.append(self.middle_trimmed[i])
-                continue
-            segments.append(self.middle_kept[i])
-            kept_lines.append(mem.line)
-            kept_tokens += order.tokens[i]
-            kept_count += 1
-            if mem.ref is not None:
-                ref_map[mem.ref] = mem.record_id
-                ref_map_type[mem.ref] = mem.memory_type
-        segments.append(self.end_segment)
-        if self.directives_segment is not None:
-            segments.append(self.directives_segment)
-
-        tail = "".join(kept_lines) + self.end_text + self.directives_text
+        kept_idx = [i for i in self.emission if rank[i] >= dropped]  # capped ones have rank -1
+        lines = mid.lines
+        tokens = order.tokens
+        kept_tokens = sum(tokens[i] for i in kept_idx)
+        refs = mid.refs
+        ref_map = {}
+        ref_map_type = {}
+        kept_by_tier = dict.fromkeys(TIER_NAMES.values(), 0)
+        for i in kept_idx:
+            name = TIER_NAMES[mid.tiers[i]]
+            kept_by_tier[name] += 1
+            if refs[i] is not None:
+                ref_map[refs[i]] = mid.ids[i]
+                ref_map_type[refs[i]] = name
+        tail = "".join([lines[i] for i in kept_idx]) + self.end_text + self.directives_text
+        tail_tokens = kept_tokens + self.end_tokens + self.directives_tokens
         if end_place:
             messages = [{"role": "system", "content": self.core_text}]
             messages.extend(history[drop:])
             messages.append({"role": "user", "content": tail})
             stable_prefix_messages = 1 + len(history) - drop
             prefix_tokens = self.core_tokens + kept_history_tokens
-            tail_tokens = kept_tokens + self.end_tokens + self.directives_tokens
         else:
             messages = [{"role": "system", "content": self.core_text + tail}]
             stable_prefix_messages = 0
             prefix_tokens = self.core_tokens
-            tail_tokens = kept_tokens + self.end_tokens + self.directives_tokens
         ref_map = dict(sorted(ref_map.items()))
         ref_map_type = {n: ref_map_type[n] for n in ref_map}
         token_count = prefix_tokens + tail_tokens
-        offered = len(self.middle)
-        tokens_trimmed = order.total + sum(order.tokens[i] for i in capped) - kept_tokens
-        tokens_trimmed += sum(h_tokens[:drop]) if end_place else 0
+        offered = len(mid)
+        capped = order.capped
+        tokens_trimmed = order.total + sum(tokens[i] for i in capped) - kept_tokens
+        if end_place:
+            tokens_trimmed += sum(h_tokens[:drop])
         cache_used = bool(
             self.use_caching_split and self.caps.prompt_caching and prefix_tokens >= PROVIDER_MIN_CACHE_TOKENS
         )
-        kept_by_tier = {name: 0 for name in TIER_NAMES.values()}
-        offered_by_tier = {name: 0 for name in TIER_NAMES.values()}
-        for i, mem in enumerate(self.middle):
-            offered_by_tier[mem.memory_type] += 1
-            if i not in capped and rank[i] >= dropped:
-                kept_by_tier[mem.memory_type] += 1
         strategies = []
         if drop and end_place:
             strategies.append("history_chunk_drop")
-        if any(rank[i] < dropped for i in range(offered) if i not in capped):
+        if dropped:
             strategies.append("tier_trim")
         if capped:
             strategies.append("procedural_cap")
@@ -322,12 +365,12 @@ class _Plan:
             "token_count_exact": self.tokenizer.exact,
             "tokens_trimmed": tokens_trimmed,
             "segments_offered": offered,
-            "segments_kept": kept_count,
+            "segments_kept": len(kept_idx),
             "memories_offered": self.memory_count,
             "memories_kept": len(ref_map),
             "memories_truncated": self.truncated_count,
             "procedural_capped": len(capped),
-            "retrieval_summary": {"offered": offered_by_tier, "kept": kept_by_tier},
+            "retrieval_summary": {"offered": dict(self.offered_by_tier), "kept": kept_by_tier},
             "memory_placement": self.placement,
             "stable_prefix_messages": stable_prefix_messages,
             "history_messages_offered": len(history),
@@ -342,14 +385,40 @@ class _Plan:
             "preflight_compressed": self.compressed,
         }
         metadata["billed_input_tokens"] = token_count + metadata["message_overhead_tokens"]
-        result = CompileResult(messages, ref_map, ref_map_type, metadata, segments, None, self)
+        result = CompileResult(messages, ref_map, ref_map_type, metadata, None, None, self, (drop, dropped))
         if self.metrics_callback is not None:
             self.metrics_callback(
-                CompileMetrics(token_count, budget, tokens_trimmed, offered, kept_count,
+                CompileMetrics(token_count, budget, tokens_trimmed, offered, len(kept_idx),
                                metadata["history_messages_dropped"], budget_exceeded,
                                (time.perf_counter() - t0) * 1000.0)
             )
         return result
+
+    def segments(self, drop: int, dropped: int) -> list[Segment]:
+        """The plan of one selection, in prompt order (built when first asked for)."""
+        out = [Segment("core", self.core_text, self.core_tokens, True, message_index=0)]
+        for k, m in enumerate(self.history):
+            text = history_text(m)
+            if self.placement == "end" and k >= drop:
+                out.append(Segment("history", text, self.history_tokens[k], True))
+            else:
+                out.append(Segment("history", text, self.history_tokens[k], False, REASON_HISTORY_DROPPED))
+        mid = self.middle
+        order = self.trim
+        for i in self.emission:
+            truncated = mid.truncated[i]
+            if order.rank[i] >= dropped:
+                kept, reason = True, (REASON_TEXT_TRUNCATED if truncated else None)
+            else:
+                kept = False
+                reason = REASON_PROCEDURAL_CAP if i in order.capped else REASON_OVER_BUDGET
+            out.append(Segment(mid.regions[i], mid.lines[i], order.tokens[i], kept, reason, mid.tiers[i],
+                               mid.ids[i], mid.refs[i], None, truncated))
+        out.append(Segment("end", self.end_text, self.end_tokens, True))
+        if self.directives_text:
+            out.append(Segment("directives", self.directives_text, self.directives_tokens, True))
+        out.extend(self.compressed_originals)
+        return out
 
     def _history_drop(self, room: int) -> int:
         """How many of the oldest history messages to drop so the rest fits ``room``:
@@ -423,8 +492,6 @@ class ContextCompiler:
         last_assistant_turn = _check_str("last_assistant_turn", last_assistant_turn, allow_none=True)
         agent_persona_prompt = _check_str("agent_persona_prompt", agent_persona_prompt, allow_none=True)
         history = _validate_history(conversation_messages)
-        mems = _validate_memories(memories, tier_by_memory_id)
-        extras = _validate_extras(middle_extras, len(mems))
         registry = tokenizer_registry or TokenizerRegistry.get()
         choice = registry.resolve(self.model_id)
         adapter = choice.adapter
@@ -442,60 +509,42 @@ class ContextCompiler:
             last_turn = (history[-1]["role"], history_text(history[-1]))
         end_text = build_end(user_message, last_turn, bool(directives_text))
 
-        middle = mems + extras
-        compressed = False
+        middle = _Middle()
+        waiters = _validate_memories(memories, tier_by_memory_id, middle, adapter)
+        memory_count = len(middle)
+        truncated_count = sum(middle.truncated)
+        offered_by_tier = dict.fromkeys(TIER_NAMES.values(), 0)
+        for tier in middle.tiers:
+            offered_by_tier[TIER_NAMES[tier]] += 1
+        _validate_extras(middle_extras, middle)
+        for tier in middle.tiers[memory_count:]:
+            offered_by_tier[TIER_NAMES[tier]] += 1
+        compressed_refs: list[tuple[int, str, str]] = []
+        compressed_originals: list[Segment] = []
         if compressed_middle is not None:
-            compressed = True
-            refs = {n for n in refs_in(compressed_middle)}
-            by_ref = {m.ref: m for m in mems}
-            middle = [_Memory(0, None, None, 2, None, one_line(compressed_middle) + "\n", False, "memory",
-                              "semantic")]
-            cited = [by_ref[n] for n in sorted(refs) if n in by_ref]
-        lines = [m.line for m in middle]
-        tokens = adapter.count_many(lines)
-        trim = TrimOrder([m.tier for m in middle], tokens, [m.score for m in middle])
-        emission = sorted(range(len(middle)), key=lambda i: (middle[i].tier, middle[i].region != "memory", i))
-
-        middle_kept = []
-        middle_trimmed = []
-        for i, m in enumerate(middle):
-            common = dict(region=m.region, text=m.line, tokens=tokens[i], tier=m.tier, record_id=m.record_id,
-                          ref=m.ref, message_index=None, truncated=m.truncated)
-            middle_kept.append(Segment(kept=True, reason=REASON_TEXT_TRUNCATED if m.truncated else None, **common))
-            reason = REASON_PROCEDURAL_CAP if i in trim.capped else REASON_OVER_BUDGET
-            middle_trimmed.append(Segment(kept=False, reason=reason, **common))
+            cited = set(refs_in(compressed_middle))
+            for i in range(memory_count):
+                ref = middle.refs[i]
+                if ref in cited:
+                    compressed_refs.append((ref, middle.ids[i], TIER_NAMES[middle.tiers[i]]))
+                compressed_originals.append(Segment(
+                    "memory", middle.lines[i], adapter.count(middle.lines[i]), False, REASON_COMPRESSED,
+                    middle.tiers[i], middle.ids[i], ref, None, middle.truncated[i]))
+            middle = _Middle()
+            middle.add(None, None, TIER_SEMANTIC, None, one_line(compressed_middle) + "\n", False, "memory")
+        if compressed_middle is None:
+            tokens = [n for wait in waiters for n in wait()]
+            tokens += adapter.count_many(middle.lines[memory_count:])
+        else:
+            for wait in waiters:
+                wait()
+            tokens = adapter.count_many(middle.lines)
+        trim = TrimOrder(middle.tiers, tokens, middle.scores)
+        tiers = middle.tiers
+        emission = [i for t in sorted(TIER_NAMES) for i in range(len(tiers)) if tiers[i] == t]
 
         history_tokens = [message_tokens(m, adapter) for m in history]
-        hist_kept = [
-            Segment("history", history_text(m), history_tokens[k], True) for k, m in enumerate(history)
-        ]
-        hist_dropped = [
-            Segment("history", history_text(m), history_tokens[k], False, REASON_HISTORY_DROPPED)
-            for k, m in enumerate(history)
-        ]
-        core_tokens = adapter.count(core_text) if core_text else 0
-        end_tokens = adapter.count(end_text)
-        directives_tokens = adapter.count(directives_text) if directives_text else 0
-        core_segment = Segment("core", core_text, core_tokens, True, message_index=0)
-        end_segment = Segment("end", end_text, end_tokens, True)
-        directives_segment = (
-            Segment("directives", directives_text, directives_tokens, True) if directives_text else None
-        )
-        if compressed:
-            # Show the original memories as replaced by the compressed summary.
-            original = [
-                Segment("memory", m.line, adapter.count(m.line), False, REASON_COMPRESSED, m.tier, m.record_id,
-                        m.ref, truncated=m.truncated)
-                for m in mems
-            ]
-            middle_kept[0] = Segment("memory", middle[0].line, tokens[0], True, None, 2)
-            middle_trimmed[0] = Segment("memory", middle[0].line, tokens[0], False, REASON_OVER_BUDGET, 2)
-            extra_segments = original
-        else:
-            extra_segments = []
-            cited = []
-
-        plan = _Plan(
+        return _Plan(
             placement=placement,
             model_id=self.model_id,
             caps=caps,
@@ -505,29 +554,23 @@ class ContextCompiler:
             use_caching_split=bool(use_prompt_caching_split),
             metrics_callback=self.metrics_callback,
             core_text=core_text,
-            core_tokens=core_tokens,
-            core_segment=core_segment,
+            core_tokens=adapter.count(core_text) if core_text else 0,
             end_text=end_text,
-            end_tokens=end_tokens,
-            end_segment=end_segment,
+            end_tokens=adapter.count(end_text),
             directives_text=directives_text,
-            directives_tokens=directives_tokens,
-            directives_segment=directives_segment,
+            directives_tokens=adapter.count(directives_text) if directives_text else 0,
             history=history,
             history_tokens=history_tokens,
-            history_segments=(hist_kept, hist_dropped),
             middle=middle,
-            middle_kept=middle_kept,
-            middle_trimmed=middle_trimmed,
             trim=trim,
             emission=emission,
-            memory_count=len(mems),
-            truncated_count=sum(1 for m in mems if m.truncated),
-            compressed=compressed,
-            compressed_refs=cited,
-            compressed_originals=extra_segments,
+            memory_count=memory_count,
+            truncated_count=truncated_count,
+            offered_by_tier=offered_by_tier,
+            compressed=compressed_middle is not None,
+            compressed_refs=compressed_refs,
+            compressed_originals=compressed_originals,
         )
-        return plan
 
     # -- public API ------------------------------------------------------------------
     def compile(
@@ -604,7 +647,7 @@ class ContextCompiler:
         threshold = _env_int("MEMORY_PREFLIGHT_TOKEN_THRESHOLD", 8000)
         if plan.trim.total + sum(plan.trim.tokens[i] for i in plan.trim.capped) <= threshold:
             return None
-        return "".join(plan.middle[i].line for i in plan.emission)
+        return "".join(plan.middle.lines[i] for i in plan.emission)
 
     def _finish(self, plan: _Plan, max_tokens: int | None) -> CompileResult:
         result = plan.select(self.max_tokens if max_tokens is None else max_tokens)
@@ -615,17 +658,10 @@ class ContextCompiler:
 
 def _with_compression(result: CompileResult, plan: _Plan) -> CompileResult:
     """After pre-flight compression the ref map follows the citations the summary kept."""
-    summary_kept = any(s.kept and s.region == "memory" for s in result.segments)
-    ref_map = {}
-    ref_map_type = {}
-    if summary_kept:
-        for m in plan.compressed_refs:
-            ref_map[m.ref] = m.record_id
-            ref_map_type[m.ref] = m.memory_type
-    result.ref_map = ref_map
-    result.ref_map_type = ref_map_type
-    result.metadata["memories_kept"] = len(ref_map)
-    result.segments = result.segments + list(plan.compressed_originals)
+    summary_kept = result.metadata["segments_kept"] > 0
+    result.ref_map = {ref: rid for ref, rid, _ in plan.compressed_refs} if summary_kept else {}
+    result.ref_map_type = {ref: t for ref, _, t in plan.compressed_refs} if summary_kept else {}
+    result.metadata["memories_kept"] = len(result.ref_map)
     return result
 
 

@@ -30,16 +30,16 @@ class TrimOrder:
         n = len(tiers)
         self.tokens = list(tokens)
 
-        def score(i: int) -> float:
-            s = scores[i]
-            return -math.inf if s is None else s
-
+        neg_inf = -math.inf
+        score = [neg_inf if s is None else s for s in scores]
         procedural = [i for i in range(n) if tiers[i] == TIER_PROCEDURAL]
-        procedural.sort(key=lambda i: (-score(i), i))  # best first, earlier input first
+        procedural.sort(key=lambda i: (-score[i], i))  # best first, earlier input first
         self.capped = frozenset(procedural[PROCEDURAL_CAP:])
-        candidates = [i for i in range(n) if i not in self.capped]
         # First to go: highest tier number (episodic), lowest score, latest input.
-        candidates.sort(key=lambda i: (-tiers[i], score(i), -i))
+        keys = [(-tiers[i], score[i], -i) for i in range(n)]
+        candidates = sorted(range(n), key=keys.__getitem__)
+        if self.capped:
+            candidates = [i for i in candidates if i not in self.capped]
         self.order = candidates
         self.rank = [-1] * n
         for pos, i in enumerate(candidates):

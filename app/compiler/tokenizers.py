@@ -113,8 +113,15 @@ def load_encoding(name: str) -> tiktoken.Encoding:
         enc = tiktoken.Encoding(
             name=name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=spec.special_tokens
         )
+        lengths = [0] * (max(ranks.values()) + 1)
+        for token, rank in ranks.items():
+            lengths[rank] = len(token)
+        _token_byte_lengths[name] = lengths
         _encodings[name] = enc
         return enc
+
+
+_token_byte_lengths: dict[str, list[int]] = {}
 
 
 class TiktokenAdapter:
@@ -156,19 +163,101 @@ class TiktokenAdapter:
         return n
 
     def count_many(self, texts: list[str]) -> list[int]:
-        """Counts for many texts; uncached ones are encoded in one batch."""
+        """Counts for many texts; uncached ones are encoded in one batch.
+
+        When the texts are lines (each ends with a newline and none starts with
+        whitespace) no token can span two of them, so they are encoded joined, in one
+        call, and each line's count is read off the token byte offsets. Anything that does
+        not line up is counted one text at a time.
+        """
         counts = self._counts
         missing = [t for t in dict.fromkeys(texts) if t not in counts]
         if missing:
             if len(counts) + len(missing) > self._CACHE_LIMIT:
                 counts.clear()
-            enc = self.encoding.encode_ordinary
-            for t in missing:
-                counts[t] = len(enc(t))
+            batch = self._count_lines_joined(missing) if len(missing) >= _ASYNC_MIN_LINES else None
+            if batch is not None:
+                counts.update(zip(missing, batch))
+            else:
+                enc = self.encoding.encode_ordinary
+                for t in missing:
+                    counts[t] = len(enc(t))
         return [counts[t] for t in texts]
+
+    def count_lines_async(self, lines: list[str]):
+        """Start counting ``lines`` on a worker thread; returns a function that waits for
+        the counts. Lets the caller prepare the next lines while these are encoded."""
+        counts = self._counts
+        missing = [t for t in dict.fromkeys(lines) if t not in counts]
+        if len(missing) < _ASYNC_MIN_LINES:  # a thread hand-off costs more than it saves
+            self.count_many(missing)
+            return lambda: [counts[t] for t in lines]
+        future = _pool().submit(self._joined_counts, missing)
+
+        def wait() -> list[int]:
+            found = future.result()
+            if found is None:
+                self.count_many(missing)
+            else:
+                if len(counts) + len(missing) > self._CACHE_LIMIT:
+                    counts.clear()
+                counts.update(zip(missing, found))
+            return [counts[t] for t in lines]
+
+        return wait
+
+    def _joined_counts(self, lines: list[str]) -> list[int] | None:
+        """Per-line counts from one encoding of the joined lines (None if they do not line up)."""
+        for t in lines:
+            if not t.endswith("\n") or t[:1].isspace():
+                return None
+        import numpy as np
+
+        buffer = self.encoding._core_bpe.encode_to_tiktoken_buffer("".join(lines), set())
+        tokens = np.frombuffer(buffer, dtype=np.uint32)
+        token_ends = np.cumsum(_token_lengths_array(self.name)[tokens])
+        line_ends = np.cumsum(np.fromiter((len(t.encode("utf-8")) for t in lines), dtype=np.int64,
+                                          count=len(lines)))
+        idx = np.searchsorted(token_ends, line_ends, side="left")
+        if idx[-1] != len(tokens) - 1 or not np.array_equal(token_ends[idx], line_ends):
+            return None
+        return np.diff(idx + 1, prepend=0).tolist()
+
+    def _count_lines_joined(self, lines: list[str]) -> list[int] | None:
+        if len(lines) < _PARALLEL_MIN_LINES:
+            return self._joined_counts(lines)
+        # tiktoken releases the GIL while it encodes: two halves on two threads.
+        mid = len(lines) // 2
+        first, second = _pool().map(self._joined_counts, [lines[:mid], lines[mid:]])
+        return None if first is None or second is None else first + second
 
     def __repr__(self) -> str:
         return f"TiktokenAdapter({self.name!r})"
+
+
+_length_arrays: dict = {}
+_PARALLEL_MIN_LINES = 400
+_ASYNC_MIN_LINES = 200
+_executor = None
+
+
+def _pool():
+    global _executor
+    if _executor is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="mnemoscope-tokenize")
+    return _executor
+
+
+def _token_lengths_array(name: str):
+    import numpy as np
+
+    arr = _length_arrays.get(name)
+    if arr is None:
+        load_encoding(name)
+        arr = _length_arrays[name] = np.array(_token_byte_lengths[name], dtype=np.int64)
+    return arr
 
 
 _adapters: dict[str, TiktokenAdapter] = {}

@@ -114,15 +114,33 @@ class Segment:
         return d
 
 
-@dataclass
 class CompileResult:
-    messages: list[dict[str, Any]]
-    ref_map: dict[int, str]
-    ref_map_type: dict[int, str]
-    metadata: dict[str, Any]
-    segments: list[Segment] = field(default_factory=list)
-    debug_trace: dict[str, Any] | None = None
-    _plan: _Plan | None = field(default=None, repr=False, compare=False)
+    """A compiled prompt: ``messages`` to send, the ``ref_map`` from ``[Mem:N]`` to record
+    ids, ``metadata`` about tokens, trimming and caching, and ``segments``, the plan
+    behind the prompt (built when first read)."""
+
+    def __init__(self, messages: list[dict[str, Any]], ref_map: dict[int, str], ref_map_type: dict[int, str],
+                 metadata: dict[str, Any], segments: list[Segment] | None = None,
+                 debug_trace: dict[str, Any] | None = None, _plan: _Plan | None = None,
+                 _selection: tuple[int, int] | None = None) -> None:
+        self.messages = messages
+        self.ref_map = ref_map
+        self.ref_map_type = ref_map_type
+        self.metadata = metadata
+        self.debug_trace = debug_trace
+        self._segments = segments
+        self._plan = _plan
+        self._selection = _selection
+
+    @property
+    def segments(self) -> list[Segment]:
+        if self._segments is None:
+            self._segments = self._plan.segments(*self._selection) if self._plan is not None else []
+        return self._segments
+
+    def __repr__(self) -> str:
+        return (f"CompileResult(messages={len(self.messages)}, ref_map={self.ref_map!r}, "
+                f"token_count={self.metadata.get('token_count')})")
 
     def rebudget(self, max_tokens: int) -> CompileResult:
         """The same inputs compiled at another budget, re-selected from the token counts
