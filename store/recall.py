@@ -85,7 +85,9 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
         rows = store._rows(
             "SELECT m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, m.half_life_days, "
             "m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic FROM memories_fts f "
-            "JOIN memories m ON m.rowid = f.rowid "
+            # CROSS JOIN keeps the full-text index as the outer loop: SQLite would
+            # otherwise walk every memory of the scope and test each against the index.
+            "CROSS JOIN memories m ON m.rowid = f.rowid "
             f"WHERE memories_fts MATCH ? AND m.scope IN ({placeholders}) AND m.layer != 'archived' "
             "ORDER BY f.rank LIMIT ?",
             (fts, *scopes, cfg.limits.candidate_limit),

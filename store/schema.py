@@ -37,6 +37,14 @@ def m001_initial(db: Database) -> None:
     db["memories"].create_index(["layer"])
     db["memories"].create_index(["created_at"])
     db["memories"].enable_fts(["terms"], create_triggers=True, tokenize="unicode61")
+    # Re-index only when the terms change: a tick rewrites strength and layer of every
+    # row, and re-indexing each one made a 100,000-memory tick five times slower.
+    db.execute('DROP TRIGGER "memories_au"')
+    db.execute(
+        'CREATE TRIGGER "memories_au" AFTER UPDATE OF "terms" ON "memories" BEGIN\n'
+        '  INSERT INTO "memories_fts" ("memories_fts", rowid, "terms") VALUES(\'delete\', old.rowid, old."terms");\n'
+        '  INSERT INTO "memories_fts" (rowid, "terms") VALUES (new.rowid, new."terms");\nEND'
+    )
     db["entities"].create(
         {"id": str, "name": str, "kind": str, "scope": str, "aliases": str, "created_at": float},
         pk="id", not_null={"name", "kind", "scope"}, defaults={"aliases": "[]"},

@@ -428,14 +428,18 @@ class MemoryStore:
 
     # -- writing -------------------------------------------------------------------------
     def _find_duplicate(self, text: str, scope: str) -> tuple[str, float] | None:
-        query = _fts_query(term_string(text).split())
-        if not query:
+        """The most similar memory in ``scope`` above the duplicate threshold. Candidates
+        must share the longer half of the terms: a near-duplicate shares nearly all."""
+        words = sorted(set(term_string(text).split()), key=lambda t: (-len(t), t))
+        if not words:
             return None
+        needed = words[: max(1, (len(words) + 1) // 2)]
+        query = " AND ".join('"' + t.replace('"', '""') + '"' for t in needed)
         vec = vector(text)
         best = None
         for mid, mtext in self.conn.execute(
-            "SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
-            "WHERE memories_fts MATCH ? AND m.scope = ? ORDER BY f.rank LIMIT 20", (query, scope)):
+            "SELECT m.id, m.text FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "
+            "WHERE memories_fts MATCH ? AND m.scope = ? LIMIT 50", (query, scope)):
             sim = cosine(vec, vector(mtext))
             if sim >= self.config.limits.duplicate_similarity and (best is None or sim > best[1]):
                 best = (mid, sim)

@@ -1,0 +1,247 @@
+"""The memory editor: the selected memory's fields, with New, Save and Delete as
+undoable commands. Invalid input is shown next to its field and nothing is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from store import KINDS, SENSITIVITIES, NotFound, ValidationError
+from store.model import validate_fields
+
+from .commands import DeleteMemoryCommand, EditMemoryCommand, NewMemoryCommand
+from .session import StoreSession
+
+FIELDS = ("text", "kind", "importance", "who", "topic", "entities", "scope", "sensitivity", "tags", "pinned")
+
+
+def _split(text: str) -> list[str]:
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+class MemoryEditor(QWidget):
+    saved = Signal(str)
+
+    def __init__(self, session: StoreSession, parent=None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.memory_id: str | None = None
+        self._loading = False
+        self.dirty = False
+        self.text = QPlainTextEdit(self)
+        self.text.setPlaceholderText("What should the agent remember?")
+        self.text.setFixedHeight(70)
+        self.kind = QComboBox(self)
+        self.kind.addItems(KINDS)
+        self.importance = QDoubleSpinBox(self)
+        self.importance.setRange(0.0, 1.0)
+        self.importance.setSingleStep(0.05)
+        self.importance.setDecimals(2)
+        self.who = QLineEdit(self)
+        self.topic = QLineEdit(self)
+        self.entities = QLineEdit(self)
+        self.entities.setPlaceholderText("comma-separated names")
+        self.scope = QLineEdit(self)
+        self.scope.setPlaceholderText("global, group:ID or private:ID")
+        self.sensitivity = QComboBox(self)
+        self.sensitivity.addItems(SENSITIVITIES)
+        self.tags = QLineEdit(self)
+        self.tags.setPlaceholderText("comma-separated")
+        self.pinned = QCheckBox("pinned (never fades)", self)
+        self.errors: dict[str, QLabel] = {}
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        for name in FIELDS:
+            widget = getattr(self, name)
+            box = QVBoxLayout()
+            box.setSpacing(1)
+            box.addWidget(widget)
+            err = QLabel(self)
+            err.setObjectName(f"error_{name}")
+            err.setStyleSheet("color: #D55E00;")
+            err.setWordWrap(True)
+            err.hide()
+            box.addWidget(err)
+            self.errors[name] = err
+            form.addRow("" if name == "pinned" else name.capitalize(), box)
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        self.new_button = QPushButton("New", self)
+        self.save_button = QPushButton("Save", self)
+        self.delete_button = QPushButton("Delete", self)
+        self.save_button.setDefault(True)
+        buttons = QHBoxLayout()
+        for b in (self.new_button, self.save_button, self.delete_button):
+            buttons.addWidget(b)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        self.heading = QLabel("<b>New memory</b>", self)
+        layout.addWidget(self.heading)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.status)
+        layout.addStretch(1)
+        self.new_button.clicked.connect(self.start_new)
+        self.save_button.clicked.connect(self.save)
+        self.delete_button.clicked.connect(self.delete)
+        for w in (self.who, self.topic, self.entities, self.scope, self.tags):
+            w.textEdited.connect(self._mark_dirty)
+        self.text.textChanged.connect(self._mark_dirty)
+        self.kind.currentIndexChanged.connect(self._mark_dirty)
+        self.sensitivity.currentIndexChanged.connect(self._mark_dirty)
+        self.importance.valueChanged.connect(self._mark_dirty)
+        self.pinned.toggled.connect(self._mark_dirty)
+        session.selection_changed.connect(self.load)
+        session.changed.connect(self._on_changed)
+        self.start_new()
+
+    # -- loading -------------------------------------------------------------------
+    def _mark_dirty(self, *_args) -> None:
+        if not self._loading:
+            self.dirty = True
+
+    def _on_changed(self, ids) -> None:
+        # Keep an unsaved edit; otherwise show the stored state of the selected memory.
+        if self.memory_id and not self.dirty and (ids is None or self.memory_id in ids):
+            self.load(self.memory_id, keep_status=True)
+
+    def load(self, memory_id: str | None, keep_status: bool = False) -> None:
+        if memory_id is None:
+            if self.memory_id is not None:
+                self.start_new()
+            return
+        if memory_id == self.memory_id and self.dirty:
+            return
+        try:
+            m = self.session.store.get(memory_id)
+        except NotFound:
+            self.start_new()
+            return
+        self._loading = True
+        try:
+            self.memory_id = m.id
+            self.heading.setText(f"<b>{m.id}</b> · {m.layer} · strength {m.strength:.2f} · "
+                                 f"{m.recall_count} recalls")
+            self.text.setPlainText(m.text)
+            self.kind.setCurrentText(m.kind)
+            self.importance.setValue(m.importance)
+            self.who.setText(m.who)
+            self.topic.setText(m.topic)
+            self.entities.setText(", ".join(m.entities))
+            self.scope.setText(m.scope)
+            self.sensitivity.setCurrentText(m.sensitivity)
+            self.tags.setText(", ".join(m.tags))
+            self.pinned.setChecked(m.pinned)
+            self.delete_button.setEnabled(True)
+            self._clear_errors()
+            if not keep_status:
+                self.status.clear()
+        finally:
+            self._loading = False
+        self.dirty = False
+
+    def start_new(self) -> None:
+        self._loading = True
+        try:
+            self.memory_id = None
+            self.heading.setText("<b>New memory</b>")
+            self.text.clear()
+            self.kind.setCurrentText("fact")
+            self.importance.setValue(0.5)
+            for w in (self.who, self.topic, self.entities, self.tags):
+                w.clear()
+            self.scope.setText("global")
+            self.sensitivity.setCurrentText("low")
+            self.pinned.setChecked(False)
+            self.delete_button.setEnabled(False)
+            self._clear_errors()
+        finally:
+            self._loading = False
+        self.dirty = False
+        if self.session.selected_id is not None:
+            self.session.select(None)
+
+    # -- saving --------------------------------------------------------------------
+    def values(self) -> dict[str, Any]:
+        return {
+            "text": self.text.toPlainText(), "kind": self.kind.currentText(),
+            "importance": round(self.importance.value(), 2), "who": self.who.text(), "topic": self.topic.text(),
+            "entities": _split(self.entities.text()), "scope": self.scope.text().strip() or "global",
+            "sensitivity": self.sensitivity.currentText(), "tags": _split(self.tags.text()),
+            "pinned": self.pinned.isChecked(),
+        }
+
+    def _clear_errors(self) -> None:
+        for label in self.errors.values():
+            label.hide()
+            label.clear()
+
+    def _show_error(self, exc: ValidationError) -> None:
+        name = exc.field.split(".")[0]
+        label = self.errors.get(name)
+        message = str(exc).split(": ", 1)[-1]
+        if label is None:
+            self.status.setText(f"Not saved: {exc}")
+        else:
+            label.setText(message)
+            label.show()
+            self.status.setText("Not saved: fix the field marked above.")
+
+    def save(self) -> bool:
+        self._clear_errors()
+        values = self.values()
+        try:
+            validate_fields(values, self.session.store.config, partial=False)
+        except ValidationError as exc:
+            self._show_error(exc)
+            return False
+        try:
+            if self.memory_id is None:
+                cmd = NewMemoryCommand(self.session, values)
+                self.session.undo_stack.push(cmd)
+                self.status.setText(cmd.message)
+            else:
+                current = self.session.store.get(self.memory_id)
+                changes = {k: v for k, v in values.items() if getattr(current, k) != v}
+                if not changes:
+                    self.status.setText("Nothing changed.")
+                    return True
+                self.session.undo_stack.push(EditMemoryCommand(self.session, self.memory_id, changes))
+                self.status.setText("Saved.")
+        except ValidationError as exc:
+            self._show_error(exc)
+            return False
+        self.dirty = False
+        self.saved.emit(self.memory_id or "")
+        self.load(self.session.selected_id or self.memory_id, keep_status=True)
+        return True
+
+    def delete(self) -> None:
+        if self.memory_id is None:
+            return
+        memory_id = self.memory_id
+        self.dirty = False
+        self.session.undo_stack.push(DeleteMemoryCommand(self.session, memory_id))
+        self.start_new()
+        self.status.setText(f"Deleted {memory_id}. Edit › Undo brings it back.")
+
+    def keyPressEvent(self, event) -> None:  # Ctrl+Enter saves
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and event.modifiers() & \
+                Qt.KeyboardModifier.ControlModifier:
+            self.save()
+            return
+        super().keyPressEvent(event)

@@ -1,0 +1,77 @@
+"""Starting the inspector: the application, error handling, and the first database."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import traceback
+
+from store import StoreError
+from store.demo import default_db_path, open_default
+
+log = logging.getLogger("mnemoscope")
+
+
+def log_path() -> str:
+    folder = os.path.dirname(default_db_path())
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, "mnemoscope.log")
+
+
+def install_excepthook(parent_getter) -> None:
+    """Any unexpected exception is logged and shown in a dialog; the app keeps running."""
+    from PySide6.QtWidgets import QMessageBox
+
+    def hook(exc_type, exc, tb) -> None:
+        text = "".join(traceback.format_exception(exc_type, exc, tb))
+        log.error("unexpected error:\n%s", text)
+        if issubclass(exc_type, KeyboardInterrupt):
+            sys.__excepthook__(exc_type, exc, tb)
+            return
+        box = QMessageBox(QMessageBox.Icon.Critical, "Something went wrong",
+                          f"{exc_type.__name__}: {exc}\n\nThe details are in {log_path()}.",
+                          QMessageBox.StandardButton.Ok, parent_getter())
+        box.setDetailedText(text)
+        box.open()
+
+    sys.excepthook = hook
+
+
+def create_app(argv: list[str] | None = None):
+    from PySide6.QtWidgets import QApplication
+
+    from . import theme
+
+    app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    app.setApplicationName("Mnemoscope")
+    app.setOrganizationName("Mnemoscope")
+    dark = theme.apply(app)
+    return app, dark
+
+
+def build_window(db_path: str | None, dark: bool):
+    from .main_window import MainWindow, settings
+
+    window = MainWindow(dark=dark)
+    if db_path is not None:
+        window.open_path(db_path, create=True)
+        return window
+    last = settings().value("last_db")
+    if isinstance(last, str) and os.path.exists(last) and window.open_path(last):
+        return window
+    try:
+        window.set_store(open_default())
+    except StoreError as exc:
+        window.show_error("Cannot open the default database", str(exc))
+    return window
+
+
+def run_gui(db_path: str | None = None) -> int:
+    logging.basicConfig(filename=log_path(), level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app, dark = create_app()
+    window = build_window(db_path, dark)
+    install_excepthook(lambda: window)
+    window.show()
+    return app.exec()

@@ -1,0 +1,289 @@
+"""The main window: the radial map in the centre, the table and editor on the left,
+the decay plot below; ticks and time travel in the toolbar."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QSlider,
+    QSplitter,
+    QToolButton,
+)
+
+from store import MemoryStore, StoreError
+from store.demo import load_demo
+
+from .commands import TickCommand
+from .decay_plot import DecayPlot
+from .editor import MemoryEditor
+from .memory_map import RadialMap
+from .memory_table import MemoryTable
+from .session import StoreSession
+
+log = logging.getLogger(__name__)
+MAX_RECENT = 8
+PREVIEW_MAX_DAYS = 365
+
+
+def settings() -> QSettings:
+    return QSettings("Mnemoscope", "Mnemoscope")
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, store: MemoryStore | None = None, dark: bool = False) -> None:
+        super().__init__()
+        self.setWindowTitle("Mnemoscope")
+        self.resize(1440, 900)
+        self.session = StoreSession(parent=self)
+        self.map = RadialMap(self.session, dark=dark, parent=self)
+        self.setCentralWidget(self.map)
+        self.table = MemoryTable(self.session, self)
+        self.editor = MemoryEditor(self.session, self)
+        left = QSplitter(Qt.Orientation.Vertical, self)
+        left.addWidget(self.table)
+        left.addWidget(self.editor)
+        left.setSizes([480, 420])
+        self.memory_dock = QDockWidget("Memories", self)
+        self.memory_dock.setObjectName("memories_dock")
+        self.memory_dock.setWidget(left)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.memory_dock)
+        self.decay = DecayPlot(self.session, dark=dark, parent=self)
+        self.decay_dock = QDockWidget("Decay of the selected memory", self)
+        self.decay_dock.setObjectName("decay_dock")
+        self.decay_dock.setWidget(self.decay)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.decay_dock)
+        self.resizeDocks([self.memory_dock], [560], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.decay_dock], [210], Qt.Orientation.Vertical)
+        self._build_actions()
+        self._build_toolbar()
+        self._build_menus()
+        self.status_path = QLabel(self)
+        self.status_counts = QLabel(self)
+        self.status_clock = QLabel(self)
+        self.statusBar().addWidget(self.status_path, 1)
+        self.statusBar().addPermanentWidget(self.status_counts)
+        self.statusBar().addPermanentWidget(self.status_clock)
+        self.session.changed.connect(lambda _ids: self._update_status())
+        self.session.undo_stack.indexChanged.connect(lambda _i: self._update_status())
+        self._restore_settings()
+        if store is not None:
+            self.set_store(store)
+
+    # -- building --------------------------------------------------------------------
+    def _build_actions(self) -> None:
+        stack = self.session.undo_stack
+        self.undo_action = stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo_action = stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        self.tick_action = QAction("Tick", self)
+        self.tick_action.setToolTip("Run the forgetting clock now: write every memory's strength and layer")
+        self.tick_action.triggered.connect(lambda: self.advance(0))
+
+    def _build_toolbar(self) -> None:
+        bar = self.addToolBar("Time")
+        bar.setObjectName("time_toolbar")
+        bar.addAction(self.tick_action)
+        self.advance_button = QToolButton(self)
+        self.advance_button.setText("Advance…")
+        self.advance_button.setToolTip("Move the store's clock forward and tick")
+        self.advance_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.advance_button)
+        for days in (1, 7, 30):
+            menu.addAction(f"+{days} day{'s' if days > 1 else ''}", lambda d=days: self.advance(d))
+        menu.addAction("Other…", self._advance_other)
+        self.advance_button.setMenu(menu)
+        bar.addWidget(self.advance_button)
+        bar.addSeparator()
+        bar.addWidget(QLabel(" Time travel ", self))
+        self.preview_slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.preview_slider.setRange(0, PREVIEW_MAX_DAYS)
+        self.preview_slider.setFixedWidth(260)
+        self.preview_slider.setToolTip("Preview the map up to a year ahead; nothing is written. Let go to return.")
+        self.preview_slider.valueChanged.connect(self._preview_moved)
+        self.preview_slider.sliderReleased.connect(self._preview_released)
+        bar.addWidget(self.preview_slider)
+        self.preview_label = QLabel(" now ", self)
+        self.preview_label.setMinimumWidth(110)
+        bar.addWidget(self.preview_label)
+        bar.addSeparator()
+        self.tick_summary = QLabel(self)
+        self.tick_summary.setObjectName("tick_summary")
+        bar.addWidget(self.tick_summary)
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction("&Open…", QKeySequence.StandardKey.Open, self._open_dialog)
+        file_menu.addAction("&New…", QKeySequence.StandardKey.New, self._new_dialog)
+        file_menu.addSeparator()
+        file_menu.addAction("&Import JSONL…", self._import_dialog)
+        file_menu.addAction("&Export JSONL…", self._export_dialog)
+        file_menu.addSeparator()
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addSeparator()
+        file_menu.addAction("&Quit", QKeySequence.StandardKey.Quit, self.close)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction(self.memory_dock.toggleViewAction())
+        view_menu.addAction(self.decay_dock.toggleViewAction())
+        self._refresh_recent()
+
+    # -- the database ----------------------------------------------------------------
+    def set_store(self, store: MemoryStore) -> None:
+        self.session.set_store(store)
+        self.setWindowTitle(f"Mnemoscope — {os.path.basename(store.path)}")
+        if store.path != ":memory:":
+            self._remember_recent(os.path.abspath(store.path))
+        self._update_status()
+
+    def open_path(self, path: str, *, create: bool = False) -> bool:
+        """Open a database; a refused file is explained in a dialog and the current one stays."""
+        try:
+            store = MemoryStore(path, create=create)
+        except StoreError as exc:
+            log.warning("refused to open %s: %s", path, exc)
+            self.show_error("Cannot open this database", str(exc))
+            return False
+        self.set_store(store)
+        return True
+
+    def show_error(self, title: str, message: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("error_dialog")
+        box.open()
+        self.last_error = message
+
+    def _open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open memory database", "", "Databases (*.db *.sqlite);;All (*)")
+        if path:
+            self.open_path(path)
+
+    def _new_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "New memory database", "memories.db", "Databases (*.db)")
+        if path:
+            if os.path.exists(path):
+                self.show_error("File exists", f"{path} already exists; choose a new name.")
+                return
+            if self.open_path(path, create=True) and QMessageBox.question(
+                    self, "Demo memories", "Fill the new database with the demo memories?") == \
+                    QMessageBox.StandardButton.Yes:
+                load_demo(self.session.store)
+                self.session.notify(None)
+
+    def _import_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import JSONL", "", "JSON Lines (*.jsonl);;All (*)")
+        if path:
+            self.import_jsonl(path)
+
+    def import_jsonl(self, path: str) -> None:
+        try:
+            report = self.session.store.import_jsonl(path)
+        except StoreError as exc:
+            self.show_error("Import failed", str(exc))
+            return
+        self.session.undo_stack.clear()  # an import is not undoable; do not offer stale undos
+        self.session.notify(None)
+        detail = "\n".join(f"line {n}: {why}" for n, why in report.errors[:20])
+        if report.errors:
+            self.show_error("Import finished with bad lines", f"{report.summary()}\n\n{detail}")
+        else:
+            self.statusBar().showMessage(f"Import: {report.summary()}", 8000)
+
+    def _export_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export JSONL", "memories.jsonl", "JSON Lines (*.jsonl)")
+        if path:
+            try:
+                data = self.session.store.export_jsonl(path)
+            except (StoreError, OSError) as exc:
+                self.show_error("Export failed", str(exc))
+                return
+            self.statusBar().showMessage(f"Exported {data.count(chr(10))} memories to {path}", 8000)
+
+    def _remember_recent(self, path: str) -> None:
+        s = settings()
+        recent = [p for p in (s.value("recent", []) or []) if p != path]
+        recent.insert(0, path)
+        s.setValue("recent", recent[:MAX_RECENT])
+        s.setValue("last_db", path)
+        self._refresh_recent()
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        recent = settings().value("recent", []) or []
+        if isinstance(recent, str):
+            recent = [recent]
+        for path in recent:
+            self.recent_menu.addAction(path, lambda p=path: self.open_path(p))
+        self.recent_menu.setEnabled(bool(recent))
+
+    # -- time ------------------------------------------------------------------------
+    def advance(self, days: float) -> None:
+        if self.session.store is None:
+            return
+        self.preview_slider.setValue(0)
+        cmd = TickCommand(self.session, days)
+        try:
+            self.session.undo_stack.push(cmd)
+        except StoreError as exc:
+            self.show_error("Tick failed", str(exc))
+            return
+        summary = cmd.report.summary() if cmd.report else ""
+        prefix = f"+{days:g} days: " if days else "Tick: "
+        self.tick_summary.setText(f" {prefix}{summary} ")
+        self.statusBar().showMessage(prefix + summary, 8000)
+
+    def _advance_other(self) -> None:
+        days, ok = QInputDialog.getDouble(self, "Advance the clock", "Days to move forward:", 90, 0, 36500, 1)
+        if ok:
+            self.advance(days)
+
+    def _preview_moved(self, days: int) -> None:
+        self.session.set_preview_days(float(days))
+        self.preview_label.setText(" now " if days == 0 else f" +{days} days ")
+
+    def _preview_released(self) -> None:
+        QTimer.singleShot(0, lambda: self.preview_slider.setValue(0))
+
+    # -- status and settings ---------------------------------------------------------
+    def _update_status(self) -> None:
+        store = self.session.store
+        if store is None:
+            self.status_path.setText("no database open")
+            return
+        stats = store.stats()
+        self.status_path.setText(store.path)
+        self.status_counts.setText(" · ".join(f"{k} {v}" for k, v in stats["layers"].items()) + "  ")
+        from datetime import datetime
+
+        clock = datetime.fromtimestamp(stats["now"]).strftime("%Y-%m-%d %H:%M")
+        offset = stats["clock_offset_days"]
+        self.status_clock.setText(f"clock {clock}" + (f" (+{offset:g} d)" if offset else ""))
+
+    def _restore_settings(self) -> None:
+        s = settings()
+        geometry = s.value("geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        state = s.value("window_state")
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+
+    def closeEvent(self, event) -> None:
+        s = settings()
+        s.setValue("geometry", self.saveGeometry())
+        s.setValue("window_state", self.saveState())
+        self.session.close()
+        super().closeEvent(event)

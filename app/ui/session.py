@@ -1,0 +1,97 @@
+"""The open database as the inspector sees it: one store, one undo stack, one selection.
+
+Views never keep their own copy of the truth: they read the store and refresh when
+``changed`` says so. Writes made by another process (an agent adding memories) are
+noticed through SQLite's data version and announced the same way.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QUndoStack
+
+from store import MemoryStore
+
+
+class StoreSession(QObject):
+    changed = Signal(object)            # set of memory ids, or None for "anything may have changed"
+    selection_changed = Signal(object)  # memory id or None
+    store_replaced = Signal()
+    preview_changed = Signal(float)     # days ahead being previewed (0 = now)
+
+    WATCH_INTERVAL_MS = 700
+
+    def __init__(self, store: MemoryStore | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.undo_stack = QUndoStack(self)
+        self._store: MemoryStore | None = None
+        self._selected: str | None = None
+        self._data_version = None
+        self.preview_days = 0.0
+        self._watch = QTimer(self)
+        self._watch.setInterval(self.WATCH_INTERVAL_MS)
+        self._watch.timeout.connect(self._poll)
+        if store is not None:
+            self.set_store(store)
+
+    @property
+    def store(self) -> MemoryStore | None:
+        return self._store
+
+    def set_store(self, store: MemoryStore) -> None:
+        old = self._store
+        self._store = store
+        self._selected = None
+        self.undo_stack.clear()
+        self._data_version = store.data_version()
+        self._watch.start()
+        if old is not None and old is not store:
+            old.close()
+        self.store_replaced.emit()
+        self.changed.emit(None)
+        self.selection_changed.emit(None)
+
+    def close(self) -> None:
+        self._watch.stop()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # -- selection shared by every view -----------------------------------------
+    @property
+    def selected_id(self) -> str | None:
+        return self._selected
+
+    def select(self, memory_id: str | None) -> None:
+        if memory_id == self._selected:
+            return
+        self._selected = memory_id
+        self.selection_changed.emit(memory_id)
+
+    # -- time travel -------------------------------------------------------------
+    def set_preview_days(self, days: float) -> None:
+        if days != self.preview_days:
+            self.preview_days = days
+            self.preview_changed.emit(days)
+
+    def preview_now(self) -> float:
+        return self._store.now() + self.preview_days * 86400.0
+
+    # -- writes ------------------------------------------------------------------
+    def notify(self, ids: set[str] | None) -> None:
+        """A write of ours happened: refresh views, and do not mistake it for an outside write."""
+        if self._store is not None:
+            self._data_version = self._store.data_version()
+        self.changed.emit(ids)
+
+    def _poll(self) -> None:
+        if self._store is None:
+            return
+        try:
+            version = self._store.data_version()
+        except Exception:  # a closed or vanished database: stop watching
+            self._watch.stop()
+            return
+        if version != self._data_version:
+            self._data_version = version
+            self.changed.emit(None)
