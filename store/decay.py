@@ -45,6 +45,29 @@ def state_at(row: dict, now: float, decay: Decay) -> tuple[float, str]:
     return s, layer_for(s, row["recall_count"], row["ref_time"], now, pinned, decay)
 
 
+def states_at(rows: list[tuple], now: float, decay: Decay) -> tuple[list[float], list[str]]:
+    """Strength and layer of many memories at once (numpy): ``rows`` are
+    (kind, recall_count, half_life_days, pinned, base, ref_time) tuples. Same answers as
+    :func:`state_at`, for ticks and previews of a whole store."""
+    import numpy as np
+
+    if not rows:
+        return [], []
+    kind, rc, hl, pinned, base, ref = zip(*rows)
+    base_hl = np.array([o if o else decay.half_life_days[k] for k, o in zip(kind, hl)], dtype=float)
+    rc = np.array(rc, dtype=float)
+    pinned = np.array(pinned, dtype=bool)
+    base = np.array(base, dtype=float)
+    ref = np.array(ref, dtype=float)
+    half_life = base_hl * (1.0 + decay.recall_half_life_growth * np.maximum(rc, 0))
+    age_days = np.maximum(now - ref, 0.0) / DAY
+    strength = np.where(pinned, base, base * np.power(0.5, age_days / half_life))
+    layer = np.where(strength < decay.edge_below, "edge", "fading").astype(object)
+    layer[(rc >= decay.habit_min_recalls) & (strength >= decay.habit_min_strength)] = "habit"
+    layer[~pinned & ((now - ref) / DAY >= decay.archive_after_days)] = "archived"
+    return strength.tolist(), layer.tolist()
+
+
 def strength_curve(row: dict, start: float, end: float, decay: Decay, points: int = 200) -> list[tuple[float, float]]:
     """Strength from ``start`` to ``end`` for plotting, assuming no further recalls."""
     if end <= start:

@@ -135,6 +135,7 @@ class MemoryStore:
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: a 100,000-memory tick stays in memory
         except sqlite3.DatabaseError as exc:
             raise DatabaseRefused(self.path, "unreadable", f"cannot open {self.path}: {exc}") from None
         self.conn = conn
@@ -616,18 +617,18 @@ class MemoryStore:
         return self.conn.execute("SELECT 1 FROM entities WHERE id = ?", (eid,)).fetchone() is not None
 
     # -- forgetting ----------------------------------------------------------------------
+    def _states(self, now: float) -> tuple[list[tuple], list[float], list[str]]:
+        rows = self.conn.execute("SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, "
+                                 "strength, layer, ticked_at FROM memories").fetchall()
+        strengths, layers = decay.states_at([r[2:8] for r in rows], now, self.config.decay)
+        return rows, strengths, layers
+
     def project(self, now: Any = None) -> dict[str, tuple[float, str]]:
         """Strength and layer of every memory at ``now``, without writing anything."""
         now = self._now(now)
-        cfg = self.config.decay
-        out = {}
         with self._lock:
-            cur = self.conn.execute(
-                "SELECT id, kind, recall_count, half_life_days, pinned, base, ref_time FROM memories")
-            for mid, kind, rc, hl, pinned, base, ref in cur:
-                s = decay.strength_at(base, ref, now, decay.effective_half_life(kind, rc, cfg, hl), bool(pinned))
-                out[mid] = (s, decay.layer_for(s, rc, ref, now, bool(pinned), cfg))
-        return out
+            rows, strengths, layers = self._states(now)
+        return {r[1]: (s, layer) for r, s, layer in zip(rows, strengths, layers)}
 
     def tick(self, now: Any = None, *, advance_days: float | None = None) -> TickReport:
         """Write every memory's strength, layer and archive state as of ``now`` (after
@@ -635,7 +636,6 @@ class MemoryStore:
         layer transition; the whole tick can be undone with :meth:`undo_tick`."""
         if advance_days is not None:
             advance_days = _check_days(advance_days)
-        cfg = self.config.decay
         with self._write():
             offset_before = self.clock_offset
             offset_after = offset_before
@@ -643,27 +643,32 @@ class MemoryStore:
                 offset_after = offset_before + advance_days * decay.DAY
                 self._set_meta("clock_offset", repr(offset_after))
             now = self._now(now)
-            updates = []
+            rows, strengths, layers = self._states(now)
+            updates = []  # (strength, ticked_at, rowid): the layer stays
+            moves = []    # (strength, layer, ticked_at, rowid): the layer changes
             undo = []
             transitions = []
             counts: dict[str, int] = {}
             layer_counts = dict.fromkeys(LAYERS, 0)
-            cur = self.conn.execute("SELECT id, kind, recall_count, half_life_days, pinned, base, ref_time, "
-                                    "strength, layer, ticked_at FROM memories")
-            for mid, kind, rc, hl, pinned, base, ref, old_s, old_layer, old_t in cur:
-                s = decay.strength_at(base, ref, now, decay.effective_half_life(kind, rc, cfg, hl), bool(pinned))
-                layer = decay.layer_for(s, rc, ref, now, bool(pinned), cfg)
+            for row, s, layer in zip(rows, strengths, layers):
+                rowid, mid, old_s, old_layer, old_t = row[0], row[1], row[8], row[9], row[10]
                 layer_counts[layer] += 1
-                if layer != old_layer or abs(s - old_s) > 1e-9 or old_t != now:
-                    updates.append((s, layer, now, mid))
+                if layer != old_layer:
+                    moves.append((s, layer, now, rowid))
                     undo.append((mid, old_s, old_layer, old_t))
-                    if layer != old_layer:
-                        transitions.append((mid, old_layer, layer, old_s, s))
-                        label = _transition_label(old_layer, layer)
-                        counts[label] = counts.get(label, 0) + 1
-            self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ? WHERE id = ?", updates)
-            summary = json.dumps({"counts": counts, "changed": len(updates)}, ensure_ascii=False)
-            blob = zlib.compress(json.dumps(undo).encode("utf-8"), 1)
+                    transitions.append((mid, old_layer, layer, old_s, s))
+                    label = _transition_label(old_layer, layer)
+                    counts[label] = counts.get(label, 0) + 1
+                elif s != old_s or old_t != now:
+                    updates.append((s, now, rowid))
+                    undo.append((mid, old_s, old_layer, old_t))
+            # Setting the layer only where it changes spares two index updates per row.
+            self.conn.executemany("UPDATE memories SET strength = ?, ticked_at = ? WHERE rowid = ?", updates)
+            self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ? WHERE rowid = ?",
+                                  moves)
+            changed = len(updates) + len(moves)
+            summary = json.dumps({"counts": counts, "changed": changed}, ensure_ascii=False)
+            blob = _pack_undo(undo)
             tick_id = self.conn.execute(
                 "INSERT INTO ticks (at, offset_before, offset_after, created, summary, undo) VALUES (?,?,?,?,?,?)",
                 (now, offset_before, offset_after, time.time(), summary, blob)).lastrowid
@@ -671,7 +676,7 @@ class MemoryStore:
                 "INSERT INTO tick_log (tick_id, memory_id, from_layer, to_layer, strength_before, strength_after) "
                 "VALUES (?,?,?,?,?,?)", [(tick_id, *t) for t in transitions])
         return TickReport(tick_id, now, [(t[0], t[1], t[2]) for t in transitions], counts, layer_counts,
-                          len(updates), offset_before, offset_after)
+                          changed, offset_before, offset_after)
 
     def undo_tick(self, tick_id: int) -> TickReport:
         """Put back every memory a tick changed, and the clock as it was before it."""
@@ -683,7 +688,7 @@ class MemoryStore:
             blob, before, after, undone, at = row
             if undone:
                 raise StoreError(f"tick {tick_id} was already undone")
-            undo = json.loads(zlib.decompress(blob))
+            undo = _unpack_undo(blob)
             self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ? WHERE id = ?",
                                   [(s, layer, t, mid) for mid, s, layer, t in undo])
             self._set_meta("clock_offset", repr(before))
@@ -745,6 +750,39 @@ class MemoryStore:
         from .graph import build_graph
 
         return build_graph(self)
+
+
+_LAYER_CODES = {name: i for i, name in enumerate(LAYERS)}
+
+
+def _pack_undo(undo: list[tuple[str, float, str, float | None]]) -> bytes:
+    """What a tick overwrote, compactly: ids, then old strengths, layers and tick times."""
+    from array import array
+
+    ids = "\x1f".join(u[0] for u in undo).encode("utf-8")
+    strengths = array("d", (u[1] for u in undo)).tobytes()
+    layers = bytes(_LAYER_CODES[u[2]] for u in undo)
+    times = array("d", (-1.0 if u[3] is None else u[3] for u in undo)).tobytes()
+    header = array("q", [len(undo), len(ids)]).tobytes()
+    return b"MU1" + zlib.compress(header + ids + strengths + layers + times, 1)
+
+
+def _unpack_undo(blob: bytes) -> list[tuple[str, float, str, float | None]]:
+    from array import array
+
+    if not blob.startswith(b"MU1"):
+        raise StoreError("this tick's undo record is damaged; it cannot be undone")
+    data = zlib.decompress(blob[3:])
+    n, id_len = array("q", data[:16])
+    pos = 16
+    ids = data[pos:pos + id_len].decode("utf-8").split("\x1f") if n else []
+    pos += id_len
+    strengths = array("d", data[pos:pos + 8 * n])
+    pos += 8 * n
+    layers = [LAYERS[b] for b in data[pos:pos + n]]
+    pos += n
+    times = array("d", data[pos:pos + 8 * n])
+    return [(ids[i], strengths[i], layers[i], None if times[i] < 0 else times[i]) for i in range(n)]
 
 
 def _check_days(days: Any) -> float:

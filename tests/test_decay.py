@@ -103,3 +103,15 @@ def test_ticking_hourly_equals_ticking_once(kinds, recalls, ages, days):
 def test_demo_populates_every_layer(demo_store):
     layers = demo_store.stats()["layers"]
     assert all(layers[name] > 0 for name in ("habit", "fading", "edge", "archived")), layers
+
+
+def test_whole_store_projection_matches_the_single_memory_function(demo_store):
+    from store.decay import state_at
+
+    now = demo_store.now() + 200 * DAY
+    projected = demo_store.project(now)
+    rows = demo_store._rows("SELECT id, kind, recall_count, half_life_days, pinned, base, ref_time FROM memories")
+    for row in rows:
+        s, layer = state_at(row, now, demo_store.config.decay)
+        assert projected[row["id"]][1] == layer
+        assert projected[row["id"]][0] == pytest.approx(s, rel=1e-12)

@@ -24,7 +24,7 @@ class DecayPlot(QWidget):
         self.plot.setLabel("bottom", "days from now")
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.setLabel("left", "strength")
-        self.plot.setYRange(0, 1.05, padding=0)
+        self.plot.setYRange(0, 1.12, padding=0)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.curve = self.plot.plot([], [], pen=pg.mkPen("#0072B2", width=2))
         self.recalls = pg.ScatterPlotItem(symbol="t1", size=11, brush=pg.mkBrush(HIGHLIGHT), pen=pg.mkPen("#555"))
@@ -62,6 +62,8 @@ class DecayPlot(QWidget):
             self.recalls.setData([], [])
             self.points = []
             self.title.setText("Select a memory to see how it fades.")
+            self.preview_line.setVisible(False)
+            self.plot.setXRange(-30, 90, padding=0)
             return
         try:
             m = store.get(mid)

@@ -38,6 +38,8 @@ from .theme import ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
 LAYER_TOGGLES = ("habit", "fading", "edge", "archived")
 ANIMATION_MS = 450
 ANIMATION_STEPS = 12
+ENTITY_CROWDING = 0.16  # radians
+LINES_MAX = 2500
 
 
 @dataclass
@@ -98,7 +100,7 @@ class RadialMap(QWidget):
         self.plot.hideButtons()
         self.plot.setMouseEnabled(True, True)
         vb = self.plot.getViewBox()
-        vb.setRange(xRange=(-4.9, 4.9), yRange=(-4.9, 4.9), padding=0)
+        vb.setRange(xRange=(-5.4, 5.4), yRange=(-5.4, 5.4), padding=0)
         ring_pen = QPen(QColor(self.colours["ring"]))
         ring_pen.setCosmetic(True)
         ring_pen.setWidthF(1.2)
@@ -199,7 +201,7 @@ class RadialMap(QWidget):
             self.dots = []
             self.redraw()
             return
-        memories = store.list()
+        memories = self.session.memories()
         projection = store.project(self.session.preview_now()) if self.session.preview_days else None
         dots = []
         for m in memories:
@@ -263,8 +265,9 @@ class RadialMap(QWidget):
         match_pen = self._match_pen
         plain_pen = self._plain_pen
         for d in visible:
-            alpha = int(60 + 195 * max(0.0, min(1.0, d.strength)))
-            size = 6.0 + 12.0 * d.importance
+            # Quantised so pyqtgraph renders a few hundred symbols, not one per dot.
+            alpha = 60 + 27 * round(7 * max(0.0, min(1.0, d.strength)))
+            size = 6.0 + 2.0 * round(6 * d.importance)
             pen = plain_pen
             if searching:
                 if self._matches(d):
@@ -294,9 +297,18 @@ class RadialMap(QWidget):
                 members.setdefault(name, []).append(d)
         names, ex, ey, lx, ly = [], [], [], [], []
         self.entity_pos: dict[str, tuple[float, float]] = {}
+        angles = {name: mean_angle(math.atan2(pos[d.id][1], pos[d.id][0]) for d in dots)
+                  for name, dots in members.items()}
+        # Neighbours on the orbit step outwards in turn so their labels do not pile up.
+        orbit: dict[str, float] = {}
+        previous, step = None, 0
+        for name in sorted(angles, key=lambda n: (angles[n], n)):
+            step = step + 1 if previous is not None and angles[name] - previous < ENTITY_CROWDING else 0
+            orbit[name] = ENTITY_ORBIT + (step % 3) * 0.42
+            previous = angles[name]
         for name, dots in sorted(members.items()):
-            angle = mean_angle(math.atan2(pos[d.id][1], pos[d.id][0]) for d in dots)
-            x, y = ENTITY_ORBIT * math.cos(angle), ENTITY_ORBIT * math.sin(angle)
+            angle = angles[name]
+            x, y = orbit[name] * math.cos(angle), orbit[name] * math.sin(angle)
             names.append(name)
             ex.append(x)
             ey.append(y)
@@ -308,7 +320,12 @@ class RadialMap(QWidget):
         sizes = [9 + min(len(members[n]), 12) for n in names]
         self.entity_scatter.setData(x=ex, y=ey, size=sizes, data=names, symbol="d",
                                     brush=self._entity_brush, pen=self._entity_pen)
-        self.link_curve.setData(np.array(lx, dtype=float), np.array(ly, dtype=float))
+        # Thousands of antialiased lines cost most of a frame: above LINES_MAX dots only
+        # the hovered entity's lines are drawn.
+        if len(visible) <= LINES_MAX:
+            self.link_curve.setData(np.array(lx, dtype=float), np.array(ly, dtype=float))
+        else:
+            self.link_curve.setData([], [])
         # Labels are kept and moved, not re-created: only while they stay readable.
         show = set(names) if len(names) <= 40 else set()
         for name in list(self.entity_labels):

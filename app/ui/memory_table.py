@@ -5,7 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
@@ -27,13 +33,39 @@ class MemoryTableModel(QAbstractTableModel):
         self.session = session
         self._rows: list[Memory] = []
         self._index: dict[str, int] = {}
+        self._sort_keys: list[tuple] = []
+        self._display: dict[int, tuple] = {}
+        self._sort: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
 
     def refresh(self) -> None:
-        store = self.session.store
         self.beginResetModel()
-        self._rows = store.list() if store is not None else []
-        self._index = {m.id: i for i, m in enumerate(self._rows)}
+        self._rows = list(self.session.memories())
+        self._apply_sort()
         self.endResetModel()
+
+    def _apply_sort(self) -> None:
+        column, order = self._sort
+        keys = [_sort_key(m) for m in self._rows]
+        if column >= 0:
+            pairs = sorted(zip(keys, self._rows), key=lambda kr: (kr[0][column], kr[1].id),
+                           reverse=order == Qt.SortOrder.DescendingOrder)
+            keys = [k for k, _ in pairs]
+            self._rows = [m for _, m in pairs]
+        self._sort_keys = keys
+        self._index = {m.id: i for i, m in enumerate(self._rows)}
+        self._display = {}
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort in Python over precomputed keys (a proxy sort would call data() ~n·log n times)."""
+        self._sort = (column, order)
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        ids = [self._rows[i.row()].id if 0 <= i.row() < len(self._rows) else None for i in persistent]
+        self._apply_sort()
+        moved = [self.index(self._index[mid], i.column()) if mid in self._index else QModelIndex()
+                 for mid, i in zip(ids, persistent)]
+        self.changePersistentIndexList(persistent, moved)
+        self.layoutChanged.emit()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
@@ -61,21 +93,12 @@ class MemoryTableModel(QAbstractTableModel):
         if role == ID_ROLE:
             return m.id
         if role == SORT_ROLE:
-            return {
-                "kind": m.kind, "text": m.text.lower(), "layer": ("habit", "fading", "edge", "archived").index(
-                    m.layer) if m.layer in ("habit", "fading", "edge", "archived") else 9,
-                "strength": m.strength, "importance": m.importance, "recalls": m.recall_count, "scope": m.scope,
-                "sensitivity": ("public", "low", "medium", "high", "hyper").index(m.sensitivity)
-                if m.sensitivity in ("public", "low", "medium", "high", "hyper") else 9,
-                "updated": m.updated_at,
-            }[col]
+            return self._sort_keys[index.row()][index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return {
-                "kind": m.kind, "text": m.text, "layer": m.layer + (" (pinned)" if m.pinned else ""),
-                "strength": f"{m.strength:.2f}", "importance": f"{m.importance:.2f}", "recalls": str(m.recall_count),
-                "scope": m.scope, "sensitivity": m.sensitivity,
-                "updated": datetime.fromtimestamp(m.updated_at).strftime("%Y-%m-%d"),
-            }[col]
+            row = self._display.get(index.row())
+            if row is None:
+                row = self._display[index.row()] = _display(m)
+            return row[index.column()]
         if role == Qt.ItemDataRole.ToolTipRole and col == "text":
             return m.text
         if role == Qt.ItemDataRole.ForegroundRole and col == "kind":
@@ -85,14 +108,38 @@ class MemoryTableModel(QAbstractTableModel):
         return None
 
 
+LAYER_ORDER = {"habit": 0, "fading": 1, "edge": 2, "archived": 3}
+SENSITIVITY_ORDER = {"public": 0, "low": 1, "medium": 2, "high": 3, "hyper": 4}
+
+
+def _sort_key(m: Memory) -> tuple:
+    """Raw values to sort by, one per column."""
+    return (m.kind, m.text.lower(), LAYER_ORDER.get(m.layer, 9), m.strength, m.importance, m.recall_count,
+            m.scope, SENSITIVITY_ORDER.get(m.sensitivity, 9), m.updated_at)
+
+
+def _display(m: Memory) -> tuple:
+    return (m.kind, m.text, m.layer + (" (pinned)" if m.pinned else ""), f"{m.strength:.2f}",
+            f"{m.importance:.2f}", str(m.recall_count), m.scope, m.sensitivity,
+            datetime.fromtimestamp(m.updated_at).strftime("%Y-%m-%d"))
+
+
 class MemoryFilterProxy(QSortFilterProxyModel):
-    """Sorts by the raw values and filters on any text column."""
+    """Filters on any text column; sorting is handed to the source model, which sorts
+    10,000 rows over precomputed keys in milliseconds, and the proxy keeps its order."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setSortRole(SORT_ROLE)
         self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.setFilterKeyColumn(-1)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        source = self.sourceModel()
+        if isinstance(source, MemoryTableModel):
+            source.sort(column, order)
+        else:
+            super().sort(column, order)
 
 
 class MemoryTable(QWidget):

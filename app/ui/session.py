@@ -28,6 +28,7 @@ class StoreSession(QObject):
         self._selected: str | None = None
         self._data_version = None
         self.preview_days = 0.0
+        self._memories = None
         self._watch = QTimer(self)
         self._watch.setInterval(self.WATCH_INTERVAL_MS)
         self._watch.timeout.connect(self._poll)
@@ -38,6 +39,12 @@ class StoreSession(QObject):
     def store(self) -> MemoryStore | None:
         return self._store
 
+    def memories(self):
+        """The store's memories as of the last change, read once and shared by the views."""
+        if self._memories is None:
+            self._memories = self._store.list() if self._store is not None else []
+        return self._memories
+
     def set_store(self, store: MemoryStore) -> None:
         old = self._store
         self._store = store
@@ -47,6 +54,7 @@ class StoreSession(QObject):
         self._watch.start()
         if old is not None and old is not store:
             old.close()
+        self._memories = None
         self.store_replaced.emit()
         self.changed.emit(None)
         self.selection_changed.emit(None)
@@ -82,6 +90,7 @@ class StoreSession(QObject):
         """A write of ours happened: refresh views, and do not mistake it for an outside write."""
         if self._store is not None:
             self._data_version = self._store.data_version()
+        self._memories = None
         self.changed.emit(ids)
 
     def _poll(self) -> None:
@@ -94,4 +103,5 @@ class StoreSession(QObject):
             return
         if version != self._data_version:
             self._data_version = version
+            self._memories = None
             self.changed.emit(None)

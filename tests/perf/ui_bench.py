@@ -1,0 +1,109 @@
+"""Inspector speed: time to the first painted window and map redraw time.
+
+Run: python tests/perf/ui_bench.py
+Each first-paint figure is measured in a fresh process, from before Qt and the UI are
+imported until the window has been painted once. Targets: demo database <= 1.5 s,
+10,000 memories <= 3 s. Redraw: the median time to redraw the map at 10,000 memories
+(what a pan/zoom frame, a search keystroke or a legend toggle costs), with pyqtgraph's
+own view-box pan as the baseline in the same process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+CHILD = r"""
+import os, sys, time, json
+t0 = time.perf_counter()
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, {root!r})
+from store import MemoryStore
+from app.ui.launch import create_app
+from app.ui.main_window import MainWindow
+app, dark = create_app()
+w = MainWindow(MemoryStore({db!r}), dark=dark)
+w.resize(1440, 900)
+w.show()
+app.processEvents()
+w.grab()
+first = time.perf_counter() - t0
+out = {{"first_paint_s": first}}
+if {redraw}:
+    m = w.map
+    times = []
+    for i in range(15):
+        t = time.perf_counter(); m.set_rotation(i * 0.05); app.processEvents(); m.plot.grab()
+        times.append(time.perf_counter() - t)
+    out["redraw_ms"] = sorted(times)[len(times) // 2] * 1000
+    vb = m.plot.getViewBox()
+    pans = []
+    for i in range(15):
+        t = time.perf_counter(); vb.translateBy(x=0.05, y=0.0); app.processEvents(); m.plot.grab()
+        pans.append(time.perf_counter() - t)
+    out["pan_frame_ms"] = sorted(pans)[len(pans) // 2] * 1000
+    zooms = []
+    for i in range(15):
+        t = time.perf_counter(); vb.scaleBy((0.97, 0.97)); app.processEvents(); m.plot.grab()
+        zooms.append(time.perf_counter() - t)
+    out["zoom_frame_ms"] = sorted(zooms)[len(zooms) // 2] * 1000
+print(json.dumps(out))
+os._exit(0)
+"""
+
+
+def measure(db: str, redraw: bool, runs: int = 3) -> dict:
+    results = []
+    for _ in range(runs):
+        code = CHILD.format(root=str(ROOT), db=db, redraw=redraw)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+        if out.returncode != 0:
+            raise SystemExit(out.stderr)
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {k: statistics.median(r[k] for r in results) for k in results[0]}
+
+
+def main() -> None:
+    from store import MemoryStore
+    from store.demo import load_demo
+
+    tmp = tempfile.mkdtemp()
+    demo = os.path.join(tmp, "demo.db")
+    with MemoryStore(demo) as s:
+        load_demo(s)
+    big = os.path.join(tmp, "big.db")
+    rng = random.Random(5)
+    words = "mara theo rust garden tea deploy lighthouse climbing mandarin bank cat meeting review".split()
+    kinds = ("fact", "lesson", "skill", "reflection", "event")
+    topics = [f"topic{i}" for i in range(25)]
+    lines = [json.dumps({"id": f"b{i:05d}", "text": " ".join(rng.choice(words) for _ in range(9)) + f" {i}",
+                         "kind": rng.choice(kinds), "importance": round(rng.random(), 2),
+                         "topic": rng.choice(topics), "recall_count": rng.choice([0, 1, 6]),
+                         "created_at": time.time() - rng.uniform(0, 300) * 86400,
+                         "entities": [rng.choice(words).capitalize()]}) for i in range(10_000)]
+    with MemoryStore(big) as s:
+        s.import_jsonl("\n".join(lines))
+        s.tick()
+    small = measure(demo, redraw=False)
+    large = measure(big, redraw=True)
+    print(f"{'measure':<38}{'median':>10}{'target':>10}")
+    print(f"{'first painted window, demo (65)':<38}{small['first_paint_s']:>9.2f}s{'1.5 s':>10}")
+    print(f"{'first painted window, 10,000':<38}{large['first_paint_s']:>9.2f}s{'3 s':>10}")
+    print(f"{'map redraw at 10,000 (rotate)':<38}{large['redraw_ms']:>8.1f}ms")
+    print(f"{'pan frame at 10,000':<38}{large['pan_frame_ms']:>8.1f}ms")
+    print(f"{'zoom frame at 10,000':<38}{large['zoom_frame_ms']:>8.1f}ms")
+    print(f"redraw / pan frame: {large['redraw_ms'] / large['pan_frame_ms']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
