@@ -6,6 +6,7 @@ Run bare, it opens the inspector window; subcommands do headless work.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from . import __version__
@@ -42,10 +43,48 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the quote as JSON")
     p.set_defaults(func=run_quote)
 
+    p = sub.add_parser("preview", help="recall from a database and print the prompt the agent would send",
+                       description="Recall memories for a user message (without writing) and compile the prompt "
+                                   "the inspector's preview shows; prints what its copy buttons copy.")
+    p.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS, help="memory database")
+    p.add_argument("--user-message", required=True, help="the current user turn (drives recall)")
+    p.add_argument("--history", metavar="FILE", help="JSON list of prior messages (role, content)")
+    p.add_argument("--model", default="openai/gpt-4o", help="model id (default openai/gpt-4o)")
+    p.add_argument("--max-tokens", type=int, default=4096, help="token budget (default 4096)")
+    p.add_argument("--placement", choices=("end", "system"), default="end")
+    p.add_argument("--system", help="system rules (default: a short assistant persona)")
+    p.add_argument("-k", type=int, default=20, help="memories to recall (default 20)")
+    p.add_argument("--scope", default="global", help="scope to compile for")
+    p.add_argument("--trust", default="medium", help="maximum sensitivity to compile for")
+    p.add_argument("--format", choices=FORMATS, default="text")
+    p.set_defaults(func=run_preview)
+
     from .store_cli import add_store_commands
 
     add_store_commands(sub)
     return parser
+
+
+def run_preview(args: argparse.Namespace) -> int:
+    from store.demo import open_default
+
+    from .bridge import DEFAULT_RULES, PreviewRequest, preview
+    from .compile_cli import load_json_file, render
+
+    history = load_json_file(args.history, "history file") if args.history else []
+    request = PreviewRequest(user_message=args.user_message, history=history, model_id=args.model,
+                             max_tokens=args.max_tokens, placement=args.placement,
+                             rules=DEFAULT_RULES if args.system is None else args.system, k=args.k,
+                             scope=args.scope, trust=args.trust)
+    path = getattr(args, "db", None)
+    if path is not None and not os.path.exists(path):
+        raise UsageError(f"{path} does not exist")
+    from store import MemoryStore
+
+    with (MemoryStore(path) if path else open_default()) as store:
+        result = preview(store, request).result
+    print(render(result, args.format, request.model_id))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -90,7 +90,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
             "CROSS JOIN memories m ON m.rowid = f.rowid "
             f"WHERE memories_fts MATCH ? AND m.scope IN ({placeholders}) AND m.layer != 'archived' "
             "ORDER BY f.rank LIMIT ?",
-            (fts, *scopes, cfg.limits.candidate_limit),
+            (fts, *scopes, max(cfg.limits.candidate_limit, 2 * k)),
         )
         scored: dict[str, dict[str, Any]] = {}
         q_set = set(q_terms)

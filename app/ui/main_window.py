@@ -29,6 +29,7 @@ from .decay_plot import DecayPlot
 from .editor import MemoryEditor
 from .memory_map import RadialMap
 from .memory_table import MemoryTable
+from .prompt_preview import PromptPreview
 from .session import StoreSession
 
 log = logging.getLogger(__name__)
@@ -44,10 +45,18 @@ class MainWindow(QMainWindow):
     def __init__(self, store: MemoryStore | None = None, dark: bool = False) -> None:
         super().__init__()
         self.setWindowTitle("Mnemoscope")
-        self.resize(1440, 900)
+        self.resize(1600, 960)
         self.session = StoreSession(parent=self)
         self.map = RadialMap(self.session, dark=dark, parent=self)
-        self.setCentralWidget(self.map)
+        # The decay plot sits under the map; the side docks run the full height.
+        self.decay = DecayPlot(self.session, dark=dark, parent=self)
+        centre = QSplitter(Qt.Orientation.Vertical, self)
+        centre.addWidget(self.map)
+        centre.addWidget(self.decay)
+        centre.setStretchFactor(0, 4)
+        centre.setStretchFactor(1, 1)
+        centre.setSizes([700, 220])
+        self.setCentralWidget(centre)
         self.table = MemoryTable(self.session, self)
         self.editor = MemoryEditor(self.session, self)
         left = QSplitter(Qt.Orientation.Vertical, self)
@@ -58,13 +67,12 @@ class MainWindow(QMainWindow):
         self.memory_dock.setObjectName("memories_dock")
         self.memory_dock.setWidget(left)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.memory_dock)
-        self.decay = DecayPlot(self.session, dark=dark, parent=self)
-        self.decay_dock = QDockWidget("Decay of the selected memory", self)
-        self.decay_dock.setObjectName("decay_dock")
-        self.decay_dock.setWidget(self.decay)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.decay_dock)
-        self.resizeDocks([self.memory_dock], [560], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.decay_dock], [210], Qt.Orientation.Vertical)
+        self.preview = PromptPreview(self.session, self)
+        self.preview_dock = QDockWidget("Prompt preview", self)
+        self.preview_dock.setObjectName("preview_dock")
+        self.preview_dock.setWidget(self.preview)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.preview_dock)
+        self.resizeDocks([self.memory_dock, self.preview_dock], [470, 560], Qt.Orientation.Horizontal)
         self._build_actions()
         self._build_toolbar()
         self._build_menus()
@@ -138,7 +146,7 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(self.redo_action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.memory_dock.toggleViewAction())
-        view_menu.addAction(self.decay_dock.toggleViewAction())
+        view_menu.addAction(self.preview_dock.toggleViewAction())
         self._refresh_recent()
 
     # -- the database ----------------------------------------------------------------

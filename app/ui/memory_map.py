@@ -168,6 +168,7 @@ class RadialMap(QWidget):
         self.search_box = QLineEdit(self)
         self.search_box.setPlaceholderText("Search the map…")
         self.search_box.setClearButtonEnabled(True)
+        self.search_box.setMinimumWidth(130)
         self.search_box.textChanged.connect(self.set_search)
         layers.addWidget(self.search_box, 2)
         self.scope_box = QComboBox(self)

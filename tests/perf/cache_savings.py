@@ -17,34 +17,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from app.compiler import ContextCompiler, MemoryItem, TokenizerRegistry  # noqa: E402
+from app.compiler.cache import prefix_cache_reads, request_tokens  # noqa: E402
 
-MIN_CACHE = 1024
 TURNS = 20
 FACTS = ["prefers concise answers", "works in Rust", "lives in Lisbon", "has a cat called Miso",
          "deploys on Mondays", "hates being called buddy", "climbs twice a week", "learns Mandarin",
          "uses Obsidian", "drinks black coffee", "leads the Lighthouse project", "bakes sourdough"]
 
 
-def tokens_of(messages, enc) -> list[int]:
-    out: list[int] = []
-    for m in messages:
-        out += enc.encode_ordinary(f"<|{m['role']}|>") + enc.encode_ordinary(m["content"])
-    return out
-
-
-def common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def simulate(mode: str, enc, rules: str, rng: random.Random) -> tuple[int, int]:
+def simulate(mode: str, adapter, rules: str, rng: random.Random) -> tuple[int, int]:
     history: list[dict] = []
-    previous: list[int] = []
-    sent = cached = 0
+    requests: list[list[int]] = []
     for turn in range(TURNS):
         mems = [MemoryItem(id=f"t{turn}m{k}", content=f"Turn {turn}: the user {rng.choice(FACTS)} ({k}).")
                 for k in range(5)]
@@ -56,24 +39,21 @@ def simulate(mode: str, enc, rules: str, rng: random.Random) -> tuple[int, int]:
             compiler = ContextCompiler(max_tokens=128_000, model_id="openai/gpt-4o", core_content=rules,
                                        memory_placement=mode)
             messages = compiler.compile(mems, question, history).messages
-        toks = tokens_of(messages, enc)
-        shared = common_prefix(previous, toks)
-        sent += len(toks)
-        cached += shared if shared >= MIN_CACHE else 0
-        previous = toks
+        requests.append(request_tokens(messages, adapter))
         answer = "Answer: " + " ".join(rng.choice(FACTS) for _ in range(25))
         history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
-    return sent, cached
+    return sum(len(r) for r in requests), sum(prefix_cache_reads(requests))
 
 
 def main() -> None:
-    enc = TokenizerRegistry.get().adapter("openai/gpt-4o").encoding
+    adapter = TokenizerRegistry.get().adapter("openai/gpt-4o")
+    enc = adapter.encoding
     rules = ""
     while len(enc.encode_ordinary(rules)) < 2000:
         rules += f"Rule {len(rules) % 97}: be precise, cite memories as [Mem:N], and never guess. "
     rows = {}
     for mode in ("naive", "end", "system"):
-        rows[mode] = simulate(mode, enc, rules, random.Random(11))
+        rows[mode] = simulate(mode, adapter, rules, random.Random(11))
     naive_sent, naive_cached = rows["naive"]
 
     def cost(sent, cached, read_price):

@@ -28,6 +28,9 @@ import os, sys, time, json
 t0 = time.perf_counter()
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, {root!r})
+from PySide6.QtCore import QSettings
+QSettings.setDefaultFormat(QSettings.Format.IniFormat)  # keep the user's own settings out of it
+QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, {settings!r})
 from store import MemoryStore
 from app.ui.launch import create_app
 from app.ui.main_window import MainWindow
@@ -65,7 +68,7 @@ os._exit(0)
 def measure(db: str, redraw: bool, runs: int = 3) -> dict:
     results = []
     for _ in range(runs):
-        code = CHILD.format(root=str(ROOT), db=db, redraw=redraw)
+        code = CHILD.format(root=str(ROOT), db=db, redraw=redraw, settings=tempfile.mkdtemp())
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
         if out.returncode != 0:
             raise SystemExit(out.stderr)

@@ -1,0 +1,179 @@
+"""The U-shaped token bars: one bar per region of the prompt, in prompt order, each as
+long as its tokens on one shared token axis; memories as sub-bars coloured by kind;
+trimmed memories hatched grey beyond the budget line; the cacheable prefix bracketed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from ..compiler.types import TIER_NAMES, CompileResult, Segment
+from .theme import KIND_COLOURS
+
+ROWS = (("core", "rules"), ("history", "history"), ("memory", "memories"), ("extra", "extras"),
+        ("end", "current turn"), ("directives", "directives"))
+REGION_COLOURS = {"core": "#6b7a8f", "history": "#8d99ae", "extra": "#a3a3c2", "end": "#4f6d7a",
+                  "directives": "#7d6b91"}
+TIER_KIND = {1: "skill", 2: "fact", 3: "event"}
+LABEL_W = 92
+ROW_H = 20
+ROW_GAP = 6
+TOP = 26
+
+
+@dataclass
+class BarRect:
+    rect: QRectF
+    segment: Segment
+    row: str
+
+
+class TokenBars(QWidget):
+    memory_clicked = Signal(str)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.result: CompileResult | None = None
+        self.kinds: dict[str, str] = {}
+        self.rects: list[BarRect] = []
+        self.setMouseTracking(True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMinimumHeight(self.sizeHint().height())
+
+    def sizeHint(self) -> QSize:
+        return QSize(640, TOP + (len(ROWS) + 1) * (ROW_H + ROW_GAP) + 10)
+
+    def set_result(self, result: CompileResult | None, kinds: dict[str, str] | None = None) -> None:
+        """Show ``result``; ``kinds`` maps record ids to store kinds (for the colours)."""
+        self.result = result
+        if kinds is not None:
+            self.kinds = kinds
+        self._layout()
+        self.update()
+
+    # -- geometry --------------------------------------------------------------------
+    def _scale(self) -> tuple[float, float]:
+        md = self.result.metadata
+        axis = max(md["tokens_budget"], md["token_count"], 1) * 1.18
+        width = max(self.width() - LABEL_W - 12, 50)
+        return width / axis, axis
+
+    def _layout(self) -> None:
+        self.rects = []
+        if self.result is None:
+            return
+        per_token, axis = self._scale()
+        budget_x = LABEL_W + self.result.metadata["tokens_budget"] * per_token
+        x_tokens = 0
+        rows = {name: i for i, (name, _) in enumerate(ROWS)}
+        trimmed_x = budget_x + 4
+        trimmed_row = len(ROWS)
+        right = LABEL_W + axis * per_token
+        for seg in self.result.segments:
+            if seg.kept:
+                y = TOP + rows[seg.region] * (ROW_H + ROW_GAP)
+                rect = QRectF(LABEL_W + x_tokens * per_token, y, max(seg.tokens * per_token, 1.0), ROW_H)
+                x_tokens += seg.tokens
+                self.rects.append(BarRect(rect, seg, seg.region))
+            elif seg.region in ("memory", "extra"):
+                y = TOP + trimmed_row * (ROW_H + ROW_GAP)
+                w = max(seg.tokens * per_token, 1.0)
+                if trimmed_x < right:  # the rest do not fit on screen; the summary counts them
+                    rect = QRectF(trimmed_x, y, min(w, right - trimmed_x), ROW_H)
+                    self.rects.append(BarRect(rect, seg, "trimmed"))
+                trimmed_x += w
+
+    def resizeEvent(self, event) -> None:
+        self._layout()
+        super().resizeEvent(event)
+
+    # -- painting --------------------------------------------------------------------
+    def _colour(self, seg: Segment) -> QColor:
+        if seg.region == "memory":
+            kind = self.kinds.get(seg.record_id or "", TIER_KIND.get(seg.tier or 2, "fact"))
+            return QColor(KIND_COLOURS.get(kind, "#888888"))
+        return QColor(REGION_COLOURS.get(seg.region, "#888888"))
+
+    def paintEvent(self, _event) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        pal = self.palette()
+        text_colour = pal.color(pal.ColorRole.WindowText)
+        small = QFont(self.font())
+        small.setPointSizeF(max(small.pointSizeF() - 1, 7))
+        p.setFont(small)
+        for i, (_name, label) in enumerate((*ROWS, ("trimmed", "trimmed"))):
+            y = TOP + i * (ROW_H + ROW_GAP)
+            p.setPen(text_colour)
+            p.drawText(QRectF(2, y, LABEL_W - 6, ROW_H), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                       label)
+        if self.result is None:
+            p.drawText(QRectF(LABEL_W, TOP, 400, ROW_H), Qt.AlignmentFlag.AlignVCenter,
+                       "Type a user message to see the prompt.")
+            return
+        hatch = QBrush(QColor("#9aa0a8"), Qt.BrushStyle.BDiagPattern)
+        for br in self.rects:
+            if br.row == "trimmed":
+                p.fillRect(br.rect, QColor(150, 150, 150, 60))
+                p.fillRect(br.rect, hatch)
+                p.setPen(QPen(QColor("#9aa0a8"), 1))
+                p.drawRect(br.rect)
+            else:
+                p.fillRect(br.rect, self._colour(br.segment))
+                if br.rect.width() > 3:
+                    p.setPen(QPen(pal.color(pal.ColorRole.Base), 1))
+                    p.drawLine(br.rect.topRight(), br.rect.bottomRight())
+        md = self.result.metadata
+        per_token, _axis = self._scale()
+        bottom = TOP + (len(ROWS) + 1) * (ROW_H + ROW_GAP)
+        budget_x = LABEL_W + md["tokens_budget"] * per_token
+        p.setPen(QPen(QColor("#D55E00"), 2, Qt.PenStyle.DashLine))
+        p.drawLine(QPointF(budget_x, 4), QPointF(budget_x, bottom))
+        p.setPen(QColor("#D55E00"))
+        p.drawText(QPointF(budget_x + 4, 14), f"budget {md['tokens_budget']:,}")
+        prefix = md["cacheable_prefix_tokens"]
+        if prefix:
+            x1 = LABEL_W + prefix * per_token
+            colour = QColor("#009E73") if md["prompt_cache_used"] else QColor("#8a8f98")
+            p.setPen(QPen(colour, 2))
+            y = TOP - 6
+            p.drawLine(QPointF(LABEL_W, y), QPointF(x1, y))
+            p.drawLine(QPointF(LABEL_W, y), QPointF(LABEL_W, y + 5))
+            p.drawLine(QPointF(x1, y), QPointF(x1, y + 5))
+            cached = "cached" if md["prompt_cache_used"] else "not cached"
+            p.drawText(QPointF(LABEL_W + 4, y - 4), f"cacheable prefix {prefix:,} tok ({cached})")
+        p.end()
+
+    # -- interaction -----------------------------------------------------------------
+    def rect_at(self, pos: QPointF) -> BarRect | None:
+        for br in self.rects:
+            if br.rect.contains(pos):
+                return br
+        return None
+
+    def describe(self, br: BarRect) -> str:
+        seg = br.segment
+        text = seg.text.strip()
+        excerpt = text if len(text) <= 220 else text[:219] + "…"
+        tier = f" · {TIER_NAMES[seg.tier]}" if seg.tier else ""
+        state = "kept" if seg.kept else "trimmed"
+        why = f" ({seg.reason.replace('_', ' ')})" if seg.reason else ""
+        ident = f"\n{seg.record_id}" + (f" as [Mem:{seg.ref}]" if seg.ref else "") if seg.record_id else ""
+        return f"{seg.region}{tier} · {seg.tokens} tokens · {state}{why}{ident}\n\n{excerpt}"
+
+    def mouseMoveEvent(self, event) -> None:
+        br = self.rect_at(event.position())
+        if br is None:
+            QToolTip.hideText()
+        else:
+            QToolTip.showText(event.globalPosition().toPoint(), self.describe(br), self)
+        super().mouseMoveEvent(event)
+
+    def mousePressEvent(self, event) -> None:
+        br = self.rect_at(event.position())
+        if br is not None and br.segment.record_id:
+            self.memory_clicked.emit(br.segment.record_id)
+        super().mousePressEvent(event)

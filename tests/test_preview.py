@@ -1,0 +1,201 @@
+"""The live prompt preview, driven like a person would, on real temporary databases."""
+
+import hashlib
+import json
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import QPointF, QSettings, Qt  # noqa: E402
+from PySide6.QtGui import QGuiApplication  # noqa: E402
+
+from app.bridge import PreviewRequest, preview  # noqa: E402
+from app.compile_cli import render  # noqa: E402
+from store import MemoryStore  # noqa: E402
+from store.demo import load_demo  # noqa: E402
+
+QUESTION = "How should I explain a Rust lifetime error to Mara?"
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path, monkeypatch):
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def demo_db(tmp_path):
+    path = str(tmp_path / "demo.db")
+    with MemoryStore(path) as s:
+        load_demo(s)
+    return path
+
+
+@pytest.fixture
+def window(qtbot, demo_db):
+    from app.ui.main_window import MainWindow
+
+    w = MainWindow(MemoryStore(demo_db))
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.session.close()
+
+
+def ask(window, qtbot, text=QUESTION, budget=None):
+    pv = window.preview
+    if budget is not None:
+        pv.budget_spin.setValue(budget)
+    pv.user_message.setPlainText("")
+    qtbot.keyClicks(pv.user_message, text)
+    with qtbot.waitSignal(pv.compiled, timeout=3000):
+        pass
+    return pv
+
+
+def test_typing_a_message_recalls_and_compiles_like_compile(window, qtbot, demo_db):
+    pv = ask(window, qtbot, budget=1500)
+    with MemoryStore(demo_db) as s:
+        direct = preview(s, PreviewRequest(user_message=QUESTION, max_tokens=1500)).result
+    assert pv.result.messages == direct.messages and pv.result.ref_map == direct.ref_map
+    md = direct.metadata
+    v = pv.summary_values()
+    assert (v["tokens"], v["budget"], v["kept"], v["offered"]) == (md["token_count"], 1500, md["memories_kept"],
+                                                                   md["memories_offered"])
+    assert f"{md['token_count']:,} / 1,500 tokens" in pv.summary.text()
+    kept_bars = [b for b in pv.bars.rects if b.row != "trimmed"]
+    assert sum(b.segment.tokens for b in kept_bars) == md["token_count"]
+    assert [b.segment.region for b in kept_bars][0] == "core" and kept_bars[-1].segment.region == "end"
+
+
+def test_dragging_the_budget_down_trims_more_and_never_passes_it(window, qtbot):
+    pv = ask(window, qtbot, budget=4000)
+    trimmed = []
+    for position in range(pv.budget_slider.value(), 250, -40):
+        pv.budget_slider.setValue(position)
+        md = pv.result.metadata
+        assert md["token_count"] <= md["tokens_budget"] == pv.budget_spin.value()
+        trimmed.append(pv.summary_values()["trimmed_memories"])
+    assert trimmed == sorted(trimmed) and trimmed[-1] > trimmed[0]
+
+
+def test_episodic_trimmed_before_semantic_and_procedural_last(window, qtbot):
+    pv = ask(window, qtbot, text="Lighthouse release deploy Rust tests flaky parser", budget=8000)
+    tiers_in_prompt = {s.tier for s in pv.result.segments if s.region == "memory"}
+    assert tiers_in_prompt == {1, 2, 3}
+    full = pv.result.metadata["token_count"]
+    for budget in range(full, 150, -25):
+        pv.budget_spin.setValue(budget)
+        mem = [s for s in pv.result.segments if s.region == "memory"]
+        kept = {s.tier for s in mem if s.kept}
+        dropped = {s.tier for s in mem if not s.kept and s.reason == "over_budget"}
+        if dropped and kept:
+            assert max(kept) <= min(dropped), (budget, kept, dropped)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "text"])
+def test_copy_puts_exactly_the_compiled_result_on_the_clipboard(window, qtbot, fmt):
+    pv = ask(window, qtbot, budget=900)
+    pv.copy_buttons[fmt].click()
+    text = QGuiApplication.clipboard().text()
+    assert text == render(pv.result, fmt, "openai/gpt-4o")
+    if fmt == "openai":
+        assert json.loads(text) == pv.result.messages
+    elif fmt == "anthropic":
+        request = json.loads(text)
+        assert request["system"][0]["cache_control"] == {"type": "ephemeral"}
+        assert request["messages"][-1]["content"] == pv.result.messages[-1]["content"]
+
+
+def test_save_writes_the_prompt_and_the_ref_map(window, qtbot, tmp_path):
+    pv = ask(window, qtbot, budget=900)
+    ref_path = pv.save(str(tmp_path / "prompt.json"), "openai")
+    assert json.loads((tmp_path / "prompt.json").read_text()) == pv.result.messages
+    with open(ref_path, encoding="utf-8") as fh:
+        refs = json.load(fh)
+    assert {int(n): r["id"] for n, r in refs.items()} == pv.result.ref_map
+
+
+def test_citations_resolve_flag_and_select(window, qtbot):
+    pv = ask(window, qtbot, budget=420)
+    kept_n, kept_id = next(iter(pv.result.ref_map.items()))
+    trimmed = next(s for s in pv.result.segments if s.region == "memory" and not s.kept)
+    pv.answer.setPlainText(f"Use a snippet [Mem:{kept_n}], see [Mem:{trimmed.ref}] and [Mem:99].")
+    found = pv.resolve_citations()
+    assert found == [(kept_n, kept_id, "ok"), (trimmed.ref, trimmed.record_id, "trimmed"), (99, None, "unknown")]
+    pv.tabs.setCurrentIndex(2)
+    item = pv.citations.item(0)
+    rect = pv.citations.visualItemRect(item)
+    qtbot.mouseClick(pv.citations.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.session.selected_id == kept_id
+    assert window.editor.memory_id == kept_id
+
+
+def test_clicking_a_memory_bar_selects_it(window, qtbot):
+    pv = ask(window, qtbot, budget=1500)
+    bar = next(b for b in pv.bars.rects if b.segment.region == "memory")
+    qtbot.mouseClick(pv.bars, Qt.MouseButton.LeftButton, pos=bar.rect.center().toPoint())
+    assert window.session.selected_id == bar.segment.record_id
+    assert "tokens" in pv.bars.describe(bar) and bar.segment.record_id in pv.bars.describe(bar)
+    assert pv.bars.rect_at(QPointF(bar.rect.center())) is bar
+
+
+def test_compare_shows_the_memories_that_left_after_a_tick(window, qtbot):
+    pv = ask(window, qtbot, text="What did Mara do at Vertigo climbing with Theo?", budget=6000)
+    pv.pin()
+    before = set(pv.result.ref_map.values())
+    window.advance(400)
+    pv.recompile()
+    diff = pv.compare()
+    assert diff["left"] and set(diff["left"]) <= before
+    assert "Left (" in pv.compare_text.toPlainText()
+
+
+def test_cache_view_counts_prefix_reads_across_turns(window, qtbot):
+    pv = ask(window, qtbot, budget=16000)
+    pv.rules.setPlainText("Always answer carefully and cite memories. " * 150)
+    for i in range(3):
+        pv.add_history("user", f"Question {i} about Rust lifetimes")
+        pv.add_history("assistant", f"Answer {i}: lifetimes tie borrows to scopes.")
+    pv.recompile()
+    rows = pv.simulate_cache()
+    assert len(rows) == 4 and rows[0][2] == 0 and all(read > 1024 for _, _, read in rows[1:])
+    assert "could be read" in pv.cache_total.text()
+
+
+def test_many_recompiles_leave_the_database_unchanged(window, qtbot, demo_db):
+    window.session.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with open(demo_db, "rb") as fh:
+        before = hashlib.sha256(fh.read()).hexdigest()
+    pv = ask(window, qtbot, budget=800)
+    for text in ("peanut allergy", "garden club", "Rust", "bank manager", "Theo"):
+        pv.user_message.setPlainText(text)
+        pv.recompile()
+        for b in (300, 900, 2000):
+            pv.budget_spin.setValue(b)
+    with open(demo_db, "rb") as fh:
+        assert hashlib.sha256(fh.read()).hexdigest() == before
+
+
+def test_a_memory_from_another_scope_never_appears(window, qtbot):
+    pv = ask(window, qtbot, text="garden club seeds basil repotting Ines", budget=8000)
+    scopes = {window.session.store.get(rid).scope for rid in pv.result.ref_map.values()}
+    assert scopes == {"global"} or scopes <= {"global"}
+    pv.scope.setCurrentText("group:garden-club")
+    pv.recompile()
+    scopes = {window.session.store.get(rid).scope for rid in pv.result.ref_map.values()}
+    assert "group:garden-club" in scopes and scopes <= {"group:garden-club", "global"}
+    text = json.dumps(pv.result.messages)
+    assert "Rui Sousa" not in text and "asthma" not in text  # private:mara stays out
+
+
+def test_preview_command_prints_what_the_window_copies(window, qtbot, demo_db, capsys):
+    from app.cli import main
+
+    pv = ask(window, qtbot, budget=700)
+    assert main(["preview", "--db", demo_db, "--user-message", QUESTION, "--max-tokens", "700",
+                 "--format", "openai"]) == 0
+    assert json.loads(capsys.readouterr().out) == pv.result.messages
