@@ -393,12 +393,17 @@ class MemoryStore:
                     break
         return found
 
-    def _link(self, memory_id: str, entity_id: str, now: float, edges: list[tuple[str, str, str]]) -> None:
-        for src, edge, dst in ((memory_id, "mentions_entity", entity_id), (entity_id, "mentioned_in", memory_id)):
+    def _edge_pair(self, src: str, edge: str, dst: str, inverse: str, now: float,
+                   edges: list[tuple[str, str, str]]) -> None:
+        """Write an edge and its inverse; record in ``edges`` the ones that were new."""
+        for a, kind, b in ((src, edge, dst), (dst, inverse, src)):
             cur = self.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
-                                    (src, edge, dst, now))
+                                    (a, kind, b, now))
             if cur.rowcount:
-                edges.append((src, edge, dst))
+                edges.append((a, kind, b))
+
+    def _link(self, memory_id: str, entity_id: str, now: float, edges: list[tuple[str, str, str]]) -> None:
+        self._edge_pair(memory_id, "mentions_entity", entity_id, "mentioned_in", now, edges)
 
     def link_records(self, src_id: str, dst_id: str) -> list[tuple[str, str, str]]:
         """``src`` references ``dst`` (and ``dst`` is referenced by ``src``)."""
@@ -411,11 +416,7 @@ class MemoryStore:
         return edges
 
     def _reference(self, src: str, dst: str, now: float, edges: list[tuple[str, str, str]]) -> None:
-        for a, edge, b in ((src, "references_record", dst), (dst, "referenced_by", src)):
-            cur = self.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
-                                    (a, edge, b, now))
-            if cur.rowcount:
-                edges.append((a, edge, b))
+        self._edge_pair(src, "references_record", dst, "referenced_by", now, edges)
 
     def _set_entities(self, memory_id: str, names: list[str], scope: str, now: float,
                       created: list[Entity], edges: list[tuple[str, str, str]]) -> None:

@@ -35,3 +35,37 @@ def demo_store(db_path):
     load_demo(s, now=DEMO_NOW)
     yield s
     s.close()
+
+
+@pytest.fixture
+def qt_settings(tmp_path, monkeypatch):
+    """Qt settings and the data folder in the test's own temporary directory."""
+    from PySide6.QtCore import QSettings
+
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MNEMOSCOPE_THEME", "light")
+
+
+@pytest.fixture
+def demo_db(tmp_path):
+    """A database file holding the demo memories (ages relative to now)."""
+    path = str(tmp_path / "demo.db")
+    with MemoryStore(path) as s:
+        load_demo(s)
+    return path
+
+
+@pytest.fixture
+def window(qtbot, qt_settings, demo_db):
+    """The real main window on the demo database, shown offscreen."""
+    from app.ui.main_window import MainWindow
+
+    w = MainWindow(MemoryStore(demo_db))
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.session.close()

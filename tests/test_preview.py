@@ -7,42 +7,19 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QPointF, QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 
 from app.bridge import PreviewRequest, preview  # noqa: E402
 from app.compile_cli import render  # noqa: E402
 from store import MemoryStore  # noqa: E402
-from store.demo import load_demo  # noqa: E402
 
 QUESTION = "How should I explain a Rust lifetime error to Mara?"
 
 
 @pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / "home"))
-
-
-@pytest.fixture
-def demo_db(tmp_path):
-    path = str(tmp_path / "demo.db")
-    with MemoryStore(path) as s:
-        load_demo(s)
-    return path
-
-
-@pytest.fixture
-def window(qtbot, demo_db):
-    from app.ui.main_window import MainWindow
-
-    w = MainWindow(MemoryStore(demo_db))
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.session.close()
+def _settings(qt_settings):
+    """Every test here keeps its Qt settings in its own temporary folder."""
 
 
 def ask(window, qtbot, text=QUESTION, budget=None):

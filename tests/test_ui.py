@@ -7,42 +7,17 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QSettings, QStandardPaths, Qt  # noqa: E402
+from PySide6.QtCore import QStandardPaths, Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from store import MemoryStore  # noqa: E402
-from store.demo import load_demo  # noqa: E402
 
 QStandardPaths.setTestModeEnabled(True)
 
 
 @pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    monkeypatch.setenv("MNEMOSCOPE_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MNEMOSCOPE_THEME", "light")
-
-
-@pytest.fixture
-def demo_db(tmp_path):
-    path = str(tmp_path / "demo.db")
-    with MemoryStore(path) as s:
-        load_demo(s)
-    return path
-
-
-@pytest.fixture
-def window(qtbot, demo_db):
-    from app.ui.main_window import MainWindow
-
-    w = MainWindow(MemoryStore(demo_db))
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.session.close()
+def _settings(qt_settings):
+    """Every test here keeps its Qt settings in its own temporary folder."""
 
 
 def digest(path):
