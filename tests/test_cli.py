@@ -153,3 +153,29 @@ def test_readme_example_runs():
     exec(compile(block, "README.md", "exec"), {})
     first_lines = [line for line in readme.splitlines() if line.startswith("python3 -m venv")]
     assert len(first_lines) == 2 and "mnemoscope" in first_lines[0] and "pytest" in first_lines[1]
+
+
+def test_selftest_reports_ok_as_one_json_line(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT, HOME=str(tmp_path), QT_QPA_PLATFORM="offscreen")
+    env.pop("MNEMOSCOPE_HOME", None)
+    out = subprocess.run([sys.executable, "-m", "app", "--selftest"], capture_output=True, text=True, cwd=tmp_path,
+                         env=env, timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 1
+    report = json.loads(lines[0])
+    assert report["ok"] is True and report["memories"] == 65 and report["prompt_tokens"] > 0
+    assert os.path.getsize(report["screenshot"]) > 10_000 and report["dots"] > 0
+    assert not (tmp_path / ".local" / "share" / "Mnemoscope").exists()  # the user's data is untouched
+
+
+def test_selftest_failure_exits_non_zero_with_the_reason(tmp_path):
+    bad_map = tmp_path / "map.json"
+    bad_map.write_text("{broken")
+    env = dict(os.environ, PYTHONPATH=ROOT, HOME=str(tmp_path), QT_QPA_PLATFORM="offscreen",
+               MNEMOSCOPE_CAPABILITY_MAP=str(bad_map))
+    out = subprocess.run([sys.executable, "-m", "app", "--selftest"], capture_output=True, text=True, cwd=tmp_path,
+                         env=env, timeout=180)
+    assert out.returncode == 1
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["ok"] is False and "capability map" in report["error"]

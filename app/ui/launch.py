@@ -46,6 +46,13 @@ def create_app(argv: list[str] | None = None):
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Mnemoscope")
     app.setOrganizationName("Mnemoscope")
+    from importlib import resources
+
+    from PySide6.QtGui import QIcon, QPixmap
+
+    icon = QPixmap()
+    if icon.loadFromData(resources.files("resources").joinpath("icon.png").read_bytes()):
+        app.setWindowIcon(QIcon(icon))
     dark = theme.apply(app)
     return app, dark
 

@@ -470,7 +470,7 @@ class PromptPreview(QWidget):
                 rid = ref_map.get(n)
                 if rid is None:
                     return f"<span style='color:#D55E00'>{match.group(0)}</span>"
-                return (f"<a href='mem:{html.escape(rid)}' style='background:#F0E44255; color:inherit; "
+                return (f"<a href='mem:{html.escape(rid)}' style='background-color:#f3ec8f; color:#222222; "
                         f"text-decoration:none'><b>{match.group(0)}</b></a>")
 
             body = MEM_REF.sub(link, html.escape(text)).replace("\n", "<br>")

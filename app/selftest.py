@@ -1,0 +1,77 @@
+"""``mnemoscope --selftest``: prove an installed or frozen Mnemoscope works, offline.
+
+In a temporary data directory it creates the demo database, recalls and compiles a
+prompt, renders the main window offscreen to a PNG, prints a one-line JSON report and
+exits 0. Any failure exits 1 with the reason as JSON on the same line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+import traceback
+
+QUESTION = "How should I explain a Rust lifetime error to Mara?"
+
+
+def run_selftest() -> int:
+    started = time.perf_counter()
+    report: dict = {"ok": False, "python": platform.python_version(), "frozen": bool(getattr(sys, "frozen", False))}
+    try:
+        workdir = tempfile.mkdtemp(prefix="mnemoscope-selftest-")
+        os.environ["MNEMOSCOPE_HOME"] = workdir
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from . import __version__
+        from .bridge import PreviewRequest, preview
+        from .compiler.tokenizers import load_encoding
+
+        report["version"] = __version__
+        for name in ("cl100k_base", "o200k_base"):
+            load_encoding(name)  # checks the bundled files' SHA-256
+        from store.demo import default_db_path, open_default
+
+        store = open_default(default_db_path())
+        stats = store.stats()
+        report["memories"] = stats["memories"]
+        report["layers"] = stats["layers"]
+        result = preview(store, PreviewRequest(user_message=QUESTION, max_tokens=1024)).result
+        report["prompt_tokens"] = result.metadata["token_count"]
+        report["memories_in_prompt"] = len(result.ref_map)
+        if not result.ref_map:
+            raise RuntimeError("recall found no memories for the self-test question")
+
+        from PySide6 import __version__ as pyside_version
+        from PySide6.QtCore import QSettings, qVersion
+
+        QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, os.path.join(workdir, "settings"))
+        from .ui.launch import create_app
+        from .ui.main_window import MainWindow
+
+        app, _dark = create_app(["mnemoscope"])
+        window = MainWindow(store)
+        window.resize(1400, 900)
+        window.show()
+        window.preview.user_message.setPlainText(QUESTION)
+        window.preview.recompile()
+        app.processEvents()
+        shot = os.path.join(workdir, "selftest.png")
+        image = window.grab()
+        if image.isNull() or not image.save(shot):
+            raise RuntimeError("could not render the main window to a PNG")
+        report.update(pyside=pyside_version, qt=qVersion(), screenshot=shot,
+                      window=[image.width(), image.height()], dots=len(window.map.visible_ids))
+        window.session.close()
+        report["ok"] = True
+    except Exception as exc:  # the report is the point: say what failed
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        report["trace"] = traceback.format_exc(limit=4).splitlines()[-3:]
+    report["elapsed_s"] = round(time.perf_counter() - started, 3)
+    sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    # Leave without Qt's teardown: nothing is left to save, and exit must be prompt.
+    os._exit(0 if report["ok"] else 1)
