@@ -39,6 +39,7 @@ from .schema import KNOWN_MIGRATIONS, MIGRATION_SET, SCHEMA_VERSION, migrations
 from .text import cosine, term_string, vector
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+CONFIG_ENV = "MNEMOSCOPE_CONFIG"  # a TOML file with the store's numbers
 BUSY_TIMEOUT_MS = 10_000
 _MEMORY_COLUMNS = (
     "id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source", "source_kind",
@@ -115,6 +116,8 @@ class MemoryStore:
     def __init__(self, path: str | os.PathLike = ":memory:", config: StoreConfig | None = None,
                  *, create: bool = True) -> None:
         self.path = str(path)
+        if config is None and os.environ.get(CONFIG_ENV):
+            config = StoreConfig.load(os.environ[CONFIG_ENV])
         self.config = config or StoreConfig()
         self._lock = threading.RLock()
         in_memory = self.path == ":memory:"

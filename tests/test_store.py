@@ -200,3 +200,16 @@ def test_export_is_json_lines_with_entities(demo_store):
     lines = demo_store.export_jsonl().splitlines()
     first = json.loads(lines[0])
     assert first["entities"] and first["created_at"].endswith("Z")
+
+
+def test_config_file_named_in_the_environment_is_used(tmp_path, monkeypatch, db_path):
+    cfg = tmp_path / "mnemoscope.toml"
+    cfg.write_text("[decay.half_life_days]\nevent = 7\n")
+    monkeypatch.setenv("MNEMOSCOPE_CONFIG", str(cfg))
+    with MemoryStore(db_path) as s:
+        assert s.config.decay.half_life_days["event"] == 7
+        mid = s.remember("an event", kind="event", now=1_790_000_000).memory.id
+        assert s.project(1_790_000_000 + 7 * 86400)[mid][0] == pytest.approx(0.5)
+    cfg.write_text("[decay]\nedge_below = 7\n")
+    with pytest.raises(ConfigError, match="edge_below"):
+        MemoryStore(db_path)

@@ -264,3 +264,30 @@ def test_qt_binding_keeps_none_alive(qtbot):
         label.setPos(i, i)
         label.setVisible(i % 2 == 0)
     assert sys.getrefcount(None) - before > -100
+
+
+def test_unexpected_errors_are_shown_and_logged(window, tmp_path, monkeypatch):
+    import logging
+    import sys
+
+    from app.ui import launch
+
+    log_file = tmp_path / "mnemoscope.log"
+    handler = logging.FileHandler(log_file)
+    logging.getLogger("mnemoscope").addHandler(handler)
+    old_hook = sys.excepthook
+    try:
+        launch.install_excepthook(lambda: window)
+        try:
+            raise RuntimeError("boom in a slot")
+        except RuntimeError:
+            sys.excepthook(*sys.exc_info())
+    finally:
+        sys.excepthook = old_hook
+        logging.getLogger("mnemoscope").removeHandler(handler)
+        handler.close()
+    boxes = [b for b in window.findChildren(QMessageBox) if "boom in a slot" in b.text()]
+    assert boxes and boxes[0].isVisible()
+    assert "RuntimeError: boom in a slot" in log_file.read_text()
+    boxes[0].close()
+    assert window.isVisible()
