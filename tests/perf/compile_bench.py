@@ -13,10 +13,12 @@ from __future__ import annotations
 import random
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import median_ms  # noqa: E402
 
 from app.compiler import ContextCompiler, MemoryItem, TokenizerRegistry  # noqa: E402
 
@@ -38,15 +40,6 @@ def memories(n: int, rng: random.Random) -> list[MemoryItem]:
                               memory_type={1: "procedural", 2: "semantic", 3: "episodic"}[tier],
                               score=rng.random()))
     return out
-
-
-def median_ms(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -18,6 +18,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import median_ms  # noqa: E402
 
 from store import MemoryStore  # noqa: E402
 from store.text import terms  # noqa: E402
@@ -42,15 +45,6 @@ def generate(n: int, rng: random.Random) -> str:
             "recall_count": rng.choice([0, 0, 1, 2, 6]),
         }))
     return "\n".join(lines)
-
-
-def median_ms(fn, repeat):
-    out = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(out)
 
 
 def main() -> None:
