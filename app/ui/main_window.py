@@ -63,6 +63,7 @@ class MainWindow(QMainWindow):
         left.addWidget(self.table)
         left.addWidget(self.editor)
         left.setSizes([480, 420])
+        left.setMinimumWidth(380)  # room for the table's text column
         self.memory_dock = QDockWidget("Memories", self)
         self.memory_dock.setObjectName("memories_dock")
         self.memory_dock.setWidget(left)
@@ -72,7 +73,6 @@ class MainWindow(QMainWindow):
         self.preview_dock.setObjectName("preview_dock")
         self.preview_dock.setWidget(self.preview)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.preview_dock)
-        self.resizeDocks([self.memory_dock, self.preview_dock], [470, 560], Qt.Orientation.Horizontal)
         self._build_actions()
         self._build_toolbar()
         self._build_menus()

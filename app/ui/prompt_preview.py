@@ -12,7 +12,7 @@ import json
 import re
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -540,7 +540,7 @@ class PromptPreview(QWidget):
             item = QListWidgetItem(("⚠ " if status != "ok" else "") + label)
             item.setData(Qt.ItemDataRole.UserRole, rid)
             if status != "ok":
-                item.setForeground(Qt.GlobalColor.darkRed)
+                item.setForeground(QColor("#D55E00"))  # vermillion reads on light and dark
             self.citations.addItem(item)
             found.append((n, rid, status))
         return found
