@@ -25,11 +25,3 @@ def build_graph(store: MemoryStore) -> nx.MultiDiGraph:
                 g.add_edge(src, dst, key=edge, edge=edge)
     return g
 
-
-def memory_entity_graph(store: MemoryStore) -> nx.Graph:
-    """An undirected memory–entity graph (one edge per mention), for layout."""
-    g = nx.Graph()
-    for src, dst, data in build_graph(store).edges(data=True):
-        if data["edge"] == "mentions_entity":
-            g.add_edge(src, dst)
-    return g

@@ -219,10 +219,6 @@ class MemoryStore:
             self._set_meta("clock_offset", repr(offset))
         return offset
 
-    def reset_clock(self) -> None:
-        with self._write():
-            self._set_meta("clock_offset", "0")
-
     # -- reading -------------------------------------------------------------------------
     def _memory(self, row: dict[str, Any], with_links: bool = True) -> Memory:
         ents: list[str] = []
@@ -718,11 +714,6 @@ class MemoryStore:
             days = (row[2] - row[1]) / decay.DAY
             return self.tick(now=row[0], advance_days=days or None)
 
-    def tick_history(self, limit: int = 20) -> list[dict[str, Any]]:
-        with self._lock:
-            return self._rows("SELECT id, at, offset_before, offset_after, undone, summary FROM ticks "
-                              "ORDER BY id DESC LIMIT ?", (limit,))
-
     # -- higher-level operations live in their own modules ------------------------------
     def recall(self, query: str, k: int = 5, *, scope: str = "global", trust: str | None = "medium",
                now: Any = None, explain: bool = False, reinforce: bool = False):
@@ -795,10 +786,6 @@ def _check_days(days: Any) -> float:
     if days < 0:
         raise ValidationError("days", f"the clock only moves forward; got {days}")
     return float(days)
-
-
-def _fts_query(terms: list[str]) -> str:
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms))
 
 
 def _bounded(text: str, needle: str) -> bool:

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from store import KINDS
 
-from ..map_layout import ENTITY_ORBIT, RING_INNER, group_key, mean_angle, place, sector_centres
+from ..map_layout import ENTITY_ORBIT, group_key, mean_angle, place, sector_centres
 from .session import StoreSession
 from .theme import ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
 
@@ -480,9 +480,6 @@ class RadialMap(QWidget):
     def highlight_entity(self, name: str | None) -> None:
         self.hover_entity = name
         self._draw_entity_highlight()
-
-    def ring_radius(self, layer: str) -> float:
-        return RING_INNER[layer]
 
 
 __all__ = ["RadialMap", "Dot"]
