@@ -179,3 +179,11 @@ def test_selftest_failure_exits_non_zero_with_the_reason(tmp_path):
     assert out.returncode == 1
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["ok"] is False and "capability map" in report["error"]
+
+
+def test_bare_command_without_a_display_explains_instead_of_crashing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env.update(PYTHONPATH=ROOT, HOME=str(tmp_path), MNEMOSCOPE_HOME=str(tmp_path / "home"))
+    out = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True, cwd=tmp_path, env=env,
+                         timeout=120)
+    assert out.returncode == 2 and "no display" in out.stderr and "Traceback" not in out.stderr

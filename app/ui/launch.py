@@ -74,7 +74,21 @@ def build_window(db_path: str | None, dark: bool):
     return window
 
 
+def no_display_reason() -> str | None:
+    """Why the window cannot open here, or None (Qt itself would abort with a core dump)."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return None
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return ("no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set). Use the "
+            "command-line tools (mnemoscope --help), or QT_QPA_PLATFORM=offscreen mnemoscope --selftest.")
+
+
 def run_gui(db_path: str | None = None) -> int:
+    reason = no_display_reason()
+    if reason:
+        print(f"mnemoscope: {reason}", file=sys.stderr)
+        return 2
     logging.basicConfig(filename=log_path(), level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app, dark = create_app()
