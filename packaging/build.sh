@@ -9,6 +9,19 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
 "$VENV/bin/pip" install -q "$ROOT[package]"
+# Qt's xcb platform plugin links these; the bundle can only carry what the build machine
+# has, so on Debian/Ubuntu build machines make sure they are there (best effort).
+XCB_PACKAGES="libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxkbcommon-x11-0 libxcb-cursor0"
+if [ "$(uname -s)" = "Linux" ] && command -v dpkg-query >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+    missing=""
+    for pkg in $XCB_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"
+    done
+    if [ -n "$missing" ]; then
+        (apt-get install -y -qq $missing >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 &&
+            apt-get install -y -qq $missing >/dev/null 2>&1)) || echo "build: could not install$missing" >&2
+    fi
+fi
 cd "$ROOT"
 rm -rf build/pyinstaller dist/Mnemoscope
 "$VENV/bin/pyinstaller" --noconfirm --clean --log-level WARN \
