@@ -540,8 +540,8 @@ class ContextCompiler:
                 wait()
             tokens = adapter.count_many(middle.lines)
         trim = TrimOrder(middle.tiers, tokens, middle.scores)
-        tiers = middle.tiers
-        emission = [i for t in sorted(TIER_NAMES) for i in range(len(tiers)) if tiers[i] == t]
+        # Prompt order: by tier; inside a tier, input order (memories before extras).
+        emission = sorted(range(len(middle)), key=middle.tiers.__getitem__)
 
         history_tokens = [message_tokens(m, adapter) for m in history]
         return _Plan(
