@@ -220,15 +220,8 @@ class MemoryStore:
         return offset
 
     # -- reading -------------------------------------------------------------------------
-    def _memory(self, row: dict[str, Any], with_links: bool = True) -> Memory:
-        ents: list[str] = []
-        refs: list[str] = []
-        if with_links:
-            ents = [r[0] for r in self.conn.execute(
-                "SELECT e.name FROM edges x JOIN entities e ON e.id = x.dst "
-                "WHERE x.src = ? AND x.edge = 'mentions_entity' ORDER BY e.name", (row["id"],))]
-            refs = [r[0] for r in self.conn.execute(
-                "SELECT dst FROM edges WHERE src = ? AND edge = 'references_record' ORDER BY dst", (row["id"],))]
+    def _memory(self, row: dict[str, Any], links: tuple[list[str], list[str]] = ([], [])) -> Memory:
+        ents, refs = links
         return Memory(
             id=row["id"], text=row["text"], kind=row["kind"], importance=row["importance"], who=row["who"] or "",
             topic=row["topic"] or "", scope=row["scope"], sensitivity=row["sensitivity"],
@@ -236,7 +229,7 @@ class MemoryStore:
             created_at=row["created_at"], updated_at=row["updated_at"], ref_time=row["ref_time"],
             base=row["base"], recall_count=row["recall_count"], last_recalled_at=row["last_recalled_at"],
             pinned=bool(row["pinned"]), half_life_days=row["half_life_days"], strength=row["strength"],
-            layer=row["layer"], ticked_at=row["ticked_at"], entities=ents, references=refs,
+            layer=row["layer"], ticked_at=row["ticked_at"], entities=list(ents), references=list(refs),
         )
 
     def get(self, memory_id: str) -> Memory:
@@ -244,7 +237,7 @@ class MemoryStore:
             rows = self._rows(_SELECT + " WHERE id = ?", (memory_id,))
             if not rows:
                 raise NotFound("memory", memory_id)
-            return self._memory(rows[0])
+            return self._memory(rows[0], self._links_for([memory_id]).get(memory_id, ([], [])))
 
     def exists(self, memory_id: str) -> bool:
         with self._lock:
@@ -281,27 +274,23 @@ class MemoryStore:
             sql += f" LIMIT {int(limit)}"
         with self._lock:
             rows = self._rows(sql, params)
-            if not with_links:
-                return [self._memory(r, with_links=False) for r in rows]
-            links = self._links_for([r["id"] for r in rows])
-            out = []
-            for r in rows:
-                m = self._memory(r, with_links=False)
-                m.entities, m.references = links.get(r["id"], ([], []))
-                out.append(m)
-            return out
+            links = self._links_for([r["id"] for r in rows]) if with_links else {}
+            return [self._memory(r, links.get(r["id"], ([], []))) for r in rows]
 
     def _links_for(self, ids: list[str]) -> dict[str, tuple[list[str], list[str]]]:
+        """Entity names (sorted) and referenced record ids of each memory in ``ids``."""
         out: dict[str, tuple[list[str], list[str]]] = {}
-        if not ids:
-            return out
-        for src, name in self.conn.execute(
-            "SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst "
-            "WHERE x.edge = 'mentions_entity' ORDER BY e.name"
-        ):
-            out.setdefault(src, ([], []))[0].append(name)
-        for src, dst in self.conn.execute("SELECT src, dst FROM edges WHERE edge = 'references_record' ORDER BY dst"):
-            out.setdefault(src, ([], []))[1].append(dst)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            ph = ",".join("?" * len(chunk))
+            for src, name in self.conn.execute(
+                "SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst "
+                f"WHERE x.edge = 'mentions_entity' AND x.src IN ({ph}) ORDER BY e.name", chunk):
+                out.setdefault(src, ([], []))[0].append(name)
+            for src, dst in self.conn.execute(
+                f"SELECT src, dst FROM edges WHERE edge = 'references_record' AND src IN ({ph}) ORDER BY dst",
+                chunk):
+                out.setdefault(src, ([], []))[1].append(dst)
         return out
 
     def count(self) -> int:
@@ -571,8 +560,6 @@ class MemoryStore:
             cols = [c for c in row if c != "id"]
             self.conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
                               [row[c] for c in cols] + [memory.id])
-            self.conn.execute("DELETE FROM edges WHERE (src = ? AND edge = 'mentions_entity') "
-                              "OR (dst = ? AND edge = 'mentioned_in')", (memory.id, memory.id))
             now = self.now()
             self._set_entities(memory.id, memory.entities, memory.scope, now, [], [])
             self.conn.execute(

@@ -85,13 +85,17 @@ def build_core(core_content: str, agent_persona_prompt: str | None = None, inclu
     return "\n\n".join(parts)
 
 
-def history_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
+def content_text(content: Any) -> str:
+    """The text of a message's content: the string, or its text parts joined."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+        return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     return ""
+
+
+def history_text(message: dict[str, Any]) -> str:
+    return content_text(message.get("content"))
 
 
 def build_end(user_message: str, last_turn: tuple[str, str] | None, directives: bool) -> str:

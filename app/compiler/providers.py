@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 from .capabilities import has_prompt_caching
+from .layout import content_text
 
 
 def _is_anthropic(model_id: str | None) -> bool:
@@ -46,14 +47,6 @@ def build_system_messages(
     return messages, hint
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return ""
-
-
 def to_anthropic_request(
     messages: list[dict[str, Any]], model: str, *, max_tokens: int = 1024, stable_prefix_messages: int = 1
 ) -> dict[str, Any]:
@@ -66,13 +59,13 @@ def to_anthropic_request(
     msgs = copy.deepcopy(messages)
     system_blocks: list[dict[str, Any]] = []
     if msgs and msgs[0].get("role") == "system":
-        system_blocks = anthropic_system_blocks(_text_of(msgs[0].get("content")), "")
+        system_blocks = anthropic_system_blocks(content_text(msgs[0].get("content")), "")
         msgs = msgs[1:]
     out: list[dict[str, Any]] = []
     for m in msgs:
         role = m.get("role")
         if role == "system":
-            system_blocks.append({"type": "text", "text": _text_of(m.get("content"))})
+            system_blocks.append({"type": "text", "text": content_text(m.get("content"))})
             continue
         if role not in ("user", "assistant"):
             role = "user"
