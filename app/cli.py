@@ -6,7 +6,6 @@ Run bare, it opens the inspector window; subcommands do headless work.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from . import __version__
@@ -66,22 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_preview(args: argparse.Namespace) -> int:
-    from store.demo import open_default
-
     from .bridge import DEFAULT_RULES, PreviewRequest, preview
     from .compile_cli import load_json_file, render
+    from .store_cli import open_store
 
     history = load_json_file(args.history, "history file") if args.history else []
     request = PreviewRequest(user_message=args.user_message, history=history, model_id=args.model,
                              max_tokens=args.max_tokens, placement=args.placement,
                              rules=DEFAULT_RULES if args.system is None else args.system, k=args.k,
                              scope=args.scope, trust=args.trust)
-    path = getattr(args, "db", None)
-    if path is not None and not os.path.exists(path):
-        raise UsageError(f"{path} does not exist")
-    from store import MemoryStore
-
-    with (MemoryStore(path) if path else open_default()) as store:
+    with open_store(args) as store:
         result = preview(store, request).result
     print(render(result, args.format, request.model_id))
     return 0

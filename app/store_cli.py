@@ -16,7 +16,8 @@ from store.jsonl import POLICIES
 from store.recall import hits_json
 
 
-def _open(args: argparse.Namespace, *, create: bool = False) -> MemoryStore:
+def open_store(args: argparse.Namespace, *, create: bool = False) -> MemoryStore:
+    """The database named by ``--db`` (which must exist unless ``create``), else the default one."""
     path = getattr(args, "db", None)
     if path is None:
         return open_default()
@@ -44,7 +45,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
-    with _open(args, create=True) as store:
+    with open_store(args, create=True) as store:
         result = store.remember(args.text, kind=args.kind, importance=args.importance, who=args.who or "",
                                 topic=args.topic or "", scope=args.scope, sensitivity=args.sensitivity,
                                 tags=args.tag, entities=args.entity, pinned=args.pin)
@@ -53,7 +54,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    with open_store(args) as store:
         hits = store.recall(args.query, k=args.k, scope=args.scope, trust=args.trust, explain=args.explain,
                             reinforce=args.reinforce)
         if args.json:
@@ -70,7 +71,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_tick(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    with open_store(args) as store:
         report = store.tick(advance_days=args.advance_days)
         print(f"tick {report.tick_id}: {report.summary()}; {report.changed} memories updated")
         print("layers: " + ", ".join(f"{k} {v}" for k, v in report.layer_counts.items()))
@@ -78,7 +79,7 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    with open_store(args) as store:
         stats = store.stats()
         if args.json:
             print(json.dumps(stats, ensure_ascii=False, indent=2))
@@ -93,7 +94,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_brief(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    with open_store(args) as store:
         print(store.brief(limit=args.limit, scope=args.scope, trust=args.trust) or "(nothing to brief)")
     return 0
 
@@ -120,7 +121,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
                     "scope", "sensitivity", "timestamp", "importance"):
             if key in payload:
                 kwargs[key] = payload[key]
-    with _open(args, create=True) as store:
+    with open_store(args, create=True) as store:
         result = store.capture(content, **kwargs)
         print(f"captured {result.primary.id} ({result.primary.kind}): {result.primary.text}")
         if result.created_entities:
@@ -130,7 +131,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    with _open(args, create=True) as store:
+    with open_store(args, create=True) as store:
         report = store.import_jsonl(args.file, policy=args.on_conflict)
         print(report.summary())
         for number, reason in report.errors:
@@ -139,7 +140,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    with open_store(args) as store:
         data = store.export_jsonl(args.out, kind=args.kind, layer=args.layer, scope=args.scope)
         if args.out is None:
             sys.stdout.write(data)

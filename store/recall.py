@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 GRAPH_SEEDS = 3
 NEIGHBOUR_SCORE = 0.5  # graph score of a memory reached only through a seed's entity
 MIN_SCORE = 0.12
+# What scoring reads of a candidate memory (the FTS hits and the graph neighbours alike).
+CANDIDATE_COLUMNS = ("m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, "
+                     "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic")
 
 
 @dataclass
@@ -83,8 +86,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
     placeholders = ",".join("?" * len(scopes))
     with store._lock:
         rows = store._rows(
-            "SELECT m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, m.half_life_days, "
-            "m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic FROM memories_fts f "
+            f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
             # CROSS JOIN keeps the full-text index as the outer loop: SQLite would
             # otherwise walk every memory of the scope and test each against the index.
             "CROSS JOIN memories m ON m.rowid = f.rowid "
@@ -117,8 +119,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
             # Neighbour fallback: memories that share a seed's entity but no query term.
             ph = ",".join("?" * len(seed_entities))
             neighbours = store._rows(
-                "SELECT DISTINCT m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, "
-                "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic FROM edges x "
+                f"SELECT DISTINCT {CANDIDATE_COLUMNS} FROM edges x "
                 f"JOIN memories m ON m.id = x.dst WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
                 f"AND m.scope IN ({placeholders}) AND m.layer != 'archived' LIMIT 200",
                 (*seed_entities, *scopes),

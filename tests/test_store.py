@@ -100,14 +100,19 @@ def test_entities_resolve_by_name_or_alias_case_insensitively(store):
     assert len(store.entities()) == 1
 
 
-def test_a_text_file_is_refused_and_left_untouched(tmp_path):
-    path = tmp_path / "notes.db"
-    path.write_text("these are my notes, not a database\n" * 10)
+def assert_refused_untouched(path, reason, words):
+    """Opening ``path`` is refused for ``reason``, saying ``words``, and the file keeps its bytes."""
     before = digest(path)
     with pytest.raises(DatabaseRefused) as exc:
         MemoryStore(str(path))
-    assert exc.value.reason == "not_a_database" and "not a SQLite database" in str(exc.value)
+    assert exc.value.reason == reason and words in str(exc.value)
     assert digest(path) == before
+
+
+def test_a_text_file_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("these are my notes, not a database\n" * 10)
+    assert_refused_untouched(path, "not_a_database", "not a SQLite database")
 
 
 def test_a_corrupt_database_is_refused_and_left_untouched(tmp_path, db_path):
@@ -120,11 +125,7 @@ def test_a_corrupt_database_is_refused_and_left_untouched(tmp_path, db_path):
     raw[100:4096 * 3] = b"\xff" * (4096 * 3 - 100)
     with open(db_path, "wb") as fh:
         fh.write(bytes(raw))
-    before = digest(db_path)
-    with pytest.raises(DatabaseRefused) as exc:
-        MemoryStore(db_path)
-    assert exc.value.reason == "corrupt" and "corrupt" in str(exc.value)
-    assert digest(db_path) == before
+    assert_refused_untouched(db_path, "corrupt", "corrupt")
 
 
 def test_a_database_from_a_newer_version_is_refused(db_path):
@@ -132,11 +133,7 @@ def test_a_database_from_a_newer_version_is_refused(db_path):
         s.conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
                        "VALUES ('mnemoscope', 'm099_future', '2030-01-01')")
         s.conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    before = digest(db_path)
-    with pytest.raises(DatabaseRefused) as exc:
-        MemoryStore(db_path)
-    assert exc.value.reason == "newer_version" and "newer Mnemoscope" in str(exc.value)
-    assert digest(db_path) == before
+    assert_refused_untouched(db_path, "newer_version", "newer Mnemoscope")
 
 
 def test_another_programs_sqlite_file_is_refused(tmp_path):

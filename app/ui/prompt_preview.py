@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from store import SENSITIVITIES, StoreError
 
-from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, memory_items
+from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, recall_for
 from ..compile_cli import render
 from ..compiler import CompileResult, TokenizerRegistry
 from ..compiler.cache import prefix_cache_reads, request_tokens
@@ -379,8 +379,7 @@ class PromptPreview(QWidget):
             self.messages.clear()
             return
         try:
-            self.hits = store.recall(request.user_message, k=request.k, scope=request.scope, trust=request.trust)
-            items = memory_items(self.hits)
+            self.hits, items = recall_for(store, request)
             self.base = compile_items(request, items)
         except (StoreError, ValueError, TypeError) as exc:
             self._set_error(str(exc))
@@ -564,8 +563,8 @@ class PromptPreview(QWidget):
         streams = []
         for index, message in turns:
             turn = PreviewRequest(**{**request.__dict__, "user_message": message, "history": history[:index]})
-            hits = store.recall(message, k=turn.k, scope=turn.scope, trust=turn.trust)
-            streams.append(request_tokens(compile_items(turn, memory_items(hits)).messages, adapter))
+            _hits, items = recall_for(store, turn)
+            streams.append(request_tokens(compile_items(turn, items).messages, adapter))
         reads = prefix_cache_reads(streams)
         rows = [(i + 1, len(s), r) for i, (s, r) in enumerate(zip(streams, reads))]
         self.cache_table.setRowCount(len(rows))
