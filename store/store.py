@@ -789,6 +789,11 @@ def _bounded(text: str, needle: str) -> bool:
         start = i + 1
 
 
+def _kind_of_file(header: bytes) -> str:
+    text = all(32 <= b < 127 or b in b"\t\r\n" for b in header)
+    return "it looks like a text file" if text else "its first bytes are not the SQLite header"
+
+
 def _check_file(path: str) -> None:
     """Refuse, without writing, a file that is not a database, is corrupt, or is newer."""
     try:
@@ -800,7 +805,7 @@ def _check_file(path: str) -> None:
         return  # an empty file is an empty database
     if header != SQLITE_HEADER:
         raise DatabaseRefused(path, "not_a_database",
-                              f"{path} is not a SQLite database (it starts with {header[:8]!r}); "
+                              f"{path} is not a SQLite database ({_kind_of_file(header)}); "
                               "open a Mnemoscope database or create a new one with File › New")
     uri = Path(path).resolve().as_uri() + "?mode=ro"
     try:

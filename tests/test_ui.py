@@ -201,6 +201,7 @@ def test_opening_a_corrupt_file_shows_the_reason_and_keeps_the_app(window, tmp_p
     text = tmp_path / "notes.db"
     text.write_text("hello")
     assert not window.open_path(str(text)) and "not a SQLite database" in window.last_error
+    assert "looks like a text file" in window.last_error and "b'" not in window.last_error
 
 
 def test_external_writes_refresh_the_views_and_keep_the_selection(window, demo_db, qtbot):
@@ -291,3 +292,171 @@ def test_unexpected_errors_are_shown_and_logged(window, tmp_path, monkeypatch):
     assert "RuntimeError: boom in a slot" in log_file.read_text()
     boxes[0].close()
     assert window.isVisible()
+
+
+# -- never lose an edit ------------------------------------------------------------------
+
+def answer_next_dialog(button):
+    """Click ``button`` in the next modal dialog, as a person would."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    def click():
+        box = QApplication.activeModalWidget()
+        assert isinstance(box, QMessageBox), box
+        box.button(button).click()
+
+    QTimer.singleShot(0, click)
+
+
+def type_into_editor(window, qtbot, text):
+    qtbot.keyClicks(window.editor.topic, text)
+
+
+def test_an_unsaved_edit_is_marked_and_kept_until_the_user_decides(window, qtbot):
+    store = window.session.store
+    window.session.select("mem-006")
+    assert not window.isWindowModified() and "unsaved" not in window.editor.heading.text()
+    type_into_editor(window, qtbot, "allergy")
+    assert window.isWindowModified() and "[*]" in window.windowTitle()
+    assert "unsaved" in window.editor.heading.text()
+    # Cancel: the selection stays, the typed text stays, the table row stays
+    answer_next_dialog(QMessageBox.StandardButton.Cancel)
+    window.table.view.selectRow(window.table.proxy.mapFromSource(
+        window.table.model.index(window.table.model.row_of("mem-011"), 0)).row())
+    assert window.session.selected_id == "mem-006"
+    assert window.editor.topic.text().endswith("allergy")
+    qtbot.wait(10)
+    rows = window.table.view.selectionModel().selectedRows()
+    assert window.table.proxy.data(rows[0], Qt.ItemDataRole.UserRole + 2) == "mem-006"
+    # Save: the edit is written, then the other memory opens
+    answer_next_dialog(QMessageBox.StandardButton.Save)
+    assert window.session.select("mem-011")
+    assert store.get("mem-006").topic.endswith("allergy")
+    assert window.editor.memory_id == "mem-011" and not window.isWindowModified()
+    # Discard: the edit is dropped
+    type_into_editor(window, qtbot, "zzz")
+    answer_next_dialog(QMessageBox.StandardButton.Discard)
+    assert window.session.select("mem-001")
+    assert "zzz" not in store.get("mem-011").topic
+    assert window.editor.memory_id == "mem-001" and "unsaved" not in window.editor.heading.text()
+
+
+def test_ctrl_s_saves_the_memory_in_the_editor(window, qtbot):
+    window.session.select("mem-006")
+    type_into_editor(window, qtbot, " pets")
+    window.activateWindow()
+    qtbot.keyClick(window.editor.topic, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert window.session.store.get("mem-006").topic.endswith(" pets")
+    assert not window.isWindowModified()
+
+
+def test_quitting_or_opening_another_file_asks_about_an_unsaved_edit(window, qtbot, tmp_path):
+    window.session.select("mem-006")
+    type_into_editor(window, qtbot, "x")
+    answer_next_dialog(QMessageBox.StandardButton.Cancel)
+    assert not window.open_path(str(tmp_path / "other.db"), create=True)
+    assert window.session.store.path.endswith("demo.db")
+    answer_next_dialog(QMessageBox.StandardButton.Cancel)
+    assert not window.close() and window.isVisible()
+    answer_next_dialog(QMessageBox.StandardButton.Discard)
+    assert window.close()
+
+
+def test_a_failed_write_shows_its_error_and_leaves_nothing_to_undo(window, monkeypatch):
+    from store import StoreError
+
+    def locked(*_a, **_k):
+        raise StoreError("database is locked: another program is writing")
+
+    monkeypatch.setattr(window.session.store, "tick", locked)
+    window.advance(1)
+    assert "database is locked" in window.last_error
+    assert window.session.undo_stack.count() == 0 and not window.undo_action.isEnabled()
+    monkeypatch.setattr(window.session.store, "update", locked)
+    window.session.select("mem-006")
+    window.editor.topic.setText("food")
+    assert not window.editor.save()
+    assert "database is locked" in window.editor.status.text()
+    assert window.session.undo_stack.count() == 0 and window.editor.dirty
+
+
+def test_undoing_an_edit_restores_only_the_fields_it_changed(window, demo_db):
+    store = window.session.store
+    before = store.get("mem-006")
+    window.session.select("mem-006")
+    window.editor.text.setPlainText("Mara is allergic to peanuts and cashews.")
+    assert window.editor.save()
+    with MemoryStore(demo_db) as agent:  # meanwhile an agent recalls it and tags it
+        agent.reinforce("mem-006")
+        agent.update("mem-006", tags=["health", "agent-tag"])
+    window.undo_action.trigger()
+    after = store.get("mem-006")
+    assert after.text == before.text
+    assert after.recall_count == before.recall_count + 1
+    assert len(store.recall_events("mem-006")) == before.recall_count + 1
+    assert after.tags == ["health", "agent-tag"]
+
+
+def test_a_failed_undo_is_reported_and_dropped(window, demo_db):
+    window.session.select("mem-006")
+    window.editor.topic.setText("food")
+    assert window.editor.save()
+    with MemoryStore(demo_db) as agent:
+        agent.delete("mem-006")
+    window.undo_action.trigger()
+    assert "mem-006" in window.last_error
+    assert window.session.undo_stack.count() == 0
+
+
+def test_import_is_one_undoable_step_that_selects_what_came_in(window, tmp_path):
+    store = window.session.store
+    window.session.select("mem-006")
+    window.editor.topic.setText("food")
+    assert window.editor.save()
+    lines = [
+        '{"id": "imp-1", "text": "Theo learned to sail in Brittany.", "kind": "event", "importance": 0.6}',
+        '{"id": "imp-2", "text": "An old note about a printer.", "kind": "fact", "importance": 0.05, '
+        '"created_at": "2019-01-01T00:00:00Z", "ref_time": "2019-01-01T00:00:00Z"}',
+    ]
+    path = tmp_path / "more.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    n = store.count()
+    window.import_jsonl(str(path))
+    assert store.count() == n + 2
+    assert window.session.selected_id == "imp-1" and window.editor.memory_id == "imp-1"
+    rows = window.table.view.selectionModel().selectedRows()
+    assert window.table.proxy.data(rows[0], Qt.ItemDataRole.UserRole + 2) == "imp-1"
+    assert store.get("imp-2").layer == "archived"
+    message = window.statusBar().currentMessage()
+    assert "2 imported" in message and "1 in the archived layer" in message
+    assert window.session.undo_stack.count() == 2  # the edit before is still undoable
+    assert window.undo_action.text().endswith("Import JSONL")
+    window.undo_action.trigger()
+    assert store.count() == n and not store.exists("imp-1")
+    window.redo_action.trigger()
+    assert store.get("imp-1").text == "Theo learned to sail in Brittany."
+    window.undo_action.trigger()
+    window.undo_action.trigger()
+    assert store.get("mem-006").topic != "food"
+
+
+def test_with_no_database_open_nothing_offers_to_write(qtbot, qt_settings):
+    from app.ui.main_window import MainWindow
+
+    w = MainWindow(None)
+    qtbot.addWidget(w)
+    w.show()
+    assert not w.save_action.isEnabled() and not w.tick_action.isEnabled()
+    assert not w.editor.save_button.isEnabled() and not w.import_action.isEnabled()
+    assert not w.advance_button.isEnabled()
+    assert not w.editor.save()
+    assert "No database open" in w.editor.status.text()
+
+
+def test_advancing_one_day_reads_in_the_singular(window):
+    window.advance(1)
+    assert window.undo_action.text().endswith("Advance 1 day")
+    assert "+1 day:" in window.tick_summary.text()
+    window.advance(7)
+    assert window.undo_action.text().endswith("Advance 7 days")

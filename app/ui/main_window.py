@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
 )
 
 from store import MemoryStore, StoreError
-from store.demo import load_demo
+from store.demo import rebased_demo
 
-from .commands import TickCommand
+from .commands import ImportCommand, TickCommand, days_label
 from .decay_plot import DecayPlot
 from .editor import MemoryEditor
 from .memory_map import RadialMap
@@ -44,7 +44,7 @@ def settings() -> QSettings:
 class MainWindow(QMainWindow):
     def __init__(self, store: MemoryStore | None = None, dark: bool = False) -> None:
         super().__init__()
-        self.setWindowTitle("Mnemoscope")
+        self.setWindowTitle("Mnemoscope[*]")
         self.resize(1600, 960)
         self.session = StoreSession(parent=self)
         self.map = RadialMap(self.session, dark=dark, parent=self)
@@ -84,6 +84,10 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.status_clock)
         self.session.changed.connect(lambda _ids: self._update_status())
         self.session.undo_stack.indexChanged.connect(lambda _i: self._update_status())
+        self.session.failed.connect(self.show_error)
+        self.session.store_replaced.connect(self._enable_writes)
+        self.editor.dirty_changed.connect(self.setWindowModified)
+        self._enable_writes()
         self._restore_settings()
         if store is not None:
             self.set_store(store)
@@ -98,6 +102,10 @@ class MainWindow(QMainWindow):
         self.tick_action = QAction("Tick", self)
         self.tick_action.setToolTip("Run the forgetting clock now: write every memory's strength and layer")
         self.tick_action.triggered.connect(lambda: self.advance(0))
+        self.save_action = QAction("&Save memory", self)
+        self.save_action.setShortcut(QKeySequence.StandardKey.Save)
+        self.save_action.setToolTip("Save the memory in the editor")
+        self.save_action.triggered.connect(self.editor.save)
 
     def _build_toolbar(self) -> None:
         bar = self.addToolBar("Time")
@@ -134,9 +142,10 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("&Open…", QKeySequence.StandardKey.Open, self._open_dialog)
         file_menu.addAction("&New…", QKeySequence.StandardKey.New, self._new_dialog)
+        file_menu.addAction(self.save_action)
         file_menu.addSeparator()
-        file_menu.addAction("&Import JSONL…", self._import_dialog)
-        file_menu.addAction("&Export JSONL…", self._export_dialog)
+        self.import_action = file_menu.addAction("&Import JSONL…", self._import_dialog)
+        self.export_action = file_menu.addAction("&Export JSONL…", self._export_dialog)
         file_menu.addSeparator()
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
@@ -152,13 +161,16 @@ class MainWindow(QMainWindow):
     # -- the database ----------------------------------------------------------------
     def set_store(self, store: MemoryStore) -> None:
         self.session.set_store(store)
-        self.setWindowTitle(f"Mnemoscope — {os.path.basename(store.path)}")
+        self.setWindowTitle(f"Mnemoscope — {os.path.basename(store.path)}[*]")
         if store.path != ":memory:":
             self._remember_recent(os.path.abspath(store.path))
         self._update_status()
 
     def open_path(self, path: str, *, create: bool = False) -> bool:
-        """Open a database; a refused file is explained in a dialog and the current one stays."""
+        """Open a database; a refused file is explained in a dialog and the current one stays,
+        as it does when the user keeps an unsaved edit."""
+        if not self.editor.confirm_leave():
+            return False
         try:
             store = MemoryStore(path, create=create)
         except StoreError as exc:
@@ -188,27 +200,33 @@ class MainWindow(QMainWindow):
             if self.open_path(path, create=True) and QMessageBox.question(
                     self, "Demo memories", "Fill the new database with the demo memories?") == \
                     QMessageBox.StandardButton.Yes:
-                load_demo(self.session.store)
-                self.session.notify(None)
+                self.import_jsonl(rebased_demo(self.session.store.now()), label="Load the demo memories")
 
     def _import_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import JSONL", "", "JSON Lines (*.jsonl);;All (*)")
         if path:
             self.import_jsonl(path)
 
-    def import_jsonl(self, path: str) -> None:
+    def import_jsonl(self, source, label: str = "Import JSONL") -> None:
+        """Import as one undoable step; the first imported memory is selected and shown."""
+        if self.session.store is None or not self.editor.confirm_leave():
+            return
+        command = ImportCommand(self.session, source, label)
         try:
-            report = self.session.store.import_jsonl(path)
-        except StoreError as exc:
+            self.session.push(command)
+        except (StoreError, OSError) as exc:
             self.show_error("Import failed", str(exc))
             return
-        self.session.undo_stack.clear()  # an import is not undoable; do not offer stale undos
-        self.session.notify(None)
+        report = command.report
+        summary = report.summary()
+        imported = set(report.ids)
+        archived = sum(1 for m in self.session.memories() if m.id in imported and m.layer == "archived")
+        if archived:
+            summary += f"; {archived} in the archived layer, hidden on the map (the table lists them)"
         detail = "\n".join(f"line {n}: {why}" for n, why in report.errors[:20])
         if report.errors:
-            self.show_error("Import finished with bad lines", f"{report.summary()}\n\n{detail}")
-        else:
-            self.statusBar().showMessage(f"Import: {report.summary()}", 8000)
+            self.show_error("Import finished with bad lines", f"{summary}\n\n{detail}")
+        self.statusBar().showMessage(f"{label}: {summary}. Edit › Undo takes it back.", 10000)
 
     def _export_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export JSONL", "memories.jsonl", "JSON Lines (*.jsonl)")
@@ -244,12 +262,12 @@ class MainWindow(QMainWindow):
         self.preview_slider.setValue(0)
         cmd = TickCommand(self.session, days)
         try:
-            self.session.undo_stack.push(cmd)
+            self.session.push(cmd)
         except StoreError as exc:
             self.show_error("Tick failed", str(exc))
             return
-        summary = cmd.report.summary() if cmd.report else ""
-        prefix = f"+{days:g} days: " if days else "Tick: "
+        summary = cmd.report.summary()
+        prefix = f"+{days_label(days)}: " if days else "Tick: "
         self.tick_summary.setText(f" {prefix}{summary} ")
         self.statusBar().showMessage(prefix + summary, 8000)
 
@@ -266,6 +284,14 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, lambda: self.preview_slider.setValue(0))
 
     # -- status and settings ---------------------------------------------------------
+    def _enable_writes(self) -> None:
+        """Actions that write are offered only while a database is open."""
+        has_store = self.session.store is not None
+        for action in (self.tick_action, self.save_action, self.import_action, self.export_action):
+            action.setEnabled(has_store)
+        self.advance_button.setEnabled(has_store)
+        self.preview_slider.setEnabled(has_store)
+
     def _update_status(self) -> None:
         store = self.session.store
         if store is None:
@@ -290,6 +316,9 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
 
     def closeEvent(self, event) -> None:
+        if not self.editor.confirm_leave():
+            event.ignore()
+            return
         s = settings()
         s.setValue("geometry", self.saveGeometry())
         s.setValue("window_state", self.saveState())

@@ -11,6 +11,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
+    QTimer,
 )
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
@@ -190,7 +191,9 @@ class MemoryTable(QWidget):
     def _row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self._syncing or not current.isValid():
             return
-        self.session.select(self.proxy.data(current, ID_ROLE))
+        if not self.session.select(self.proxy.data(current, ID_ROLE)):
+            # the user kept an unsaved edit: once the view has finished moving, move it back
+            QTimer.singleShot(0, lambda: self._on_selection(self.session.selected_id))
 
     def _on_selection(self, memory_id) -> None:
         self._syncing = True
