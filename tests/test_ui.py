@@ -460,3 +460,75 @@ def test_advancing_one_day_reads_in_the_singular(window):
     assert "+1 day:" in window.tick_summary.text()
     window.advance(7)
     assert window.undo_action.text().endswith("Advance 7 days")
+
+
+# -- fit any screen ------------------------------------------------------------------------
+
+def clipped_widgets(window):
+    """Visible widgets that their parent cuts off, and buttons, boxes and labels narrower
+    than their text (an eliding label is allowed to be)."""
+    from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QComboBox, QLabel, QToolBar, QWidget
+
+    from app.ui.widgets import ElidedLabel
+
+    def ancestors(w):
+        p = w.parentWidget()
+        while p is not None:
+            yield p
+            p = p.parentWidget()
+
+    def name(w):
+        text = w.text() if callable(getattr(w, "text", None)) else ""
+        return f"{type(w).__name__}({w.objectName() or text[:20]!r})"
+
+    found = []
+    for w in window.findChildren(QWidget):
+        if not w.isVisible() or w.isWindow():
+            continue
+        parent = w.parentWidget()
+        scrolls = any(isinstance(a, (QAbstractScrollArea, QToolBar)) for a in ancestors(w))
+        if parent is not None and not scrolls and not parent.rect().contains(w.geometry()):
+            found.append(f"{name(w)} {w.geometry().getRect()} outside {name(parent)} {parent.rect().getRect()}")
+        has_text = isinstance(w, (QAbstractButton, QComboBox)) or (
+            isinstance(w, QLabel) and not isinstance(w, ElidedLabel) and not w.wordWrap() and w.text())
+        needed = min(w.sizeHint().width(), w.maximumWidth())
+        if has_text and w.width() < needed - 1:
+            found.append(f"{name(w)} is {w.width()} px wide, its text needs {needed}")
+    return found
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_the_window_fits_the_screen_and_nothing_is_cut(window, qtbot, tmp_path, size):
+    width, height = size
+    window.resize(width, height - 30)  # the title bar takes the rest
+    qtbot.wait(20)
+    assert (window.width(), window.height()) == (width, height - 30)
+    assert clipped_widgets(window) == []
+    window.grab().save(str(tmp_path / f"window-{width}.png"))
+    # what used to widen the window: time travel, a long tick summary, the cache
+    # simulation, a long scope name, a long path
+    window.session.store.remember("Quill keeps a note in a scope with a very long name.",
+                                  scope="private:" + "agent-with-a-long-identifier" * 3)
+    window.session.notify(None)
+    window.preview_slider.setValue(365)
+    window.advance(365)
+    pv = window.preview
+    pv.user_message.setPlainText("What should I cook for Mara?")
+    pv.add_history("user", "Hello there")
+    pv.add_history("assistant", "Hi Mara")
+    pv.recompile()
+    pv.simulate_cache()
+    pv.tabs.setCurrentIndex(3)
+    qtbot.wait(20)
+    assert window.width() == width and window.minimumSizeHint().width() <= width
+    assert clipped_widgets(window) == []
+    window.grab().save(str(tmp_path / f"window-{width}-after.png"))
+
+
+def test_view_reset_layout_brings_back_closed_and_floating_docks(window):
+    window.preview_dock.close()
+    window.memory_dock.setFloating(True)
+    action = next(a for a in window.menuBar().actions() if a.text() == "&View").menu().actions()
+    next(a for a in action if a.text() == "&Reset layout").trigger()
+    assert window.preview_dock.isVisible() and not window.memory_dock.isFloating()
+    assert window.preview_dock.width() >= 280 and window.memory_dock.width() >= 280

@@ -31,6 +31,7 @@ from .memory_map import RadialMap
 from .memory_table import MemoryTable
 from .prompt_preview import PromptPreview
 from .session import StoreSession
+from .widgets import ElidedLabel, scrolling
 
 log = logging.getLogger(__name__)
 MAX_RECENT = 8
@@ -61,9 +62,9 @@ class MainWindow(QMainWindow):
         self.editor = MemoryEditor(self.session, self)
         left = QSplitter(Qt.Orientation.Vertical, self)
         left.addWidget(self.table)
-        left.addWidget(self.editor)
+        left.addWidget(scrolling(self.editor, self))
         left.setSizes([480, 420])
-        left.setMinimumWidth(380)  # room for the table's text column
+        left.setMinimumWidth(280)
         self.memory_dock = QDockWidget("Memories", self)
         self.memory_dock.setObjectName("memories_dock")
         self.memory_dock.setWidget(left)
@@ -71,12 +72,13 @@ class MainWindow(QMainWindow):
         self.preview = PromptPreview(self.session, self)
         self.preview_dock = QDockWidget("Prompt preview", self)
         self.preview_dock.setObjectName("preview_dock")
-        self.preview_dock.setWidget(self.preview)
+        self.preview_dock.setWidget(scrolling(self.preview, self))
+        self.preview_dock.setMinimumWidth(320)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.preview_dock)
         self._build_actions()
         self._build_toolbar()
         self._build_menus()
-        self.status_path = QLabel(self)
+        self.status_path = ElidedLabel("", self, Qt.TextElideMode.ElideMiddle)
         self.status_counts = QLabel(self)
         self.status_clock = QLabel(self)
         self.statusBar().addWidget(self.status_path, 1)
@@ -88,6 +90,8 @@ class MainWindow(QMainWindow):
         self.session.store_replaced.connect(self._enable_writes)
         self.editor.dirty_changed.connect(self.setWindowModified)
         self._enable_writes()
+        self.resizeDocks([self.memory_dock, self.preview_dock], [330, 420], Qt.Orientation.Horizontal)
+        self._default_state = self.saveState()
         self._restore_settings()
         if store is not None:
             self.set_store(store)
@@ -131,10 +135,11 @@ class MainWindow(QMainWindow):
         self.preview_slider.sliderReleased.connect(self._preview_released)
         bar.addWidget(self.preview_slider)
         self.preview_label = QLabel(" now ", self)
-        self.preview_label.setMinimumWidth(110)
+        self.preview_label.setFixedWidth(self.preview_label.fontMetrics().horizontalAdvance(" +365 days ") + 8)
         bar.addWidget(self.preview_label)
         bar.addSeparator()
-        self.tick_summary = QLabel(self)
+        self.tick_summary = ElidedLabel("", self)
+        self.tick_summary.setMaximumWidth(520)
         self.tick_summary.setObjectName("tick_summary")
         bar.addWidget(self.tick_summary)
 
@@ -156,6 +161,8 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
+        view_menu.addSeparator()
+        view_menu.addAction("&Reset layout", self.reset_layout)
         self._refresh_recent()
 
     # -- the database ----------------------------------------------------------------
@@ -305,6 +312,15 @@ class MainWindow(QMainWindow):
         clock = datetime.fromtimestamp(stats["now"]).strftime("%Y-%m-%d %H:%M")
         offset = stats["clock_offset_days"]
         self.status_clock.setText(f"clock {clock}" + (f" (+{offset:g} d)" if offset else ""))
+
+    def reset_layout(self) -> None:
+        """Docks and toolbar back where they start, sized to fit the window."""
+        self.restoreState(self._default_state)
+        for dock in (self.memory_dock, self.preview_dock):
+            dock.setFloating(False)
+            dock.show()
+        side = max(280, self.width() // 4)
+        self.resizeDocks([self.memory_dock, self.preview_dock], [side, side], Qt.Orientation.Horizontal)
 
     def _restore_settings(self) -> None:
         s = settings()

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSlider,
     QToolTip,
     QVBoxLayout,
@@ -34,6 +35,7 @@ from store import KINDS
 from ..map_layout import ENTITY_ORBIT, group_key, mean_angle, place, sector_centres
 from .session import StoreSession
 from .theme import ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
+from .widgets import ElidedLabel
 
 LAYER_TOGGLES = ("habit", "fading", "edge", "archived")
 ANIMATION_MS = 450
@@ -154,6 +156,7 @@ class RadialMap(QWidget):
         diamond = QLabel(f"<span style='color:{ENTITY_COLOUR}'>◆</span> entity", self)
         legend.addWidget(diamond)
         legend.addStretch(1)
+        legend.addSpacing(12)
         legend.addWidget(QLabel("Rotate", self))
         self.rotate_slider = QSlider(Qt.Orientation.Horizontal, self)
         self.rotate_slider.setRange(0, 359)
@@ -174,14 +177,17 @@ class RadialMap(QWidget):
         self.search_box = QLineEdit(self)
         self.search_box.setPlaceholderText("Search the map…")
         self.search_box.setClearButtonEnabled(True)
-        self.search_box.setMinimumWidth(130)
+        self.search_box.setMinimumWidth(90)
         self.search_box.textChanged.connect(self.set_search)
         layers.addWidget(self.search_box, 2)
         self.scope_box = QComboBox(self)
         self.scope_box.setToolTip("Show one scope (and global) or all")
+        self.scope_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.scope_box.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
+        self.scope_box.setMaximumWidth(220)  # a long scope id must not widen the window
         self.scope_box.currentIndexChanged.connect(self._scope_changed)
         layers.addWidget(self.scope_box, 1)
-        self.caption = QLabel(self)
+        self.caption = ElidedLabel("", self)
         self.caption.setObjectName("map_caption")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -46,6 +47,7 @@ from ..compiler.cache import prefix_cache_reads, request_tokens
 from ..compiler.capabilities import capability_map, get_context_cap_for_model
 from .session import StoreSession
 from .token_bars import TokenBars
+from .widgets import ElidedLabel
 
 MEM_REF = re.compile(r"\[Mem:(\d+)\]")
 FORMAT_LABELS = (("openai", "Copy OpenAI messages"), ("anthropic", "Copy Anthropic request"),
@@ -105,11 +107,9 @@ class PromptPreview(QWidget):
         self.model.setCurrentText("openai/gpt-4o")
         self.placement = QComboBox(self)
         self.placement.addItems(["end", "system"])
-        row = QHBoxLayout()
-        row.addWidget(self.model, 3)
-        row.addWidget(QLabel("placement", self))
-        row.addWidget(self.placement, 1)
-        form.addRow("Model", row)
+        self.placement.setToolTip("Where the memories go: at the end of the prompt, or in the system message")
+        form.addRow("Model", self.model)
+        form.addRow("Placement", self.placement)
         # The slider is logarithmic so small budgets get as much travel as large ones.
         self.budget_slider = QSlider(Qt.Orientation.Horizontal, self)
         self.budget_slider.setRange(0, SLIDER_STEPS)
@@ -135,11 +135,10 @@ class PromptPreview(QWidget):
         row = QHBoxLayout()
         row.addWidget(QLabel("recall", self))
         row.addWidget(self.k)
-        row.addWidget(QLabel("scope", self))
-        row.addWidget(self.scope, 2)
         row.addWidget(QLabel("trust", self))
         row.addWidget(self.trust, 1)
         form.addRow("Memories", row)
+        form.addRow("Scope", self.scope)
         self.price = QDoubleSpinBox(self)
         self.price.setDecimals(5)
         self.price.setRange(0, 10)
@@ -157,14 +156,14 @@ class PromptPreview(QWidget):
         self.history.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.history.verticalHeader().setVisible(False)
         self.history.setFixedHeight(104)
-        hist_buttons = QHBoxLayout()
-        for label, slot in (("+ user", lambda: self.add_history("user", "")),
+        hist_buttons = QGridLayout()
+        for i, (label, slot) in enumerate( (("+ user", lambda: self.add_history("user", "")),
                             ("+ assistant", lambda: self.add_history("assistant", "")),
                             ("Remove", self._remove_history), ("Load…", self._load_history),
-                            ("Save…", self._save_history)):
+                            ("Save…", self._save_history))):
             b = QPushButton(label, self)
             b.clicked.connect(slot)
-            hist_buttons.addWidget(b)
+            hist_buttons.addWidget(b, i // 3, i % 3)
         box = QVBoxLayout()
         box.addWidget(self.history)
         box.addLayout(hist_buttons)
@@ -185,15 +184,15 @@ class PromptPreview(QWidget):
         self.tabs.addTab(self._build_citations(), "Citations")
         self.tabs.addTab(self._build_cache(), "Cache")
         self.copy_buttons: dict[str, QPushButton] = {}
-        exports = QHBoxLayout()
-        for fmt, label in FORMAT_LABELS:
+        exports = QGridLayout()
+        for i, (fmt, label) in enumerate(FORMAT_LABELS):
             b = QPushButton(label, self)
             b.clicked.connect(lambda _=False, f=fmt: self.copy(f))
-            exports.addWidget(b)
+            exports.addWidget(b, i // 2, i % 2)
             self.copy_buttons[fmt] = b
         self.save_button = QPushButton("Save…", self)
         self.save_button.clicked.connect(self._save_dialog)
-        exports.addWidget(self.save_button)
+        exports.addWidget(self.save_button, len(FORMAT_LABELS) // 2, len(FORMAT_LABELS) % 2)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -255,7 +254,7 @@ class PromptPreview(QWidget):
                                         "count what a provider could read from its prefix cache")
         self.simulate_button.clicked.connect(self.simulate_cache)
         row.addWidget(self.simulate_button)
-        self.cache_total = QLabel(w)
+        self.cache_total = ElidedLabel("", w)
         row.addWidget(self.cache_total, 1)
         layout.addLayout(row)
         self.cache_table = QTableWidget(0, 4, w)
