@@ -66,7 +66,7 @@ def test_edit_save_then_undo_restores(window):
     assert window.editor.save()
     assert window.session.store.get("mem-006").text == "Mara is allergic to peanuts and cashews."
     row = window.table.model.row_of("mem-006")
-    assert "cashews" in window.table.model.index(row, 1).data()
+    assert "cashews" in window.table.model.index(row, 2).data()
     window.undo_action.trigger()
     restored = window.session.store.get("mem-006")
     assert restored.text == "Mara is allergic to peanuts." and restored.importance == 0.95
@@ -532,3 +532,86 @@ def test_view_reset_layout_brings_back_closed_and_floating_docks(window):
     next(a for a in action if a.text() == "&Reset layout").trigger()
     assert window.preview_dock.isVisible() and not window.memory_dock.isFloating()
     assert window.preview_dock.width() >= 280 and window.memory_dock.width() >= 280
+
+
+# -- desktop conventions -------------------------------------------------------------------
+
+def test_clicking_the_time_travel_track_previews_while_held_like_a_drag(window, qtbot):
+    from PySide6.QtCore import QPoint
+
+    slider = window.preview_slider
+    at = QPoint(int(slider.width() * 0.75), slider.height() // 2)
+    qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=at)
+    assert window.session.preview_days > 200 and slider.isSliderDown()
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=at)
+    qtbot.waitUntil(lambda: window.session.preview_days == 0)
+
+
+def test_help_about_names_versions_licences_and_the_data_folder(window, qt_settings):
+    import sqlite3
+
+    box = window.show_about()
+    text = box.text()
+    assert "0.1.0" in text and sqlite3.sqlite_version in text and "LGPL" in text and "MIT" in text
+    assert os.environ["MNEMOSCOPE_HOME"] in text
+    box.close()
+    shortcuts = window.show_shortcuts().text()
+    for key in ("Ctrl+S", "Ctrl+O", "Ctrl+N", "Ctrl+Z", "Ctrl+F", "Del"):
+        assert key in shortcuts, key
+    assert "Save memory" in shortcuts
+
+
+def test_delete_key_deletes_the_selected_memory_undoably(window, qtbot):
+    window.session.select("mem-032")
+    window.table.view.setFocus()
+    window.activateWindow()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_Delete)
+    assert not window.session.store.exists("mem-032")
+    assert window.undo_action.text().endswith("Delete memory")
+    window.undo_action.trigger()
+    assert window.session.store.exists("mem-032")
+    # in a text field the key edits the text
+    window.session.select("mem-006")
+    window.editor.topic.setText("abc")
+    window.editor.topic.setCursorPosition(0)
+    qtbot.keyClick(window.editor.topic, Qt.Key.Key_Delete)
+    assert window.editor.topic.text() == "bc" and window.session.store.exists("mem-006")
+
+
+def test_ctrl_f_goes_to_the_map_search(window, qtbot):
+    window.activateWindow()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert window.map.search_box.hasFocus()
+
+
+def test_copy_confirms_in_the_status_bar_what_it_copied(window, qtbot):
+    pv = window.preview
+    pv.user_message.setPlainText("What is Mara allergic to?")
+    pv.recompile()
+    qtbot.mouseClick(pv.copy_buttons["openai"], Qt.MouseButton.LeftButton)
+    tokens = pv.result.metadata["token_count"]
+    assert window.statusBar().currentMessage() == \
+        f"Copied {len(pv.result.messages)} OpenAI messages, {tokens:,} tokens"
+
+
+def test_a_field_error_clears_when_corrected_and_importance_is_checked(window, qtbot):
+    window.session.select("mem-006")
+    window.editor.importance.setValue(1.5)
+    assert not window.editor.save()
+    assert window.editor.errors["importance"].isVisibleTo(window.editor)
+    assert "0 to 1" in window.editor.errors["importance"].text()
+    assert window.session.store.get("mem-006").importance == 0.95
+    window.editor.importance.setValue(0.9)
+    assert not window.editor.errors["importance"].isVisibleTo(window.editor)
+    window.editor.scope.clear()
+    qtbot.keyClicks(window.editor.scope, "team:7")
+    assert not window.editor.save() and window.editor.errors["scope"].isVisibleTo(window.editor)
+    qtbot.keyClick(window.editor.scope, Qt.Key.Key_Backspace)
+    assert not window.editor.errors["scope"].isVisibleTo(window.editor)
+
+
+def test_the_table_sorts_by_a_column_that_is_on_screen(window):
+    header = window.table.view.horizontalHeader()
+    sorted_by = header.sortIndicatorSection()
+    assert header.sectionViewportPosition(sorted_by) + header.sectionSize(sorted_by) <= \
+        window.table.view.viewport().width()

@@ -51,7 +51,8 @@ class MemoryEditor(QWidget):
         self.kind = QComboBox(self)
         self.kind.addItems(KINDS)
         self.importance = QDoubleSpinBox(self)
-        self.importance.setRange(0.0, 1.0)
+        # wider than the valid 0–1 so a typed 1.5 is refused next to the field, not clamped
+        self.importance.setRange(-9.99, 9.99)
         self.importance.setSingleStep(0.05)
         self.importance.setDecimals(2)
         self.who = QLineEdit(self)

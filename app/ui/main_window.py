@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from store import MemoryStore, StoreError
 from store.demo import rebased_demo
 
+from .about import about_html, shortcuts_html
 from .commands import ImportCommand, TickCommand, days_label
 from .decay_plot import DecayPlot
 from .editor import MemoryEditor
@@ -31,7 +32,7 @@ from .memory_map import RadialMap
 from .memory_table import MemoryTable
 from .prompt_preview import PromptPreview
 from .session import StoreSession
-from .widgets import ElidedLabel, scrolling
+from .widgets import ElidedLabel, jump_to_click, scrolling
 
 log = logging.getLogger(__name__)
 MAX_RECENT = 8
@@ -46,7 +47,8 @@ class MainWindow(QMainWindow):
     def __init__(self, store: MemoryStore | None = None, dark: bool = False) -> None:
         super().__init__()
         self.setWindowTitle("Mnemoscope[*]")
-        self.resize(1600, 960)
+        room = self.screen().availableGeometry()
+        self.resize(min(1600, room.width()), min(960, room.height()))
         self.session = StoreSession(parent=self)
         self.map = RadialMap(self.session, dark=dark, parent=self)
         # The decay plot sits under the map; the side docks run the full height.
@@ -87,6 +89,7 @@ class MainWindow(QMainWindow):
         self.session.changed.connect(lambda _ids: self._update_status())
         self.session.undo_stack.indexChanged.connect(lambda _i: self._update_status())
         self.session.failed.connect(self.show_error)
+        self.preview.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.session.store_replaced.connect(self._enable_writes)
         self.editor.dirty_changed.connect(self.setWindowModified)
         self._enable_writes()
@@ -110,6 +113,13 @@ class MainWindow(QMainWindow):
         self.save_action.setShortcut(QKeySequence.StandardKey.Save)
         self.save_action.setToolTip("Save the memory in the editor")
         self.save_action.triggered.connect(self.editor.save)
+        self.delete_action = QAction("&Delete memory", self)
+        self.delete_action.setShortcut(QKeySequence.StandardKey.Delete)
+        self.delete_action.setToolTip("Delete the selected memory (Edit › Undo brings it back)")
+        self.delete_action.triggered.connect(self.editor.delete)
+        self.find_action = QAction("&Find on the map", self)
+        self.find_action.setShortcut(QKeySequence.StandardKey.Find)
+        self.find_action.triggered.connect(self._find)
 
     def _build_toolbar(self) -> None:
         bar = self.addToolBar("Time")
@@ -130,6 +140,7 @@ class MainWindow(QMainWindow):
         self.preview_slider = QSlider(Qt.Orientation.Horizontal, self)
         self.preview_slider.setRange(0, PREVIEW_MAX_DAYS)
         self.preview_slider.setFixedWidth(260)
+        jump_to_click(self.preview_slider)
         self.preview_slider.setToolTip("Preview the map up to a year ahead; nothing is written. Let go to return.")
         self.preview_slider.valueChanged.connect(self._preview_moved)
         self.preview_slider.sliderReleased.connect(self._preview_released)
@@ -158,11 +169,17 @@ class MainWindow(QMainWindow):
         edit_menu = self.menuBar().addMenu("&Edit")
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.delete_action)
+        edit_menu.addAction(self.find_action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
         view_menu.addSeparator()
         view_menu.addAction("&Reset layout", self.reset_layout)
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction("&Keyboard shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts)
+        help_menu.addAction("&About Mnemoscope", self.show_about)
         self._refresh_recent()
 
     # -- the database ----------------------------------------------------------------
@@ -186,6 +203,24 @@ class MainWindow(QMainWindow):
             return False
         self.set_store(store)
         return True
+
+    def _find(self) -> None:
+        self.map.search_box.setFocus()
+        self.map.search_box.selectAll()
+
+    def _show_text(self, name: str, title: str, text: str) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.NoIcon, title, text, QMessageBox.StandardButton.Close, self)
+        box.setObjectName(name)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.open()
+        return box
+
+    def show_about(self) -> QMessageBox:
+        return self._show_text("about_dialog", "About Mnemoscope", about_html())
+
+    def show_shortcuts(self) -> QMessageBox:
+        actions = [a for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()]
+        return self._show_text("shortcuts_dialog", "Keyboard shortcuts", shortcuts_html(actions))
 
     def show_error(self, title: str, message: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
@@ -294,7 +329,8 @@ class MainWindow(QMainWindow):
     def _enable_writes(self) -> None:
         """Actions that write are offered only while a database is open."""
         has_store = self.session.store is not None
-        for action in (self.tick_action, self.save_action, self.import_action, self.export_action):
+        for action in (self.tick_action, self.save_action, self.delete_action, self.import_action,
+                       self.export_action):
             action.setEnabled(has_store)
         self.advance_button.setEnabled(has_store)
         self.preview_slider.setEnabled(has_store)

@@ -21,7 +21,8 @@ from store import Memory
 from .session import StoreSession
 from .theme import KIND_COLOURS
 
-COLUMNS = ("kind", "text", "layer", "strength", "importance", "recalls", "scope", "sensitivity", "updated")
+# strength, the default sort, comes before the wide text column so it is on screen in a narrow dock
+COLUMNS = ("kind", "strength", "text", "layer", "importance", "recalls", "scope", "sensitivity", "updated")
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ID_ROLE = Qt.ItemDataRole.UserRole + 2
 
@@ -115,12 +116,12 @@ SENSITIVITY_ORDER = {"public": 0, "low": 1, "medium": 2, "high": 3, "hyper": 4}
 
 def _sort_key(m: Memory) -> tuple:
     """Raw values to sort by, one per column."""
-    return (m.kind, m.text.lower(), LAYER_ORDER.get(m.layer, 9), m.strength, m.importance, m.recall_count,
+    return (m.kind, m.strength, m.text.lower(), LAYER_ORDER.get(m.layer, 9), m.importance, m.recall_count,
             m.scope, SENSITIVITY_ORDER.get(m.sensitivity, 9), m.updated_at)
 
 
 def _display(m: Memory) -> tuple:
-    return (m.kind, m.text, m.layer + (" (pinned)" if m.pinned else ""), f"{m.strength:.2f}",
+    return (m.kind, f"{m.strength:.2f}", m.text, m.layer + (" (pinned)" if m.pinned else ""),
             f"{m.importance:.2f}", str(m.recall_count), m.scope, m.sensitivity,
             datetime.fromtimestamp(m.updated_at).strftime("%Y-%m-%d"))
 
@@ -169,7 +170,7 @@ class MemoryTable(QWidget):
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        for col, width in zip(COLUMNS, (70, 300, 80, 64, 72, 56, 120, 80, 84)):
+        for col, width in zip(COLUMNS, (64, 64, 300, 80, 72, 56, 120, 80, 84)):
             self.view.setColumnWidth(COLUMNS.index(col), width)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -67,8 +67,18 @@ def region_tokens(result: CompileResult) -> dict[str, int]:
     return out
 
 
+def copied_message(fmt: str, messages: int, tokens: int) -> str:
+    """What the status bar says after a copy: "Copied 2 OpenAI messages, 541 tokens"."""
+    plural = "" if messages == 1 else "s"
+    what = {"openai": f"{messages} OpenAI message{plural}",
+            "anthropic": f"an Anthropic request ({messages} message{plural})",
+            "text": f"the prompt as text ({messages} message{plural})"}[fmt]
+    return f"Copied {what}, {tokens:,} tokens"
+
+
 class PromptPreview(QWidget):
     compiled = Signal()
+    status_message = Signal(str)  # a one-line confirmation for the window's status bar
 
     def __init__(self, session: StoreSession, parent=None) -> None:
         super().__init__(parent)
@@ -584,7 +594,8 @@ class PromptPreview(QWidget):
         if self.result is None:
             return
         QGuiApplication.clipboard().setText(self.export_text(fmt))
-        self.summary.setToolTip(f"Copied as {fmt}")
+        self.status_message.emit(copied_message(fmt, len(self.result.messages),
+                                                self.result.metadata["token_count"]))
 
     def _save_dialog(self) -> None:
         if self.result is None:

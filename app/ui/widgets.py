@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QProxyStyle, QScrollArea, QSlider, QStyle, QWidget
 
 
 class ElidedLabel(QLabel):
@@ -41,3 +41,18 @@ def scrolling(widget: QWidget, parent: QWidget | None = None) -> QScrollArea:
     area.setFrameShape(QFrame.Shape.NoFrame)
     area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
     return area
+
+
+class _JumpToClick(QProxyStyle):
+    def styleHint(self, hint, option=None, widget=None, returnData=None) -> int:  # noqa: N802 (Qt's name)
+        if hint == QStyle.StyleHint.SH_Slider_AbsoluteSetButtons:
+            return Qt.MouseButton.LeftButton.value
+        return super().styleHint(hint, option, widget, returnData)
+
+
+def jump_to_click(slider: QSlider) -> None:
+    """A click on the track moves the handle there and holds it, as a drag does, so
+    pressing and letting go behave the same wherever the slider is grabbed."""
+    style = _JumpToClick()  # its own copy of the application style: a given one would be owned
+    style.setParent(slider)
+    slider.setStyle(style)
