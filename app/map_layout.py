@@ -2,10 +2,11 @@
 
 Rings from the centre out: habit, fading, edge (archived outside them, hidden by
 default). Inside its ring a memory's distance follows its strength (stronger is
-nearer). Angles are stable: a memory's group (its first entity, else its topic, else
-its kind) picks a sector by a hash of the group's name, and the memory's own id picks
-its place inside the sector, so a memory keeps its angle across ticks and edits and a
-dot that slides outward is a memory that is fading.
+nearer). Angles are stable: a memory's group (its topic, else its first entity, else
+its kind) picks a sector by a hash of the group's name alone, and the memory's own id
+picks its place inside the sector, so a memory keeps its angle across ticks, edits and
+the arrival of other memories, and a dot that slides outward is a memory that is fading.
+The habit and edge thresholds come from the store's decay config.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ RING_INNER = {"habit": 0.15, "fading": 1.0, "edge": 2.0, "archived": 3.0}
 RING_WIDTH = 1.0
 ENTITY_ORBIT = 4.35
 SECTOR_SPREAD = 0.42  # radians a group's memories spread over
-HABIT_MIN = 0.5
-EDGE_BELOW = 0.18
 
 
 def _unit_hash(text: str) -> float:
@@ -37,26 +36,25 @@ def group_key(entities: list[str], topic: str, kind: str) -> str:
     return "kind:" + kind
 
 
-def sector_centres(groups: Iterable[str]) -> dict[str, float]:
-    """Evenly spaced sector centres for the groups present, in name order: ticks and
-    edits that keep a memory's group keep its angle."""
-    names = sorted(set(groups))
-    step = 2 * math.pi / max(len(names), 1)
-    return {g: i * step for i, g in enumerate(names)}
-
-
-def angle_for(memory_id: str, group: str, centres: dict[str, float] | None = None) -> float:
-    if centres and group in centres:
-        centre = centres[group]
-        spread = min(SECTOR_SPREAD * 2, 0.8 * 2 * math.pi / len(centres))
-    else:
-        centre = 2 * math.pi * _unit_hash(group)
-        spread = SECTOR_SPREAD
-    offset = (_unit_hash(memory_id) - 0.5) * spread
+def angle_for(memory_id: str, group: str) -> float:
+    """The group's sector (from its name only) and the memory's place in it (from its id)."""
+    centre = 2 * math.pi * _unit_hash(group)
+    offset = (_unit_hash(memory_id) - 0.5) * SECTOR_SPREAD
     return (centre + offset) % (2 * math.pi)
 
 
-def radius_for(layer: str, strength: float, habit_min: float = HABIT_MIN, edge_below: float = EDGE_BELOW) -> float:
+def ring_outer(layer: str) -> float:
+    """The radius of the circle drawn round a layer's ring: where the next ring begins."""
+    return RING_INNER[RING_ORDER[RING_ORDER.index(layer) + 1]]
+
+
+def orbit_for(entity: str) -> float:
+    """An entity's distance from the centre: one of three orbits, picked by its name, so
+    neighbouring diamonds are staggered and no entity moves when another one arrives."""
+    return ENTITY_ORBIT + int(_unit_hash("orbit:" + entity) * 3) * 0.42
+
+
+def radius_for(layer: str, strength: float, habit_min: float, edge_below: float) -> float:
     """Distance from the centre: the ring of the layer, nearer its inner edge when stronger."""
     s = max(0.0, min(1.0, strength))
     if layer == "habit":
@@ -79,10 +77,10 @@ class Placement:
     radius: float
 
 
-def place(memory_id: str, group: str, layer: str, strength: float, rotation: float = 0.0,
-          centres: dict[str, float] | None = None) -> Placement:
-    a = angle_for(memory_id, group, centres) + rotation
-    r = radius_for(layer, strength)
+def place(memory_id: str, group: str, layer: str, strength: float, decay, rotation: float = 0.0) -> Placement:
+    """Where a memory sits; ``decay`` is the store's decay config (its habit and edge thresholds)."""
+    a = angle_for(memory_id, group) + rotation
+    r = radius_for(layer, strength, decay.habit_min_strength, decay.edge_below)
     return Placement(r * math.cos(a), r * math.sin(a), a, r)
 
 

@@ -615,3 +615,70 @@ def test_the_table_sorts_by_a_column_that_is_on_screen(window):
     sorted_by = header.sortIndicatorSection()
     assert header.sectionViewportPosition(sorted_by) + header.sectionSize(sorted_by) <= \
         window.table.view.viewport().width()
+
+
+# -- the map -------------------------------------------------------------------------------
+
+def view_radius(window):
+    (x0, x1), (y0, y1) = window.map.plot.getViewBox().viewRange()
+    return min(x1 - x0, y1 - y0) / 2
+
+
+def test_fit_view_brings_the_whole_map_back(window, qtbot):
+    vb = window.map.plot.getViewBox()
+    full = view_radius(window)
+    for way_home in ("key", "button", "double-click"):
+        vb.scaleBy((0.2, 0.2))
+        vb.translateBy(x=2.0, y=1.0)
+        assert view_radius(window) < full / 2
+        if way_home == "key":
+            window.activateWindow()
+            window.map.plot.setFocus()
+            qtbot.keyClick(window.map.plot, Qt.Key.Key_Home)
+        elif way_home == "button":
+            qtbot.mouseClick(window.map.fit_button, Qt.MouseButton.LeftButton)
+        else:
+            corner = window.map.plot.viewport().rect().topLeft() + window.map.plot.viewport().rect().center() / 8
+            qtbot.mouseDClick(window.map.plot.viewport(), Qt.MouseButton.LeftButton, pos=corner)
+        assert abs(view_radius(window) - full) < 0.2, way_home
+
+
+def test_ring_labels_are_drawn_above_the_dots(window):
+    for label in window.map.ring_labels.values():
+        assert label.zValue() > window.map.scatter.zValue() and label.isVisible()
+
+
+def test_entity_labels_never_overlap_and_the_most_mentioned_come_first(window):
+    m = window.map
+    labels = [m.entity_labels[n] for n in m.labelled_entities]
+    rects = [label.sceneBoundingRect() for label in labels] + \
+        [label.sceneBoundingRect() for label in m.ring_labels.values()]
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            assert not a.intersects(b)
+    most = max(m.entity_weight, key=m.entity_weight.get)
+    assert most in m.labelled_entities
+    unlabelled = set(m.entity_pos) - m.labelled_entities
+    assert all(not m.entity_labels[n].isVisible() for n in unlabelled if n in m.entity_labels)
+
+
+def test_adding_a_memory_leaves_other_entities_where_they_were(window, demo_db, qtbot):
+    before = dict(window.map.entity_pos)
+    with MemoryStore(demo_db) as agent:
+        agent.remember("Zoe started a pottery class.", kind="event", topic="pottery", entities=["Zoe"])
+    qtbot.waitUntil(lambda: "Zoe" in window.map.entity_pos, timeout=3000)
+    qtbot.waitUntil(lambda: not window.map._anim_timer.isActive(), timeout=3000)
+    after = window.map.entity_pos
+    assert {n: after[n] for n in before} == before
+
+
+def test_map_tooltips_are_ours_not_pyqtgraphs(window, qtbot):
+    m = window.map
+    assert m.scatter.opts["tip"] is None and m.entity_scatter.opts["tip"] is None
+    x, y = m.entity_pos["Mara"]
+    from PySide6.QtCore import QPointF
+
+    at = m.plot.mapFromScene(m.plot.getViewBox().mapViewToScene(QPointF(x, y)))
+    qtbot.mouseMove(m.plot.viewport(), at)
+    qtbot.wait(50)
+    assert "data=" not in m.entity_scatter.toolTip() and "x:" not in m.entity_scatter.toolTip()

@@ -93,9 +93,8 @@ class MainWindow(QMainWindow):
         self.session.store_replaced.connect(self._enable_writes)
         self.editor.dirty_changed.connect(self.setWindowModified)
         self._enable_writes()
-        self.resizeDocks([self.memory_dock, self.preview_dock], [330, 420], Qt.Orientation.Horizontal)
         self._default_state = self.saveState()
-        self._restore_settings()
+        self._sized_docks = self._restore_settings()
         if store is not None:
             self.set_store(store)
 
@@ -176,6 +175,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
         view_menu.addSeparator()
+        view_menu.addAction("&Fit map view", QKeySequence(Qt.Key.Key_Home), self.map.fit_view)
         view_menu.addAction("&Reset layout", self.reset_layout)
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction("&Keyboard shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts)
@@ -355,17 +355,26 @@ class MainWindow(QMainWindow):
         for dock in (self.memory_dock, self.preview_dock):
             dock.setFloating(False)
             dock.show()
-        side = max(280, self.width() // 4)
+        self._size_docks()
+
+    def _size_docks(self) -> None:
+        side = max(320, self.width() // 4)
         self.resizeDocks([self.memory_dock, self.preview_dock], [side, side], Qt.Orientation.Horizontal)
 
-    def _restore_settings(self) -> None:
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._sized_docks:  # the first start: share the width; later starts restore it
+            self._sized_docks = True
+            self._size_docks()
+
+    def _restore_settings(self) -> bool:
+        """Restore the saved geometry and docks; False when there were none."""
         s = settings()
         geometry = s.value("geometry")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         state = s.value("window_state")
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        return isinstance(state, QByteArray) and self.restoreState(state)
 
     def closeEvent(self, event) -> None:
         if not self.editor.confirm_leave():

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSlider,
+    QToolButton,
     QToolTip,
     QVBoxLayout,
     QWidget,
@@ -32,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from store import KINDS
 
-from ..map_layout import ENTITY_ORBIT, group_key, mean_angle, place, sector_centres
+from ..map_layout import group_key, mean_angle, orbit_for, place, ring_outer
 from .session import StoreSession
 from .theme import ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
 from .widgets import ElidedLabel
@@ -40,7 +41,8 @@ from .widgets import ElidedLabel
 LAYER_TOGGLES = ("habit", "fading", "edge", "archived")
 ANIMATION_MS = 450
 ANIMATION_STEPS = 12
-ENTITY_CROWDING = 0.16  # radians
+LABELS_MAX = 40  # entity names drawn at once; the rest show on hover
+VIEW_RADIUS = 5.4  # what Fit view shows: the rings and the entity orbits
 LINES_MAX = 2500
 
 
@@ -102,18 +104,27 @@ class RadialMap(QWidget):
         self.plot.hideButtons()
         self.plot.setMouseEnabled(True, True)
         vb = self.plot.getViewBox()
-        vb.setRange(xRange=(-5.4, 5.4), yRange=(-5.4, 5.4), padding=0)
+        vb.setRange(xRange=(-VIEW_RADIUS, VIEW_RADIUS), yRange=(-VIEW_RADIUS, VIEW_RADIUS), padding=0)
+        vb.sigRangeChanged.connect(lambda *_a: self._place_labels())
+        self.plot.viewport().installEventFilter(self)  # a double-click on empty space fits the view
         ring_pen = QPen(QColor(self.colours["ring"]))
         ring_pen.setCosmetic(True)
         ring_pen.setWidthF(1.2)
-        for name, radius in (("habit", 1.0), ("fading", 2.0), ("edge", 3.0)):
+        label_fill = QColor(self.colours["background"])
+        label_fill.setAlpha(200)
+        self.ring_labels: dict[str, pg.TextItem] = {}
+        for name in ("habit", "fading", "edge"):
+            radius = ring_outer(name)
             ring = QGraphicsEllipseItem(-radius, -radius, 2 * radius, 2 * radius)
             ring.setPen(ring_pen)
             ring.setZValue(-10)
             self.plot.addItem(ring)
-            label = pg.TextItem(name, color=self.colours["label"], anchor=(0.5, 1.0))
-            label.setPos(0, radius - 0.02 if name != "habit" else 0.98)
+            # above the dots, on a backing, so a crowded habit ring cannot hide its name
+            label = pg.TextItem(name, color=self.colours["label"], anchor=(0.5, 0.5), fill=label_fill)
+            label.setPos(0, radius)
+            label.setZValue(9)
             self.plot.addItem(label)
+            self.ring_labels[name] = label
         self.link_curve = pg.PlotCurveItem(pen=pg.mkPen(self.colours["line"], width=1), connect="pairs")
         self.link_curve.setZValue(-5)
         self.plot.addItem(self.link_curve)
@@ -124,10 +135,11 @@ class RadialMap(QWidget):
         self._plain_pen = pg.mkPen(None)
         self._entity_brush = pg.mkBrush(ENTITY_COLOUR)
         self._entity_pen = pg.mkPen(self.colours["background"])
-        self.scatter = pg.ScatterPlotItem(pxMode=True, hoverable=True)
+        # tip=None: our own tooltips, not pyqtgraph's "x: … y: … data=…"
+        self.scatter = pg.ScatterPlotItem(pxMode=True, hoverable=True, tip=None)
         self.scatter.setZValue(5)
         self.plot.addItem(self.scatter)
-        self.entity_scatter = pg.ScatterPlotItem(pxMode=True, hoverable=True, symbol="d")
+        self.entity_scatter = pg.ScatterPlotItem(pxMode=True, hoverable=True, symbol="d", tip=None)
         self.entity_scatter.setZValue(6)
         self.plot.addItem(self.entity_scatter)
         self.entity_labels: dict[str, pg.TextItem] = {}
@@ -157,6 +169,11 @@ class RadialMap(QWidget):
         legend.addWidget(diamond)
         legend.addStretch(1)
         legend.addSpacing(12)
+        self.fit_button = QToolButton(self)
+        self.fit_button.setText("Fit")
+        self.fit_button.setToolTip("Fit view: show the whole map (Home, or double-click empty space)")
+        self.fit_button.clicked.connect(self.fit_view)
+        legend.addWidget(self.fit_button)
         legend.addWidget(QLabel("Rotate", self))
         self.rotate_slider = QSlider(Qt.Orientation.Horizontal, self)
         self.rotate_slider.setRange(0, 359)
@@ -242,9 +259,11 @@ class RadialMap(QWidget):
         self.redraw()
 
     def _layout_positions(self) -> None:
-        centres = sector_centres(d.group for d in self.dots)
+        if self.session.store is None:
+            return
+        decay = self.session.store.config.decay
         for d in self.dots:
-            p = place(d.id, d.group, d.layer, d.strength, self.rotation, centres)
+            p = place(d.id, d.group, d.layer, d.strength, decay, self.rotation)
             d.x, d.y = p.x, p.y
         self._positions = {d.id: (d.x, d.y) for d in self.dots}
 
@@ -306,16 +325,9 @@ class RadialMap(QWidget):
         self.entity_pos: dict[str, tuple[float, float]] = {}
         angles = {name: mean_angle(math.atan2(pos[d.id][1], pos[d.id][0]) for d in dots)
                   for name, dots in members.items()}
-        # Neighbours on the orbit step outwards in turn so their labels do not pile up.
-        orbit: dict[str, float] = {}
-        previous, step = None, 0
-        for name in sorted(angles, key=lambda n: (angles[n], n)):
-            step = step + 1 if previous is not None and angles[name] - previous < ENTITY_CROWDING else 0
-            orbit[name] = ENTITY_ORBIT + (step % 3) * 0.42
-            previous = angles[name]
         for name, dots in sorted(members.items()):
-            angle = angles[name]
-            x, y = orbit[name] * math.cos(angle), orbit[name] * math.sin(angle)
+            angle, orbit = angles[name], orbit_for(name)
+            x, y = orbit * math.cos(angle), orbit * math.sin(angle)
             names.append(name)
             ex.append(x)
             ey.append(y)
@@ -333,23 +345,60 @@ class RadialMap(QWidget):
             self.link_curve.setData(np.array(lx, dtype=float), np.array(ly, dtype=float))
         else:
             self.link_curve.setData([], [])
-        # Labels are kept and moved, not re-created: only while they stay readable.
-        show = set(names) if len(names) <= 40 else set()
-        for name in list(self.entity_labels):
-            if name not in show:
-                self.entity_labels[name].hide()
-        for name, x, y in zip(names, ex, ey):
-            if name not in show:
-                continue
+        self.entity_weight = {n: len(members[n]) for n in names}
+        self._place_labels()
+        self._draw_entity_highlight(pos)
+
+    def _place_labels(self) -> None:
+        """Name the most mentioned entities first, skipping any name that would overlap
+        one already placed (on screen, so zooming in makes room for more)."""
+        if not hasattr(self, "entity_pos"):
+            return
+        vb = self.plot.getViewBox()
+        view = self.plot.viewport().rect()
+        taken: list[QRectF] = [self._screen_rect(label) for label in self.ring_labels.values()]
+        shown: set[str] = set()
+        for name in sorted(self.entity_pos, key=lambda n: (-self.entity_weight.get(n, 0), n)):
+            if len(shown) >= LABELS_MAX:
+                break
             label = self.entity_labels.get(name)
             if label is None:
-                label = pg.TextItem(name, color=self.colours["label"], anchor=(0.5, -0.3))
+                label = pg.TextItem(name, color=self.colours["label"], anchor=(0.5, 0.0))
                 label.setZValue(8)
+                label.hide()
                 self.plot.addItem(label)
                 self.entity_labels[name] = label
+            x, y = self.entity_pos[name]
+            at = self.plot.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
+            size = label.textItem.boundingRect().size()  # in pixels: labels do not scale with the view
+            rect = QRectF(at.x() - size.width() / 2, at.y(), size.width(), size.height()).adjusted(-2, -2, 2, 2)
+            if not view.contains(rect.toRect()) or any(rect.intersects(r) for r in taken):
+                continue
+            taken.append(rect)
+            shown.add(name)
             label.setPos(x, y)
             label.show()
-        self._draw_entity_highlight(pos)
+        for name, label in self.entity_labels.items():
+            if name not in shown:
+                label.hide()
+        self.labelled_entities = shown
+
+    def _screen_rect(self, item) -> QRectF:
+        """Where a plot item is drawn, in the plot widget's pixels."""
+        return self.plot.mapFromScene(item.sceneBoundingRect()).boundingRect().toRectF()
+
+    def fit_view(self) -> None:
+        self.plot.getViewBox().setRange(xRange=(-VIEW_RADIUS, VIEW_RADIUS), yRange=(-VIEW_RADIUS, VIEW_RADIUS),
+                                        padding=0)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.plot.viewport() and event.type() == QEvent.Type.MouseButtonDblClick \
+                and event.button() == Qt.MouseButton.LeftButton:
+            scene_pos = self.plot.mapToScene(event.position().toPoint())
+            if not len(self.scatter.pointsAt(self.scatter.mapFromScene(scene_pos))):
+                self.fit_view()
+                return True
+        return super().eventFilter(watched, event)
 
     def _draw_entity_highlight(self, pos=None) -> None:
         pos = pos or self._positions
