@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-RING_ORDER = ("habit", "fading", "edge", "archived")
+from store.model import LAYERS
+
 RING_INNER = {"habit": 0.15, "fading": 1.0, "edge": 2.0, "archived": 3.0}
 RING_WIDTH = 1.0
 ENTITY_ORBIT = 4.35
@@ -45,7 +45,7 @@ def angle_for(memory_id: str, group: str) -> float:
 
 def ring_outer(layer: str) -> float:
     """The radius of the circle drawn round a layer's ring: where the next ring begins."""
-    return RING_INNER[RING_ORDER[RING_ORDER.index(layer) + 1]]
+    return RING_INNER[LAYERS[LAYERS.index(layer) + 1]]
 
 
 def orbit_for(entity: str) -> float:
@@ -67,21 +67,6 @@ def radius_for(layer: str, strength: float, habit_min: float, edge_below: float)
     else:
         depth = (1.0 - s) / (1.0 - edge_below)
     return RING_INNER.get(layer, 1.0) + max(0.0, min(depth, 1.0)) * RING_WIDTH * 0.95
-
-
-@dataclass(frozen=True)
-class Placement:
-    x: float
-    y: float
-    angle: float
-    radius: float
-
-
-def place(memory_id: str, group: str, layer: str, strength: float, decay, rotation: float = 0.0) -> Placement:
-    """Where a memory sits; ``decay`` is the store's decay config (its habit and edge thresholds)."""
-    a = angle_for(memory_id, group) + rotation
-    r = radius_for(layer, strength, decay.habit_min_strength, decay.edge_below)
-    return Placement(r * math.cos(a), r * math.sin(a), a, r)
 
 
 def mean_angle(angles: Iterable[float]) -> float | None:

@@ -31,14 +31,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from store import KINDS
+from store import KINDS, LAYERS
 
-from ..map_layout import group_key, mean_angle, orbit_for, place, ring_outer
+from ..map_layout import angle_for, group_key, mean_angle, orbit_for, radius_for, ring_outer
 from .session import StoreSession
 from .theme import ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
 from .widgets import ElidedLabel
 
-LAYER_TOGGLES = ("habit", "fading", "edge", "archived")
 ANIMATION_MS = 450
 ANIMATION_STEPS = 12
 LABELS_MAX = 40  # entity names drawn at once; the rest show on hover
@@ -58,8 +57,6 @@ class Dot:
     scope: str
     entities: list[str]
     group: str
-    x: float = 0.0
-    y: float = 0.0
 
 
 class RadialMap(QWidget):
@@ -75,7 +72,7 @@ class RadialMap(QWidget):
         self.dot_index: dict[str, int] = {}
         self.visible_ids: list[str] = []
         self.hidden_kinds: set[str] = set()
-        self.visible_layers = {"habit", "fading", "edge"}
+        self.visible_layers = set(LAYERS) - {"archived"}
         self.scope_filter: str | None = None
         self.search_text = ""
         self.rotation = 0.0
@@ -83,6 +80,7 @@ class RadialMap(QWidget):
         self.entity_members: dict[str, list[str]] = {}
         self.hover_entity: str | None = None
         self._positions: dict[str, tuple[float, float]] = {}
+        self._angles = self._radii = np.zeros(0)
         self._anim_from: dict[str, tuple[float, float]] = {}
         self._anim_step = 0
         self._anim_timer = QTimer(self)
@@ -113,7 +111,7 @@ class RadialMap(QWidget):
         label_fill = QColor(self.colours["background"])
         label_fill.setAlpha(200)
         self.ring_labels: dict[str, pg.TextItem] = {}
-        for name in ("habit", "fading", "edge"):
+        for name in LAYERS[:-1]:  # every ring but the archived one, which is outside them
             radius = ring_outer(name)
             ring = QGraphicsEllipseItem(-radius, -radius, 2 * radius, 2 * radius)
             ring.setPen(ring_pen)
@@ -184,7 +182,7 @@ class RadialMap(QWidget):
         layers = QHBoxLayout()
         layers.setSpacing(8)
         layers.addWidget(QLabel("Layers:", self))
-        for layer in LAYER_TOGGLES:
+        for layer in LAYERS:
             box = QCheckBox(layer, self)
             box.setChecked(layer in self.visible_layers)
             box.toggled.connect(lambda on, name=layer: self.set_layer_visible(name, on))
@@ -251,7 +249,7 @@ class RadialMap(QWidget):
         self.scope_box.blockSignals(False)
         self._layout_positions()
         if animate and old:
-            moved = {d.id: old[d.id] for d in dots if d.id in old and old[d.id] != (d.x, d.y)}
+            moved = {d.id: old[d.id] for d in dots if d.id in old and old[d.id] != self._positions[d.id]}
             if moved:
                 self._anim_from = moved
                 self._anim_step = 0
@@ -259,13 +257,19 @@ class RadialMap(QWidget):
         self.redraw()
 
     def _layout_positions(self) -> None:
+        """Each dot's angle and radius (from the store's habit and edge thresholds)."""
         if self.session.store is None:
             return
         decay = self.session.store.config.decay
-        for d in self.dots:
-            p = place(d.id, d.group, d.layer, d.strength, decay, self.rotation)
-            d.x, d.y = p.x, p.y
-        self._positions = {d.id: (d.x, d.y) for d in self.dots}
+        self._angles = np.fromiter((angle_for(d.id, d.group) for d in self.dots), dtype=float, count=len(self.dots))
+        self._radii = np.fromiter((radius_for(d.layer, d.strength, decay.habit_min_strength, decay.edge_below)
+                                   for d in self.dots), dtype=float, count=len(self.dots))
+        self._rotate()
+
+    def _rotate(self) -> None:
+        angles = self._angles + self.rotation
+        xs, ys = (self._radii * np.cos(angles)).tolist(), (self._radii * np.sin(angles)).tolist()
+        self._positions = dict(zip((d.id for d in self.dots), zip(xs, ys)))
 
     def _visible(self, d: Dot) -> bool:
         if d.kind in self.hidden_kinds or d.layer not in self.visible_layers:
@@ -310,7 +314,9 @@ class RadialMap(QWidget):
             brushes.append(brush)
             sizes.append(size)
             pens.append(pen)
-        self.scatter.setData(x=xs, y=ys, size=np.array(sizes), brush=brushes, pen=pens, data=self.visible_ids,
+        # one pen for all unless a search outlines its matches: a pen per point costs a frame
+        self.scatter.setData(x=xs, y=ys, size=np.array(sizes), brush=brushes, pen=pens if searching else plain_pen,
+                             data=self.visible_ids,
                              symbol="o")
         self._draw_entities(visible, pos)
         self._draw_selection(pos)
@@ -424,7 +430,7 @@ class RadialMap(QWidget):
             self.selection_ring.setData([], [])
 
     def _update_caption(self, visible: list[Dot]) -> None:
-        counts = {layer: 0 for layer in LAYER_TOGGLES}
+        counts = {layer: 0 for layer in LAYERS}
         for d in self.dots:
             counts[d.layer] = counts.get(d.layer, 0) + 1
         text = f"{len(visible)} of {len(self.dots)} memories shown · " + " · ".join(
@@ -485,7 +491,7 @@ class RadialMap(QWidget):
 
     def set_rotation(self, radians: float) -> None:
         self.rotation = radians
-        self._layout_positions()
+        self._rotate()
         self.redraw()
 
     # -- interaction -----------------------------------------------------------------

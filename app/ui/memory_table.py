@@ -16,7 +16,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
-from store import Memory
+from store import LAYERS, SENSITIVITIES, Memory
 
 from .session import StoreSession
 from .theme import KIND_COLOURS
@@ -110,8 +110,8 @@ class MemoryTableModel(QAbstractTableModel):
         return None
 
 
-LAYER_ORDER = {"habit": 0, "fading": 1, "edge": 2, "archived": 3}
-SENSITIVITY_ORDER = {"public": 0, "low": 1, "medium": 2, "high": 3, "hyper": 4}
+LAYER_ORDER = {name: i for i, name in enumerate(LAYERS)}
+SENSITIVITY_ORDER = {name: i for i, name in enumerate(SENSITIVITIES)}
 
 
 def _sort_key(m: Memory) -> tuple:

@@ -43,7 +43,7 @@ from store import SENSITIVITIES, StoreError
 from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, recall_for
 from ..compile_cli import render
 from ..compiler import CompileResult, TokenizerRegistry
-from ..compiler.cache import prefix_cache_reads, request_tokens
+from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS, prefix_cache_reads, request_tokens
 from ..compiler.capabilities import capability_map, get_context_cap_for_model
 from .session import StoreSession
 from .token_bars import TokenBars
@@ -454,7 +454,7 @@ class PromptPreview(QWidget):
             return
         v = self.summary_values()
         caching = ("cached by the provider" if v["cache_used"] else
-                   "model caches prefixes ≥ 1,024 tokens" if v["caches"] else "model does not cache")
+                   f"model caches prefixes ≥ {PROVIDER_MIN_CACHE_TOKENS:,} tokens" if v["caches"] else "model does not cache")
         approx = "" if v["exact"] else " (approximate: " + v["tokenizer"] + ")"
         over = " · <b style='color:#D55E00'>over budget: rules, history and turn alone do not fit</b>" \
             if self.result.metadata["budget_exceeded"] else ""
