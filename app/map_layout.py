@@ -36,11 +36,25 @@ def group_key(entities: list[str], topic: str, kind: str) -> str:
     return "kind:" + kind
 
 
+def sector_centre(group: str) -> float:
+    """The angle of a group's sector, from its name only."""
+    return 2 * math.pi * _unit_hash(group)
+
+
+def group_label(group: str) -> str:
+    """A group key as a person reads it: the topic, entity or kind name."""
+    return group.split(":", 1)[-1]
+
+
 def angle_for(memory_id: str, group: str) -> float:
-    """The group's sector (from its name only) and the memory's place in it (from its id)."""
-    centre = 2 * math.pi * _unit_hash(group)
+    """The group's sector and the memory's place in it (from its id)."""
     offset = (_unit_hash(memory_id) - 0.5) * SECTOR_SPREAD
-    return (centre + offset) % (2 * math.pi)
+    return (sector_centre(group) + offset) % (2 * math.pi)
+
+
+def ring_middle(layer: str) -> float:
+    """Halfway across a layer's ring: where the density view writes a sector's count."""
+    return (RING_INNER[layer] + ring_outer(layer)) / 2
 
 
 def ring_outer(layer: str) -> float:

@@ -682,3 +682,40 @@ def test_map_tooltips_are_ours_not_pyqtgraphs(window, qtbot):
     qtbot.mouseMove(m.plot.viewport(), at)
     qtbot.wait(50)
     assert "data=" not in m.entity_scatter.toolTip() and "x:" not in m.entity_scatter.toolTip()
+
+
+@pytest.fixture
+def crowded_window(qtbot, qt_settings, tmp_path):
+    """The window on 4,000 memories in 8 topics, more than the map draws as dots."""
+    import json
+
+    from app.ui.main_window import MainWindow
+
+    path = str(tmp_path / "crowded.db")
+    lines = [json.dumps({"id": f"c{i:05d}", "text": f"note {i} about topic {i % 8}", "kind": "fact",
+                         "topic": f"t{i % 8}", "importance": 0.5, "recall_count": 6}) for i in range(4000)]
+    with MemoryStore(path) as s:
+        s.import_jsonl("\n".join(lines))
+    w = MainWindow(MemoryStore(path))
+    w.resize(1366, 738)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+    w.session.close()
+    w.deleteLater()
+
+
+def test_a_crowded_map_shows_labelled_density_that_resolves_into_dots(crowded_window):
+    m = crowded_window.map
+    assert m.dense and m.density.isVisible() and not m.scatter.isVisible()
+    texts = [m.sector_labels[c].textItem.toPlainText() for c in m.labelled_sectors]
+    assert texts and all(" · " in t for t in texts)
+    shown = {c: m.sector_counts[c] for c in m.labelled_sectors}
+    assert sum(m.sector_counts.values()) == 4000
+    for (_layer, group), n in shown.items():
+        assert f"{group.split(':', 1)[1]} · {n:,}" in texts
+    m.plot.getViewBox().setRange(xRange=(0.2, 0.8), yRange=(0.2, 0.8), padding=0)
+    assert not m.dense and m.scatter.isVisible() and not m.density.isVisible()
+    m.fit_view()
+    assert m.dense

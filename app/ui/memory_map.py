@@ -33,7 +33,17 @@ from PySide6.QtWidgets import (
 
 from store import KINDS, LAYERS
 
-from ..map_layout import angle_for, group_key, mean_angle, orbit_for, radius_for, ring_outer
+from ..map_layout import (
+    angle_for,
+    group_key,
+    group_label,
+    mean_angle,
+    orbit_for,
+    radius_for,
+    ring_middle,
+    ring_outer,
+    sector_centre,
+)
 from .session import StoreSession
 from .theme import ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
 from .widgets import ElidedLabel
@@ -41,6 +51,9 @@ from .widgets import ElidedLabel
 ANIMATION_MS = 450
 ANIMATION_STEPS = 12
 LABELS_MAX = 40  # entity names drawn at once; the rest show on hover
+DENSITY_DOTS = 3000  # more dots than this in view: draw their density, labelled by sector
+DENSITY_BINS = 160
+SECTOR_LABELS_MAX = 24
 VIEW_RADIUS = 5.4  # what Fit view shows: the rings and the entity orbits
 LINES_MAX = 2500
 
@@ -103,12 +116,12 @@ class RadialMap(QWidget):
         self.plot.setMouseEnabled(True, True)
         vb = self.plot.getViewBox()
         vb.setRange(xRange=(-VIEW_RADIUS, VIEW_RADIUS), yRange=(-VIEW_RADIUS, VIEW_RADIUS), padding=0)
-        vb.sigRangeChanged.connect(lambda *_a: self._place_labels())
+        vb.sigRangeChanged.connect(lambda *_a: self._update_detail())
         self.plot.viewport().installEventFilter(self)  # a double-click on empty space fits the view
         ring_pen = QPen(QColor(self.colours["ring"]))
         ring_pen.setCosmetic(True)
         ring_pen.setWidthF(1.2)
-        label_fill = QColor(self.colours["background"])
+        label_fill = self._label_fill = QColor(self.colours["background"])
         label_fill.setAlpha(200)
         self.ring_labels: dict[str, pg.TextItem] = {}
         for name in LAYERS[:-1]:  # every ring but the archived one, which is outside them
@@ -141,6 +154,15 @@ class RadialMap(QWidget):
         self.entity_scatter.setZValue(6)
         self.plot.addItem(self.entity_scatter)
         self.entity_labels: dict[str, pg.TextItem] = {}
+        self.sector_labels: dict[tuple[str, str], pg.TextItem] = {}
+        self.density = pg.ImageItem()
+        self.density.setZValue(4)
+        self.density.hide()
+        self.plot.addItem(self.density)
+        self.dense = False
+        self.sector_counts: dict[tuple[str, str], int] = {}
+        self._visible_xy = (np.zeros(0), np.zeros(0))
+        self._visible_dots: list[Dot] = []
         self.selection_ring = pg.ScatterPlotItem(pxMode=True, symbol="o", size=26,
                                                  pen=pg.mkPen(HIGHLIGHT, width=3), brush=pg.mkBrush(0, 0, 0, 0))
         self.selection_ring.setZValue(7)
@@ -318,7 +340,9 @@ class RadialMap(QWidget):
         self.scatter.setData(x=xs, y=ys, size=np.array(sizes), brush=brushes, pen=pens if searching else plain_pen,
                              data=self.visible_ids,
                              symbol="o")
+        self._visible_xy, self._visible_dots = (xs, ys), visible
         self._draw_entities(visible, pos)
+        self._update_detail()
         self._draw_selection(pos)
         self._update_caption(visible)
 
@@ -352,42 +376,88 @@ class RadialMap(QWidget):
         else:
             self.link_curve.setData([], [])
         self.entity_weight = {n: len(members[n]) for n in names}
-        self._place_labels()
         self._draw_entity_highlight(pos)
 
+    def _update_detail(self) -> None:
+        """Dots when a person can tell them apart; past DENSITY_DOTS in view, the density
+        of each ring and sector, which resolves into dots as the view zooms in."""
+        (x0, x1), (y0, y1) = self.plot.getViewBox().viewRange()
+        xs, ys = self._visible_xy
+        in_view = (xs >= x0) & (xs <= x1) & (ys >= y0) & (ys <= y1)
+        self.dense = int(in_view.sum()) > DENSITY_DOTS
+        self.scatter.setVisible(not self.dense)
+        self.density.setVisible(self.dense)
+        if self.dense:
+            bins_y = max(1, round(DENSITY_BINS * (y1 - y0) / max(x1 - x0, 1e-9)))
+            counts, _, _ = np.histogram2d(xs[in_view], ys[in_view], bins=(DENSITY_BINS, bins_y),
+                                          range=[[x0, x1], [y0, y1]])
+            colour = QColor(KIND_COLOURS["fact"])
+            image = np.zeros((*counts.shape, 4), dtype=np.ubyte)
+            image[..., 0], image[..., 1], image[..., 2] = colour.red(), colour.green(), colour.blue()
+            image[..., 3] = np.sqrt(counts / max(counts.max(), 1)) * 230
+            self.density.setImage(image, autoLevels=False)
+            self.density.setRect(QRectF(x0, y0, x1 - x0, y1 - y0))
+            cells: dict[tuple[str, str], int] = {}
+            for d, inside in zip(self._visible_dots, in_view.tolist()):
+                if inside:
+                    cells[(d.layer, d.group)] = cells.get((d.layer, d.group), 0) + 1
+            self.sector_counts = cells
+        else:
+            self.sector_counts = {}
+        self._place_labels()
+
     def _place_labels(self) -> None:
-        """Name the most mentioned entities first, skipping any name that would overlap
-        one already placed (on screen, so zooming in makes room for more)."""
+        """Label the busiest sectors (in the density view), then the most mentioned
+        entities, skipping any label that would overlap one already placed: on screen, so
+        zooming in makes room for more."""
         if not hasattr(self, "entity_pos"):
             return
+        taken: list[QRectF] = [self._screen_rect(label) for label in self.ring_labels.values()]
+        cells = sorted(self.sector_counts.items(), key=lambda kv: (-kv[1], kv[0]))[:SECTOR_LABELS_MAX]
+        sector_text = {cell: f"{group_label(cell[1])} · {n:,}" for cell, n in cells}
+        sector_pos = {}
+        for layer, group in sector_text:
+            angle, radius = sector_centre(group) + self.rotation, ring_middle(layer)
+            sector_pos[(layer, group)] = (radius * math.cos(angle), radius * math.sin(angle))
+        self.labelled_sectors = self._place(self.sector_labels, sector_text, sector_pos, taken, (0.5, 0.5), 9,
+                                            fill=self._label_fill)
+        names = sorted(self.entity_pos, key=lambda n: (-self.entity_weight.get(n, 0), n))[:LABELS_MAX * 3]
+        self.labelled_entities = self._place(self.entity_labels, {n: n for n in names}, self.entity_pos, taken,
+                                             (0.5, 0.0), 8, limit=LABELS_MAX)
+
+    def _place(self, pool: dict, texts: dict, positions: dict, taken: list[QRectF], anchor, z: float,
+               limit: int | None = None, fill=None) -> set:
+        """Show ``pool``'s labels for ``texts`` (in order) where they overlap nothing in
+        ``taken``; hide the others. Returns the keys shown."""
         vb = self.plot.getViewBox()
         view = self.plot.viewport().rect()
-        taken: list[QRectF] = [self._screen_rect(label) for label in self.ring_labels.values()]
-        shown: set[str] = set()
-        for name in sorted(self.entity_pos, key=lambda n: (-self.entity_weight.get(n, 0), n)):
-            if len(shown) >= LABELS_MAX:
+        shown = set()
+        for key, text in texts.items():
+            if limit is not None and len(shown) >= limit:
                 break
-            label = self.entity_labels.get(name)
+            label = pool.get(key)
             if label is None:
-                label = pg.TextItem(name, color=self.colours["label"], anchor=(0.5, 0.0))
-                label.setZValue(8)
+                label = pool[key] = pg.TextItem(text, color=self.colours["label"], anchor=anchor, fill=fill)
+                label.setZValue(z)
                 label.hide()
                 self.plot.addItem(label)
-                self.entity_labels[name] = label
-            x, y = self.entity_pos[name]
+            elif label.textItem.toPlainText() != text:
+                label.setText(text)
+            x, y = positions[key]
             at = self.plot.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
             size = label.textItem.boundingRect().size()  # in pixels: labels do not scale with the view
-            rect = QRectF(at.x() - size.width() / 2, at.y(), size.width(), size.height()).adjusted(-2, -2, 2, 2)
+            rect = QRectF(at.x() - size.width() * anchor[0], at.y() - size.height() * anchor[1],
+                          size.width(), size.height()).adjusted(-2, -2, 2, 2)
             if not view.contains(rect.toRect()) or any(rect.intersects(r) for r in taken):
                 continue
             taken.append(rect)
-            shown.add(name)
+            shown.add(key)
             label.setPos(x, y)
             label.show()
-        for name, label in self.entity_labels.items():
-            if name not in shown:
+        for key, label in pool.items():
+            if key not in shown:
                 label.hide()
-        self.labelled_entities = shown
+        return shown
 
     def _screen_rect(self, item) -> QRectF:
         """Where a plot item is drawn, in the plot widget's pixels."""
