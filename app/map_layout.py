@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterable
 
 from store.model import LAYERS
 
@@ -81,18 +80,3 @@ def radius_for(layer: str, strength: float, habit_min: float, edge_below: float)
     else:
         depth = (1.0 - s) / (1.0 - edge_below)
     return RING_INNER.get(layer, 1.0) + max(0.0, min(depth, 1.0)) * RING_WIDTH * 0.95
-
-
-def mean_angle(angles: Iterable[float]) -> float | None:
-    """The circular mean of ``angles`` (None for none)."""
-    sx = sy = 0.0
-    n = 0
-    for a in angles:
-        sx += math.cos(a)
-        sy += math.sin(a)
-        n += 1
-    if n == 0:
-        return None
-    if abs(sx) < 1e-9 and abs(sy) < 1e-9:
-        return 0.0
-    return math.atan2(sy, sx) % (2 * math.pi)

@@ -37,7 +37,6 @@ from ..map_layout import (
     angle_for,
     group_key,
     group_label,
-    mean_angle,
     orbit_for,
     radius_for,
     ring_middle,
@@ -163,6 +162,9 @@ class RadialMap(QWidget):
         self.sector_counts: dict[tuple[str, str], int] = {}
         self._visible_xy = (np.zeros(0), np.zeros(0))
         self._visible_dots: list[Dot] = []
+        self._visible_cells = np.zeros(0, dtype=np.int64)  # each visible dot's (layer, group) cell
+        self._cell_keys: list[tuple[str, str]] = []
+        self._dots_stale = True
         self.selection_ring = pg.ScatterPlotItem(pxMode=True, symbol="o", size=26,
                                                  pen=pg.mkPen(HIGHLIGHT, width=3), brush=pg.mkBrush(0, 0, 0, 0))
         self.selection_ring.setZValue(7)
@@ -310,9 +312,23 @@ class RadialMap(QWidget):
         n = len(visible)
         xs = np.fromiter((pos[d.id][0] for d in visible), dtype=float, count=n)
         ys = np.fromiter((pos[d.id][1] for d in visible), dtype=float, count=n)
+        self.search_matches = {d.id for d in visible if self._matches(d)} if self.search_text else set()
+        cells = {}
+        self._visible_cells = np.fromiter((cells.setdefault((d.layer, d.group), len(cells)) for d in visible),
+                                          dtype=np.int64, count=n)
+        self._cell_keys = list(cells)
+        self._visible_xy, self._visible_dots = (xs, ys), visible
+        self._dots_stale = True  # the dots are drawn when they are shown, not under the density
+        self._draw_entities(visible, pos)
+        self._update_detail()
+        self._draw_selection(pos)
+        self._update_caption(visible)
+
+    def _draw_dots(self) -> None:
+        visible = self._visible_dots
+        xs, ys = self._visible_xy
         searching = bool(self.search_text)
         brushes, sizes, pens = [], [], []
-        self.search_matches = set()
         brush_cache: dict[tuple[str, int], QBrush] = {}
         match_pen = self._match_pen
         plain_pen = self._plain_pen
@@ -322,8 +338,7 @@ class RadialMap(QWidget):
             size = 6.0 + 2.0 * round(6 * d.importance)
             pen = plain_pen
             if searching:
-                if self._matches(d):
-                    self.search_matches.add(d.id)
+                if d.id in self.search_matches:
                     alpha, size, pen = 255, size + 4, match_pen
                 else:
                     alpha = 28
@@ -338,40 +353,42 @@ class RadialMap(QWidget):
             pens.append(pen)
         # one pen for all unless a search outlines its matches: a pen per point costs a frame
         self.scatter.setData(x=xs, y=ys, size=np.array(sizes), brush=brushes, pen=pens if searching else plain_pen,
-                             data=self.visible_ids,
-                             symbol="o")
-        self._visible_xy, self._visible_dots = (xs, ys), visible
-        self._draw_entities(visible, pos)
-        self._update_detail()
-        self._draw_selection(pos)
-        self._update_caption(visible)
+                             data=self.visible_ids, symbol="o")
+        self._dots_stale = False
 
     def _draw_entities(self, visible: list[Dot], pos) -> None:
-        members: dict[str, list[Dot]] = {}
-        for d in visible:
+        members: dict[str, list[int]] = {}  # entity name -> indices into visible
+        for i, d in enumerate(visible):
             for name in d.entities:
-                members.setdefault(name, []).append(d)
+                members.setdefault(name, []).append(i)
+        xs, ys = self._visible_xy
+        norm = np.hypot(xs, ys)
+        norm[norm == 0] = 1.0
+        ux, uy = xs / norm, ys / norm
+        draw_lines = len(visible) <= LINES_MAX
         names, ex, ey, lx, ly = [], [], [], [], []
         self.entity_pos: dict[str, tuple[float, float]] = {}
-        angles = {name: mean_angle(math.atan2(pos[d.id][1], pos[d.id][0]) for d in dots)
-                  for name, dots in members.items()}
-        for name, dots in sorted(members.items()):
-            angle, orbit = angles[name], orbit_for(name)
+        for name, idx in sorted(members.items()):
+            # an entity sits at the circular mean of its memories' angles
+            sx, sy = float(ux[idx].sum()), float(uy[idx].sum())
+            angle = math.atan2(sy, sx) if abs(sx) > 1e-9 or abs(sy) > 1e-9 else 0.0
+            orbit = orbit_for(name)
             x, y = orbit * math.cos(angle), orbit * math.sin(angle)
             names.append(name)
             ex.append(x)
             ey.append(y)
             self.entity_pos[name] = (x, y)
-            for d in dots:
-                lx += [x, pos[d.id][0]]
-                ly += [y, pos[d.id][1]]
+            if draw_lines:
+                for i in idx:
+                    lx += [x, xs[i]]
+                    ly += [y, ys[i]]
         self.entity_names = names
         sizes = [9 + min(len(members[n]), 12) for n in names]
         self.entity_scatter.setData(x=ex, y=ey, size=sizes, data=names, symbol="d",
                                     brush=self._entity_brush, pen=self._entity_pen)
         # Thousands of antialiased lines cost most of a frame: above LINES_MAX dots only
         # the hovered entity's lines are drawn.
-        if len(visible) <= LINES_MAX:
+        if draw_lines:
             self.link_curve.setData(np.array(lx, dtype=float), np.array(ly, dtype=float))
         else:
             self.link_curve.setData([], [])
@@ -385,6 +402,8 @@ class RadialMap(QWidget):
         xs, ys = self._visible_xy
         in_view = (xs >= x0) & (xs <= x1) & (ys >= y0) & (ys <= y1)
         self.dense = int(in_view.sum()) > DENSITY_DOTS
+        if not self.dense and self._dots_stale:
+            self._draw_dots()
         self.scatter.setVisible(not self.dense)
         self.density.setVisible(self.dense)
         if self.dense:
@@ -397,11 +416,8 @@ class RadialMap(QWidget):
             image[..., 3] = np.sqrt(counts / max(counts.max(), 1)) * 230
             self.density.setImage(image, autoLevels=False)
             self.density.setRect(QRectF(x0, y0, x1 - x0, y1 - y0))
-            cells: dict[tuple[str, str], int] = {}
-            for d, inside in zip(self._visible_dots, in_view.tolist()):
-                if inside:
-                    cells[(d.layer, d.group)] = cells.get((d.layer, d.group), 0) + 1
-            self.sector_counts = cells
+            counts = np.bincount(self._visible_cells[in_view], minlength=len(self._cell_keys))
+            self.sector_counts = {self._cell_keys[i]: int(counts[i]) for i in np.flatnonzero(counts)}
         else:
             self.sector_counts = {}
         self._place_labels()
