@@ -719,3 +719,24 @@ def test_a_crowded_map_shows_labelled_density_that_resolves_into_dots(crowded_wi
     assert not m.dense and m.scatter.isVisible() and not m.density.isVisible()
     m.fit_view()
     assert m.dense
+
+
+def test_view_theme_applies_now_and_is_remembered(window, monkeypatch):
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from app.ui import theme
+
+    monkeypatch.delenv("MNEMOSCOPE_THEME")
+    app = QApplication.instance()
+    try:
+        window.findChild(type(window.theme_actions.actions()[0]), "theme_dark").trigger()
+        assert app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        assert window.map.plot.backgroundBrush().color().lightness() < 128
+        assert theme.chosen() == "dark"  # what the next start reads
+        assert window.findChild(type(window.theme_actions.actions()[0]), "theme_dark").isChecked()
+    finally:
+        window.set_theme("light")
+    assert app.palette().color(QPalette.ColorRole.Window).lightness() > 128
+    assert window.map.plot.backgroundBrush().color().lightness() > 128
+    assert theme.chosen() == "light"

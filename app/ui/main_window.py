@@ -7,8 +7,9 @@ import logging
 import os
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QFileDialog,
     QInputDialog,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 from store import MemoryStore, StoreError
 from store.demo import rebased_demo
 
+from . import theme
 from .about import about_html, shortcuts_html
 from .commands import ImportCommand, TickCommand, days_label
 from .decay_plot import DecayPlot
@@ -32,6 +34,7 @@ from .memory_map import RadialMap
 from .memory_table import MemoryTable
 from .prompt_preview import PromptPreview
 from .session import StoreSession
+from .theme import THEMES
 from .widgets import ElidedLabel, jump_to_click, scrolling
 
 log = logging.getLogger(__name__)
@@ -174,6 +177,15 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
+        view_menu.addSeparator()
+        theme_menu = view_menu.addMenu("&Theme")
+        self.theme_actions = QActionGroup(self)
+        for choice in THEMES:
+            action = theme_menu.addAction(choice.capitalize(), lambda c=choice: self.set_theme(c))
+            action.setCheckable(True)
+            action.setChecked(choice == theme.chosen())
+            action.setObjectName(f"theme_{choice}")
+            self.theme_actions.addAction(action)
         view_menu.addSeparator()
         view_menu.addAction("&Fit map view", QKeySequence(Qt.Key.Key_Home), self.map.fit_view)
         view_menu.addAction("&Reset layout", self.reset_layout)
@@ -348,6 +360,13 @@ class MainWindow(QMainWindow):
         clock = datetime.fromtimestamp(stats["now"]).strftime("%Y-%m-%d %H:%M")
         offset = stats["clock_offset_days"]
         self.status_clock.setText(f"clock {clock}" + (f" (+{offset:g} d)" if offset else ""))
+
+    def set_theme(self, choice: str) -> None:
+        """Light, dark or the system's: applied now and remembered for the next start."""
+        theme.choose(choice)
+        dark = theme.apply(QApplication.instance(), choice)
+        self.map.set_dark(dark)
+        self.decay.set_dark(dark)
 
     def reset_layout(self) -> None:
         """Docks and toolbar back where they start, sized to fit the window."""

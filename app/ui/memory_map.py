@@ -98,15 +98,15 @@ class RadialMap(QWidget):
         self._anim_timer = QTimer(self)
         self._anim_timer.setInterval(ANIMATION_MS // ANIMATION_STEPS)
         self._anim_timer.timeout.connect(self._animate)
-        self._build()
+        self._build(dark)
         session.changed.connect(self._on_changed)
         session.selection_changed.connect(lambda _id: self._draw_selection())
         session.preview_changed.connect(lambda _d: self.reload(animate=False))
 
     # -- construction ----------------------------------------------------------------
-    def _build(self) -> None:
+    def _build(self, dark: bool) -> None:
         pg.setConfigOptions(antialias=True)
-        self.plot = pg.PlotWidget(background=self.colours["background"])
+        self.plot = pg.PlotWidget()
         self.plot.setAspectLocked(True)
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
@@ -117,25 +117,21 @@ class RadialMap(QWidget):
         vb.setRange(xRange=(-VIEW_RADIUS, VIEW_RADIUS), yRange=(-VIEW_RADIUS, VIEW_RADIUS), padding=0)
         vb.sigRangeChanged.connect(lambda *_a: self._update_detail())
         self.plot.viewport().installEventFilter(self)  # a double-click on empty space fits the view
-        ring_pen = QPen(QColor(self.colours["ring"]))
-        ring_pen.setCosmetic(True)
-        ring_pen.setWidthF(1.2)
-        label_fill = self._label_fill = QColor(self.colours["background"])
-        label_fill.setAlpha(200)
         self.ring_labels: dict[str, pg.TextItem] = {}
+        self.rings: list[QGraphicsEllipseItem] = []
         for name in LAYERS[:-1]:  # every ring but the archived one, which is outside them
             radius = ring_outer(name)
             ring = QGraphicsEllipseItem(-radius, -radius, 2 * radius, 2 * radius)
-            ring.setPen(ring_pen)
             ring.setZValue(-10)
             self.plot.addItem(ring)
+            self.rings.append(ring)
             # above the dots, on a backing, so a crowded habit ring cannot hide its name
-            label = pg.TextItem(name, color=self.colours["label"], anchor=(0.5, 0.5), fill=label_fill)
+            label = pg.TextItem(name, anchor=(0.5, 0.5))
             label.setPos(0, radius)
             label.setZValue(9)
             self.plot.addItem(label)
             self.ring_labels[name] = label
-        self.link_curve = pg.PlotCurveItem(pen=pg.mkPen(self.colours["line"], width=1), connect="pairs")
+        self.link_curve = pg.PlotCurveItem(connect="pairs")
         self.link_curve.setZValue(-5)
         self.plot.addItem(self.link_curve)
         self.highlight_curve = pg.PlotCurveItem(pen=pg.mkPen(ENTITY_COLOUR, width=2), connect="pairs")
@@ -144,7 +140,6 @@ class RadialMap(QWidget):
         self._match_pen = pg.mkPen(HIGHLIGHT, width=2)
         self._plain_pen = pg.mkPen(None)
         self._entity_brush = pg.mkBrush(ENTITY_COLOUR)
-        self._entity_pen = pg.mkPen(self.colours["background"])
         # tip=None: our own tooltips, not pyqtgraph's "x: … y: … data=…"
         self.scatter = pg.ScatterPlotItem(pxMode=True, hoverable=True, tip=None)
         self.scatter.setZValue(5)
@@ -235,6 +230,30 @@ class RadialMap(QWidget):
         layout.addLayout(layers)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.caption)
+
+        self.set_dark(dark)
+
+    def set_dark(self, dark: bool) -> None:
+        """Recolour the map for a light or dark theme."""
+        self.colours = map_colours(dark)
+        self.plot.setBackground(self.colours["background"])
+        ring_pen = QPen(QColor(self.colours["ring"]))
+        ring_pen.setCosmetic(True)
+        ring_pen.setWidthF(1.2)
+        self._label_fill = QColor(self.colours["background"])
+        self._label_fill.setAlpha(200)
+        for ring in self.rings:
+            ring.setPen(ring_pen)
+        for label in self.ring_labels.values():
+            label.setColor(self.colours["label"])
+            label.fill = pg.mkBrush(self._label_fill)
+            label.update()
+        for label in [*self.entity_labels.values(), *self.sector_labels.values()]:
+            label.setColor(self.colours["label"])
+        self.link_curve.setPen(pg.mkPen(self.colours["line"], width=1))
+        self._entity_pen = pg.mkPen(self.colours["background"])
+        if self.entity_names:
+            self.redraw()
 
     # -- data ------------------------------------------------------------------------
     def _on_changed(self, _ids) -> None:

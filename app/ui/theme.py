@@ -1,11 +1,12 @@
 """Colours: a colour-blind-safe palette for the five kinds (Okabe–Ito), and light/dark
-palettes that follow the system unless MNEMOSCOPE_THEME says otherwise."""
+palettes: the user's choice (View › Theme, remembered), else the system's; the
+MNEMOSCOPE_THEME environment variable overrides both."""
 
 from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -18,23 +19,36 @@ KIND_COLOURS = {
 }
 ENTITY_COLOUR = "#56B4E9"     # sky blue
 HIGHLIGHT = "#F0E442"         # yellow
+THEMES = ("system", "light", "dark")
 
 
-def is_dark(app: QApplication | None = None) -> bool:
-    choice = os.environ.get("MNEMOSCOPE_THEME", "system").lower()
+def chosen() -> str:
+    """The theme to use: MNEMOSCOPE_THEME, else the one picked in View › Theme, else system."""
+    choice = os.environ.get("MNEMOSCOPE_THEME") or QSettings("Mnemoscope", "Mnemoscope").value("theme", "system")
+    return choice.lower() if isinstance(choice, str) and choice.lower() in THEMES else "system"
+
+
+def choose(choice: str) -> None:
+    """Remember the theme picked in View › Theme."""
+    QSettings("Mnemoscope", "Mnemoscope").setValue("theme", choice)
+
+
+def is_dark(app: QApplication | None = None, choice: str | None = None) -> bool:
+    choice = choice or chosen()
     if choice in ("dark", "light"):
         return choice == "dark"
     hints = QGuiApplication.styleHints()
     if hasattr(hints, "colorScheme") and hints.colorScheme() == Qt.ColorScheme.Dark:
         return True
     app = app or QApplication.instance()
-    return bool(app) and app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+    # the style's own palette, not the application's, which may be our dark one
+    return bool(app) and app.style().standardPalette().color(QPalette.ColorRole.Window).lightness() < 128
 
 
-def apply(app: QApplication) -> bool:
+def apply(app: QApplication, choice: str | None = None) -> bool:
     """Use the Fusion style with a light or dark palette; returns True when dark."""
     app.setStyle("Fusion")
-    dark = is_dark(app)
+    dark = is_dark(app, choice)
     if dark:
         p = QPalette()
         base, text, window = QColor("#1e2126"), QColor("#e6e6e6"), QColor("#2a2d33")
