@@ -176,3 +176,18 @@ def test_preview_command_prints_what_the_window_copies(window, qtbot, demo_db, c
     assert main(["preview", "--db", demo_db, "--user-message", QUESTION, "--max-tokens", "700",
                  "--format", "openai"]) == 0
     assert json.loads(capsys.readouterr().out) == pv.result.messages
+
+
+def test_token_bars_are_all_drawn_to_one_scale_with_an_axis(window, qtbot):
+    pv = ask(window, qtbot, budget=400)
+    pv.bars.grab()  # paint once, as the screen would
+    trimmed = [b for b in pv.bars.rects if b.row == "trimmed"]
+    kept = [b for b in pv.bars.rects if b.row != "trimmed" and b.segment.tokens > 20]
+    assert trimmed and kept
+    per_token = kept[0].rect.width() / kept[0].segment.tokens
+    for bar in trimmed + kept:
+        if bar.segment.tokens > 20:  # a 1-pixel minimum keeps tiny bars visible
+            assert abs(bar.rect.width() / bar.segment.tokens - per_token) < 1e-6
+        assert bar.rect.right() <= pv.bars.width()
+    assert len(pv.bars.ticks) >= 3 and pv.bars.ticks[0] == 0
+    assert pv.bars.rect().contains(pv.bars.budget_label_rect.toRect())
