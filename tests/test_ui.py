@@ -740,3 +740,18 @@ def test_view_theme_applies_now_and_is_remembered(window, monkeypatch):
     assert app.palette().color(QPalette.ColorRole.Window).lightness() > 128
     assert window.map.plot.backgroundBrush().color().lightness() > 128
     assert theme.chosen() == "light"
+
+
+def test_new_database_with_the_demo_is_one_undoable_step(window, qtbot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    path = str(tmp_path / "fresh.db")
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (path, "Databases (*.db)"))
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    window._new_dialog()
+    store = window.session.store
+    assert store.path == path and store.count() == 65
+    assert window.undo_action.text().endswith("Load the demo memories")
+    assert window.session.selected_id is not None
+    window.undo_action.trigger()
+    assert store.count() == 0
