@@ -135,8 +135,8 @@ def test_cache_view_counts_prefix_reads_across_turns(window, qtbot):
     pv = ask(window, qtbot, budget=16000)
     pv.rules.setPlainText("Always answer carefully and cite memories. " * 150)
     for i in range(3):
-        pv.add_history("user", f"Question {i} about Rust lifetimes")
-        pv.add_history("assistant", f"Answer {i}: lifetimes tie borrows to scopes.")
+        pv.history.add("user", f"Question {i} about Rust lifetimes")
+        pv.history.add("assistant", f"Answer {i}: lifetimes tie borrows to scopes.")
     pv.recompile()
     rows = pv.simulate_cache()
     assert len(rows) == 4 and rows[0][2] == 0 and all(read > 1024 for _, _, read in rows[1:])

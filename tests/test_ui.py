@@ -514,8 +514,8 @@ def test_the_window_fits_the_screen_and_nothing_is_cut(window, qtbot, tmp_path, 
     window.advance(365)
     pv = window.preview
     pv.user_message.setPlainText("What should I cook for Mara?")
-    pv.add_history("user", "Hello there")
-    pv.add_history("assistant", "Hi Mara")
+    pv.history.add("user", "Hello there")
+    pv.history.add("assistant", "Hi Mara")
     pv.recompile()
     pv.simulate_cache()
     pv.tabs.setCurrentIndex(3)

@@ -42,38 +42,33 @@ from store import SENSITIVITIES, StoreError
 
 from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, recall_for
 from ..compile_cli import render
-from ..compiler import CompileResult, TokenizerRegistry
-from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS, prefix_cache_reads, request_tokens
+from ..compiler import CompileResult
+from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS
 from ..compiler.capabilities import capability_map, get_context_cap_for_model
+from .history_editor import HistoryEditor
+from .preview_text import (
+    MIN_BUDGET,
+    SLIDER_STEPS,
+    WARN,
+    budget_for,
+    cache_summary,
+    citations,
+    compare,
+    compare_html,
+    copied_message,
+    messages_html,
+    simulate_cache,
+    slider_for,
+)
 from .session import StoreSession
 from .token_bars import TokenBars
 from .widgets import ElidedLabel
 
-MEM_REF = re.compile(r"\[Mem:(\d+)\]")
 FORMAT_LABELS = (("openai", "Copy OpenAI messages"), ("anthropic", "Copy Anthropic request"),
                  ("text", "Copy as text"))
 MESSAGES_DELAY_MS = 120
 RECOMPILE_DELAY_MS = 60
 DEFAULT_BUDGET = 2048
-MIN_BUDGET = 64
-SLIDER_STEPS = 1000
-
-
-def region_tokens(result: CompileResult) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for s in result.segments:
-        if s.kept:
-            out[s.region] = out.get(s.region, 0) + s.tokens
-    return out
-
-
-def copied_message(fmt: str, messages: int, tokens: int) -> str:
-    """What the status bar says after a copy: "Copied 2 OpenAI messages, 541 tokens"."""
-    plural = "" if messages == 1 else "s"
-    what = {"openai": f"{messages} OpenAI message{plural}",
-            "anthropic": f"an Anthropic request ({messages} message{plural})",
-            "text": f"the prompt as text ({messages} message{plural})"}[fmt]
-    return f"Copied {what}, {tokens:,} tokens"
 
 
 class PromptPreview(QWidget):
@@ -128,7 +123,7 @@ class PromptPreview(QWidget):
         self.budget_cap = 128_000
         self._set_budget_range(self.budget_cap)
         self.budget_spin.setValue(DEFAULT_BUDGET)
-        self.budget_slider.setValue(self._slider_for(DEFAULT_BUDGET))
+        self.budget_slider.setValue(slider_for(DEFAULT_BUDGET, self.budget_cap))
         row = QHBoxLayout()
         row.addWidget(self.budget_slider, 3)
         row.addWidget(self.budget_spin, 1)
@@ -161,23 +156,10 @@ class PromptPreview(QWidget):
         self.rules.setPlainText(DEFAULT_RULES)
         self.rules.setFixedHeight(54)
         form.addRow("System rules", self.rules)
-        self.history = QTableWidget(0, 2, self)
-        self.history.setHorizontalHeaderLabels(["Role", "Content"])
-        self.history.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.history.verticalHeader().setVisible(False)
-        self.history.setFixedHeight(104)
-        hist_buttons = QGridLayout()
-        for i, (label, slot) in enumerate( (("+ user", lambda: self.add_history("user", "")),
-                            ("+ assistant", lambda: self.add_history("assistant", "")),
-                            ("Remove", self._remove_history), ("Load…", self._load_history),
-                            ("Save…", self._save_history))):
-            b = QPushButton(label, self)
-            b.clicked.connect(slot)
-            hist_buttons.addWidget(b, i // 3, i % 3)
-        box = QVBoxLayout()
-        box.addWidget(self.history)
-        box.addLayout(hist_buttons)
-        form.addRow("History", box)
+        self.history = HistoryEditor(self)
+        self.history.changed.connect(self.schedule)
+        self.history.failed.connect(self._set_error)
+        form.addRow("History", self.history)
 
         self.bars = TokenBars(self)
         self.summary = QLabel(self)
@@ -217,7 +199,6 @@ class PromptPreview(QWidget):
         for combo in (self.model, self.placement, self.scope, self.trust):
             combo.currentTextChanged.connect(self.schedule)
         self.k.valueChanged.connect(self.schedule)
-        self.history.itemChanged.connect(lambda _item: self.schedule())
         self.price.valueChanged.connect(lambda _v: self._show_summary())
         self.budget_slider.valueChanged.connect(self._budget_from_slider)
         self.budget_spin.valueChanged.connect(self._budget_from_spin)
@@ -294,75 +275,12 @@ class PromptPreview(QWidget):
         self.budget_spin.setRange(MIN_BUDGET, cap)
         self.budget_spin.blockSignals(False)
         self.budget_slider.blockSignals(True)
-        self.budget_slider.setValue(self._slider_for(self.budget_spin.value()))
+        self.budget_slider.setValue(slider_for(self.budget_spin.value(), self.budget_cap))
         self.budget_slider.blockSignals(False)
-
-    def budget_for(self, position: int) -> int:
-        """Slider position → tokens, on a logarithmic scale from 64 to the model's window."""
-        ratio = self.budget_cap / MIN_BUDGET
-        return int(round(MIN_BUDGET * ratio ** (position / SLIDER_STEPS)))
-
-    def _slider_for(self, tokens: int) -> int:
-        import math
-
-        ratio = self.budget_cap / MIN_BUDGET
-        return int(round(SLIDER_STEPS * math.log(max(tokens, MIN_BUDGET) / MIN_BUDGET) / math.log(ratio)))
-
-    def add_history(self, role: str, content: str) -> None:
-        self.history.blockSignals(True)
-        row = self.history.rowCount()
-        self.history.insertRow(row)
-        self.history.setItem(row, 0, QTableWidgetItem(role))
-        self.history.setItem(row, 1, QTableWidgetItem(content))
-        self.history.blockSignals(False)
-        self.schedule()
-
-    def set_history(self, messages: list[dict]) -> None:
-        self.history.blockSignals(True)
-        self.history.setRowCount(0)
-        self.history.blockSignals(False)
-        for m in messages:
-            content = m.get("content")
-            self.add_history(str(m.get("role", "user")), content if isinstance(content, str) else json.dumps(content))
-
-    def history_messages(self) -> list[dict]:
-        out = []
-        for row in range(self.history.rowCount()):
-            role = (self.history.item(row, 0).text() if self.history.item(row, 0) else "user").strip()
-            content = self.history.item(row, 1).text() if self.history.item(row, 1) else ""
-            out.append({"role": role, "content": content})
-        return out
-
-    def _remove_history(self) -> None:
-        rows = sorted({i.row() for i in self.history.selectedIndexes()}, reverse=True)
-        for row in rows or [self.history.rowCount() - 1]:
-            if row >= 0:
-                self.history.removeRow(row)
-        self.schedule()
-
-    def _load_history(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load history", "", "JSON (*.json)")
-        if not path:
-            return
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-            if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
-                raise ValueError("the file must hold a JSON list of {role, content} messages")
-        except (OSError, ValueError) as exc:
-            self._set_error(f"Cannot load history: {exc}")
-            return
-        self.set_history(data)
-
-    def _save_history(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save history", "history.json", "JSON (*.json)")
-        if path:
-            with open(path, "w", encoding="utf-8") as fh:
-                json.dump(self.history_messages(), fh, ensure_ascii=False, indent=2)
 
     def request(self) -> PreviewRequest:
         return PreviewRequest(
-            user_message=self.user_message.toPlainText(), history=self.history_messages(),
+            user_message=self.user_message.toPlainText(), history=self.history.messages(),
             model_id=self.model.currentText().strip() or "openai/gpt-4o", max_tokens=self.budget_spin.value(),
             placement=self.placement.currentText(), rules=self.rules.toPlainText(), k=self.k.value(),
             scope=self.scope.currentText().strip() or "global", trust=self.trust.currentText())
@@ -400,7 +318,7 @@ class PromptPreview(QWidget):
         self._refresh(messages_now=True)
 
     def _budget_from_slider(self, position: int) -> None:
-        tokens = self.budget_for(position)
+        tokens = budget_for(position, self.budget_cap)
         self.budget_spin.blockSignals(True)
         self.budget_spin.setValue(tokens)
         self.budget_spin.blockSignals(False)
@@ -408,7 +326,7 @@ class PromptPreview(QWidget):
 
     def _budget_from_spin(self, value: int) -> None:
         self.budget_slider.blockSignals(True)
-        self.budget_slider.setValue(self._slider_for(value))
+        self.budget_slider.setValue(slider_for(value, self.budget_cap))
         self.budget_slider.blockSignals(False)
         self.set_budget(value)
 
@@ -465,25 +383,8 @@ class PromptPreview(QWidget):
             f"{v['billed']:,} billed tokens{over}")
 
     def _show_messages(self) -> None:
-        if self.result is None:
-            return
-        ref_map = self.result.ref_map
-        parts = []
-        for m in self.result.messages:
-            content = m.get("content")
-            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=1)
-
-            def link(match: re.Match) -> str:
-                n = int(match.group(1))
-                rid = ref_map.get(n)
-                if rid is None:
-                    return f"<span style='color:#D55E00'>{match.group(0)}</span>"
-                return (f"<a href='mem:{html.escape(rid)}' style='background-color:#f3ec8f; color:#222222; "
-                        f"text-decoration:none'><b>{match.group(0)}</b></a>")
-
-            body = MEM_REF.sub(link, html.escape(text)).replace("\n", "<br>")
-            parts.append(f"<p><b style='color:#0072B2'>{html.escape(m['role'])}</b><br>{body}</p>")
-        self.messages.setHtml("".join(parts))
+        if self.result is not None:
+            self.messages.setHtml(messages_html(self.result))
 
     def _hover_citation(self, url) -> None:
         target = url.toString() if hasattr(url, "toString") else str(url)
@@ -500,32 +401,12 @@ class PromptPreview(QWidget):
 
     def compare(self) -> dict:
         """Memories that entered or left since the pinned compile, and token deltas per region."""
-        if self.pinned is None or self.result is None:
-            return {}
-        before = set(self.pinned.ref_map.values())
-        after = set(self.result.ref_map.values())
-        rb, ra = region_tokens(self.pinned), region_tokens(self.result)
-        deltas = {r: ra.get(r, 0) - rb.get(r, 0) for r in sorted(set(rb) | set(ra))}
-        return {"entered": sorted(after - before), "left": sorted(before - after), "deltas": deltas,
-                "tokens": self.result.metadata["token_count"] - self.pinned.metadata["token_count"]}
+        return {} if self.pinned is None or self.result is None else compare(self.pinned, self.result)
 
     def _show_compare(self) -> None:
         diff = self.compare()
-        if not diff:
-            return
-        texts = dict(self.texts)
-
-        def items(ids):
-            if not ids:
-                return "<i>none</i>"
-            return "<br>".join(f"<a href='mem:{html.escape(i)}'>{html.escape(i)}</a> "
-                               f"{html.escape(texts.get(i, '')[:90])}" for i in ids)
-
-        deltas = " · ".join(f"{r} {d:+,}" for r, d in diff["deltas"].items() if d) or "no change"
-        self.compare_text.setHtml(
-            f"<p><b>Since the pinned compile:</b> {diff['tokens']:+,} tokens ({deltas})</p>"
-            f"<p><b style='color:#009E73'>Entered ({len(diff['entered'])})</b><br>{items(diff['entered'])}</p>"
-            f"<p><b style='color:#D55E00'>Left ({len(diff['left'])})</b><br>{items(diff['left'])}</p>")
+        if diff:
+            self.compare_text.setHtml(compare_html(diff, self.texts))
 
     # -- citations -------------------------------------------------------------------
     def resolve_citations(self) -> list[tuple[int, str | None, str]]:
@@ -534,21 +415,11 @@ class PromptPreview(QWidget):
         found: list[tuple[int, str | None, str]] = []
         if self.result is None:
             return found
-        trimmed = {s.ref: s.record_id for s in self.result.segments if s.ref is not None and not s.kept}
-        for n in dict.fromkeys(int(x) for x in MEM_REF.findall(self.answer.toPlainText())):
-            if n in self.result.ref_map:
-                rid, status = self.result.ref_map[n], "ok"
-                label = f"[Mem:{n}] → {rid}: {self.texts.get(rid, '')[:100]}"
-            elif n in trimmed:
-                rid, status = trimmed[n], "trimmed"
-                label = f"[Mem:{n}] → {rid} was trimmed: the model never saw it"
-            else:
-                rid, status = None, "unknown"
-                label = f"[Mem:{n}] resolves to nothing: the prompt had no such memory"
+        for n, rid, status, label in citations(self.answer.toPlainText(), self.result, self.texts):
             item = QListWidgetItem(("⚠ " if status != "ok" else "") + label)
             item.setData(Qt.ItemDataRole.UserRole, rid)
             if status != "ok":
-                item.setForeground(QColor("#D55E00"))  # vermillion reads on light and dark
+                item.setForeground(QColor(WARN))
             self.citations.addItem(item)
             found.append((n, rid, status))
         return found
@@ -565,25 +436,12 @@ class PromptPreview(QWidget):
         request = self.request()
         if store is None or self.result is None:
             return []
-        history = request.history
-        turns = [(i, m["content"]) for i, m in enumerate(history) if m["role"] == "user"]
-        turns.append((len(history), request.user_message))
-        adapter = TokenizerRegistry.get().adapter(request.model_id)
-        streams = []
-        for index, message in turns:
-            turn = PreviewRequest(**{**request.__dict__, "user_message": message, "history": history[:index]})
-            _hits, items = recall_for(store, turn)
-            streams.append(request_tokens(compile_items(turn, items).messages, adapter))
-        reads = prefix_cache_reads(streams)
-        rows = [(i + 1, len(s), r) for i, (s, r) in enumerate(zip(streams, reads))]
+        rows = simulate_cache(store, request)
         self.cache_table.setRowCount(len(rows))
         for r, (turn, total, read) in enumerate(rows):
             for c, value in enumerate((turn, f"{total:,}", f"{read:,}", f"{100 * read / max(total, 1):.0f}%")):
                 self.cache_table.setItem(r, c, QTableWidgetItem(str(value)))
-        sent = sum(t for _, t, _ in rows)
-        read = sum(x for _, _, x in rows)
-        self.cache_total.setText(f"{read:,} of {sent:,} input tokens ({100 * read / max(sent, 1):.0f}%) "
-                                 "could be read from the provider's prefix cache")
+        self.cache_total.setText(cache_summary(rows))
         return rows
 
     # -- export ----------------------------------------------------------------------
