@@ -191,3 +191,15 @@ def test_token_bars_are_all_drawn_to_one_scale_with_an_axis(window, qtbot):
         assert bar.rect.right() <= pv.bars.width()
     assert len(pv.bars.ticks) >= 3 and pv.bars.ticks[0] == 0
     assert pv.bars.rect().contains(pv.bars.budget_label_rect.toRect())
+
+
+def test_the_numbers_and_words_say_what_they_mean(window, qtbot):
+    pv = ask(window, qtbot, budget=1500)
+    v = pv.summary_values()
+    text = pv.summary.text()
+    assert f"{v['tokens']:,} / 1,500 tokens</b> (prompt / budget)" in text
+    assert f"{v['billed']:,} billed tokens (the prompt + {v['billed'] - v['tokens']:,} for message framing)" in text
+    bar = next(b for b in pv.bars.rects if b.segment.region == "memory" and b.segment.tier)
+    kind = window.session.store.get(bar.segment.record_id).kind
+    assert pv.bars.describe(bar).startswith(f"memory · {kind} [")
+    assert " tier] · " in pv.bars.describe(bar)

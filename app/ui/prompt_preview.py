@@ -377,10 +377,10 @@ class PromptPreview(QWidget):
         over = " · <b style='color:#D55E00'>over budget: rules, history and turn alone do not fit</b>" \
             if self.result.metadata["budget_exceeded"] else ""
         self.summary.setText(
-            f"<b>{v['tokens']:,} / {v['budget']:,} tokens</b>{approx} · memories kept {v['kept']} of "
+            f"<b>{v['tokens']:,} / {v['budget']:,} tokens</b> (prompt / budget){approx} · memories kept {v['kept']} of "
             f"{v['offered']} · {v['trimmed_tokens']:,} tokens trimmed · {v['history_dropped']} history messages "
             f"dropped · cacheable prefix {v['prefix']:,} tokens ({caching}) · est. ${v['cost']:.5f} for "
-            f"{v['billed']:,} billed tokens{over}")
+            f"{v['billed']:,} billed tokens (the prompt + {v['billed'] - v['tokens']:,} for message framing){over}")
 
     def _show_messages(self) -> None:
         if self.result is not None:

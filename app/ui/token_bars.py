@@ -191,7 +191,9 @@ class TokenBars(QWidget):
         seg = br.segment
         text = seg.text.strip()
         excerpt = text if len(text) <= 220 else text[:219] + "…"
-        tier = f" · {TIER_NAMES[seg.tier]}" if seg.tier else ""
+        kind = self.kinds.get(seg.record_id or "")
+        tier = f" [{TIER_NAMES[seg.tier]} tier]" if seg.tier else ""
+        tier = f" · {kind}{tier}" if kind else f" ·{tier}" if tier else ""
         state = "kept" if seg.kept else "trimmed"
         why = f" ({seg.reason.replace('_', ' ')})" if seg.reason else ""
         ident = f"\n{seg.record_id}" + (f" as [Mem:{seg.ref}]" if seg.ref else "") if seg.record_id else ""
