@@ -100,13 +100,13 @@ def test_citations_resolve_flag_and_select(window, qtbot):
     pv = ask(window, qtbot, budget=420)
     kept_n, kept_id = next(iter(pv.result.ref_map.items()))
     trimmed = next(s for s in pv.result.segments if s.region == "memory" and not s.kept)
-    pv.answer.setPlainText(f"Use a snippet [Mem:{kept_n}], see [Mem:{trimmed.ref}] and [Mem:99].")
-    found = pv.resolve_citations()
+    pv.citations_pane.answer.setPlainText(f"Use a snippet [Mem:{kept_n}], see [Mem:{trimmed.ref}] and [Mem:99].")
+    found = pv.citations_pane.found
     assert found == [(kept_n, kept_id, "ok"), (trimmed.ref, trimmed.record_id, "trimmed"), (99, None, "unknown")]
     pv.tabs.setCurrentIndex(2)
-    item = pv.citations.item(0)
-    rect = pv.citations.visualItemRect(item)
-    qtbot.mouseClick(pv.citations.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    item = pv.citations_pane.list.item(0)
+    rect = pv.citations_pane.list.visualItemRect(item)
+    qtbot.mouseClick(pv.citations_pane.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.session.selected_id == kept_id
     assert window.editor.memory_id == kept_id
 
@@ -122,13 +122,13 @@ def test_clicking_a_memory_bar_selects_it(window, qtbot):
 
 def test_compare_shows_the_memories_that_left_after_a_tick(window, qtbot):
     pv = ask(window, qtbot, text="What did Mara do at Vertigo climbing with Theo?", budget=6000)
-    pv.pin()
+    qtbot.mouseClick(pv.compare_pane.pin_button, Qt.MouseButton.LeftButton)
     before = set(pv.result.ref_map.values())
     window.advance(400)
     pv.recompile()
-    diff = pv.compare()
+    diff = pv.compare_pane.diff
     assert diff["left"] and set(diff["left"]) <= before
-    assert "Left (" in pv.compare_text.toPlainText()
+    assert "Left (" in pv.compare_pane.text.toPlainText()
 
 
 def test_cache_view_counts_prefix_reads_across_turns(window, qtbot):
@@ -138,9 +138,10 @@ def test_cache_view_counts_prefix_reads_across_turns(window, qtbot):
         pv.history.add("user", f"Question {i} about Rust lifetimes")
         pv.history.add("assistant", f"Answer {i}: lifetimes tie borrows to scopes.")
     pv.recompile()
-    rows = pv.simulate_cache()
+    qtbot.mouseClick(pv.cache_pane.button, Qt.MouseButton.LeftButton)
+    rows = pv.cache_pane.rows
     assert len(rows) == 4 and rows[0][2] == 0 and all(read > 1024 for _, _, read in rows[1:])
-    assert "could be read" in pv.cache_total.text()
+    assert "could be read" in pv.cache_pane.total.text()
 
 
 def test_many_recompiles_leave_the_database_unchanged(window, qtbot, demo_db):

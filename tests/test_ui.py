@@ -517,7 +517,7 @@ def test_the_window_fits_the_screen_and_nothing_is_cut(window, qtbot, tmp_path, 
     pv.history.add("user", "Hello there")
     pv.history.add("assistant", "Hi Mara")
     pv.recompile()
-    pv.simulate_cache()
+    pv.cache_pane.simulate()
     pv.tabs.setCurrentIndex(3)
     qtbot.wait(20)
     assert window.width() == width and window.minimumSizeHint().width() <= width

@@ -12,9 +12,8 @@ import json
 import re
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -22,16 +21,11 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QSlider,
     QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QTextBrowser,
     QVBoxLayout,
@@ -46,15 +40,11 @@ from ..compiler import CompileResult
 from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS
 from ..compiler.capabilities import capability_map, get_context_cap_for_model
 from .history_editor import HistoryEditor
+from .preview_panes import CachePane, CitationsPane, ComparePane
 from .preview_text import (
     MIN_BUDGET,
     SLIDER_STEPS,
-    WARN,
     budget_for,
-    cache_summary,
-    citations,
-    compare,
-    compare_html,
     copied_message,
     messages_html,
     simulate_cache,
@@ -62,7 +52,6 @@ from .preview_text import (
 )
 from .session import StoreSession
 from .token_bars import TokenBars
-from .widgets import ElidedLabel
 
 FORMAT_LABELS = (("openai", "Copy OpenAI messages"), ("anthropic", "Copy Anthropic request"),
                  ("text", "Copy as text"))
@@ -80,7 +69,6 @@ class PromptPreview(QWidget):
         self.session = session
         self.base: CompileResult | None = None     # the last full compile
         self.result: CompileResult | None = None   # the same at the current budget
-        self.pinned: CompileResult | None = None
         self.hits = []
         self.kinds: dict[str, str] = {}
         self.texts: dict[str, str] = {}
@@ -172,9 +160,14 @@ class PromptPreview(QWidget):
         self.messages.setOpenLinks(False)
         self.messages.setMouseTracking(True)
         self.tabs.addTab(self.messages, "Prompt")
-        self.tabs.addTab(self._build_compare(), "Compare")
-        self.tabs.addTab(self._build_citations(), "Citations")
-        self.tabs.addTab(self._build_cache(), "Cache")
+        self.compare_pane = ComparePane(self)
+        self.citations_pane = CitationsPane(self)
+        self.cache_pane = CachePane(self._simulate_cache, self)
+        for pane in (self.compare_pane, self.citations_pane):
+            pane.memory_clicked.connect(self.session.select)
+        self.tabs.addTab(self.compare_pane, "Compare")
+        self.tabs.addTab(self.citations_pane, "Citations")
+        self.tabs.addTab(self.cache_pane, "Cache")
         self.copy_buttons: dict[str, QPushButton] = {}
         exports = QGridLayout()
         for i, (fmt, label) in enumerate(FORMAT_LABELS):
@@ -206,56 +199,6 @@ class PromptPreview(QWidget):
         self.messages.anchorClicked.connect(lambda url: self.session.select(url.toString().split(":", 1)[1]))
         self.messages.highlighted.connect(self._hover_citation)
 
-    def _build_compare(self) -> QWidget:
-        w = QWidget(self)
-        layout = QVBoxLayout(w)
-        row = QHBoxLayout()
-        self.pin_button = QPushButton("Pin this compile", w)
-        self.pin_button.clicked.connect(self.pin)
-        row.addWidget(self.pin_button)
-        row.addStretch(1)
-        layout.addLayout(row)
-        self.compare_text = QTextBrowser(w)
-        self.compare_text.setOpenLinks(False)
-        self.compare_text.anchorClicked.connect(lambda url: self.session.select(url.toString().split(":", 1)[1]))
-        self.compare_text.setPlainText("Pin a compile, then change something (a tick, an edit, the budget, the "
-                                       "model) to see what entered or left the prompt.")
-        layout.addWidget(self.compare_text)
-        return w
-
-    def _build_citations(self) -> QWidget:
-        w = QWidget(self)
-        layout = QVBoxLayout(w)
-        self.answer = QPlainTextEdit(w)
-        self.answer.setPlaceholderText("Paste a model's answer here: every [Mem:N] is resolved to its memory.")
-        self.answer.setFixedHeight(70)
-        self.answer.textChanged.connect(self.resolve_citations)
-        self.citations = QListWidget(w)
-        self.citations.itemClicked.connect(self._citation_clicked)
-        layout.addWidget(self.answer)
-        layout.addWidget(self.citations)
-        return w
-
-    def _build_cache(self) -> QWidget:
-        w = QWidget(self)
-        layout = QVBoxLayout(w)
-        row = QHBoxLayout()
-        self.simulate_button = QPushButton("Simulate the conversation", w)
-        self.simulate_button.setToolTip("Compile each user turn of the history plus the current message and "
-                                        "count what a provider could read from its prefix cache")
-        self.simulate_button.clicked.connect(self.simulate_cache)
-        row.addWidget(self.simulate_button)
-        self.cache_total = ElidedLabel("", w)
-        row.addWidget(self.cache_total, 1)
-        layout.addLayout(row)
-        self.cache_table = QTableWidget(0, 4, w)
-        self.cache_table.setHorizontalHeaderLabels(["Turn", "Request tokens", "Read from cache", "Share"])
-        self.cache_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.cache_table.verticalHeader().setVisible(False)
-        self.cache_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        layout.addWidget(self.cache_table)
-        return w
-
     # -- inputs ----------------------------------------------------------------------
     def _store_replaced(self) -> None:
         store = self.session.store
@@ -266,7 +209,7 @@ class PromptPreview(QWidget):
         self.scope.addItems(sorted(set(["global", *scopes])))
         self.scope.setCurrentText(current if current in scopes or current == "global" else "global")
         self.scope.blockSignals(False)
-        self.pinned = None
+        self.compare_pane.pinned = None  # a compile of another database compares with nothing
         self.schedule()
 
     def _set_budget_range(self, cap: int) -> None:
@@ -340,8 +283,8 @@ class PromptPreview(QWidget):
     def _refresh(self, messages_now: bool) -> None:
         self.bars.set_result(self.result, self.kinds)
         self._show_summary()
-        self._show_compare()
-        self.resolve_citations()
+        self.compare_pane.show_result(self.result, self.texts)
+        self.citations_pane.show_result(self.result, self.texts)
         if messages_now:
             self._show_messages()
         else:
@@ -394,55 +337,11 @@ class PromptPreview(QWidget):
         else:
             self.messages.setToolTip("")
 
-    # -- compare ---------------------------------------------------------------------
-    def pin(self) -> None:
-        self.pinned = self.result
-        self._show_compare()
-
-    def compare(self) -> dict:
-        """Memories that entered or left since the pinned compile, and token deltas per region."""
-        return {} if self.pinned is None or self.result is None else compare(self.pinned, self.result)
-
-    def _show_compare(self) -> None:
-        diff = self.compare()
-        if diff:
-            self.compare_text.setHtml(compare_html(diff, self.texts))
-
-    # -- citations -------------------------------------------------------------------
-    def resolve_citations(self) -> list[tuple[int, str | None, str]]:
-        """Each [Mem:N] in the pasted answer: (N, record id or None, status)."""
-        self.citations.clear()
-        found: list[tuple[int, str | None, str]] = []
-        if self.result is None:
-            return found
-        for n, rid, status, label in citations(self.answer.toPlainText(), self.result, self.texts):
-            item = QListWidgetItem(("⚠ " if status != "ok" else "") + label)
-            item.setData(Qt.ItemDataRole.UserRole, rid)
-            if status != "ok":
-                item.setForeground(QColor(WARN))
-            self.citations.addItem(item)
-            found.append((n, rid, status))
-        return found
-
-    def _citation_clicked(self, item: QListWidgetItem) -> None:
-        rid = item.data(Qt.ItemDataRole.UserRole)
-        if rid:
-            self.session.select(rid)
-
-    # -- cache -----------------------------------------------------------------------
-    def simulate_cache(self) -> list[tuple[int, int, int]]:
-        """Compile every user turn of the conversation and count the provider's cache reads."""
+    def _simulate_cache(self) -> list[tuple[int, int, int]]:
         store = self.session.store
-        request = self.request()
         if store is None or self.result is None:
             return []
-        rows = simulate_cache(store, request)
-        self.cache_table.setRowCount(len(rows))
-        for r, (turn, total, read) in enumerate(rows):
-            for c, value in enumerate((turn, f"{total:,}", f"{read:,}", f"{100 * read / max(total, 1):.0f}%")):
-                self.cache_table.setItem(r, c, QTableWidgetItem(str(value)))
-        self.cache_total.setText(cache_summary(rows))
-        return rows
+        return simulate_cache(store, self.request())
 
     # -- export ----------------------------------------------------------------------
     def export_text(self, fmt: str) -> str:
