@@ -28,6 +28,17 @@ from ..compiler import CompileResult
 from .preview_text import WARN, cache_summary, citations, compare, compare_html
 
 
+def _button_over(pane: QWidget, button: QPushButton, *below: QWidget) -> None:
+    """Lay ``pane`` out as ``button`` at the left of a row, then ``below`` one under another."""
+    row = QHBoxLayout()
+    row.addWidget(button)
+    row.addStretch(1)
+    layout = QVBoxLayout(pane)
+    layout.addLayout(row)
+    for widget in below:
+        layout.addWidget(widget)
+
+
 def _memory_of(url) -> str:
     return url.toString().split(":", 1)[1]
 
@@ -48,12 +59,7 @@ class ComparePane(QWidget):
         self.text.anchorClicked.connect(lambda url: self.memory_clicked.emit(_memory_of(url)))
         self.text.setPlainText("Pin a compile, then change something (a tick, an edit, the budget, the "
                                "model) to see what entered or left the prompt.")
-        row = QHBoxLayout()
-        row.addWidget(self.pin_button)
-        row.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.addLayout(row)
-        layout.addWidget(self.text)
+        _button_over(self, self.pin_button, self.text)
 
     def pin(self) -> None:
         self.pinned = self.result
@@ -129,13 +135,7 @@ class CachePane(QWidget):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        row = QHBoxLayout()
-        row.addWidget(self.button)
-        row.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.addLayout(row)
-        layout.addWidget(self.total)
-        layout.addWidget(self.table)
+        _button_over(self, self.button, self.total, self.table)
 
     def simulate(self) -> list[tuple[int, int, int]]:
         self.rows = self._simulate()
