@@ -34,7 +34,6 @@ from .memory_map import RadialMap
 from .memory_table import MemoryTable
 from .prompt_preview import PromptPreview
 from .session import StoreSession
-from .theme import THEMES
 from .widgets import ElidedLabel, jump_to_click, scrolling
 
 log = logging.getLogger(__name__)
@@ -180,7 +179,7 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         theme_menu = view_menu.addMenu("&Theme")
         self.theme_actions = QActionGroup(self)
-        for choice in THEMES:
+        for choice in theme.THEMES:
             action = theme_menu.addAction(choice.capitalize(), lambda c=choice: self.set_theme(c))
             action.setCheckable(True)
             action.setChecked(choice == theme.chosen())
