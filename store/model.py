@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -15,7 +16,13 @@ SENSITIVITIES = ("public", "low", "medium", "high", "hyper")
 SENSITIVITY_RANK = {s: i for i, s in enumerate(SENSITIVITIES)}
 LAYERS = ("habit", "fading", "edge", "archived")
 ENTITY_KINDS = ("person", "group", "topic", "tool", "project", "file", "place", "other")
-SCOPE_RE = re.compile(r"^(global|(group|private):[^\s:]{1,128})$")
+# A scope is an opaque name ('global', 'group:7', 'private:ana', 'project-auth'), compared
+# after NFKC normalisation, so that look-alike spellings of one name are one scope.
+SCOPE_RE = re.compile(r"^\S{1,128}$")
+SCOPE_HELP = "'global' or a name such as 'group:ID', 'private:ID' or 'project-auth' (no spaces, at most 128)"
+# Format, control, private-use, surrogate and unassigned code points: invisible or
+# meaningless in a name, and a way to make two scopes that look the same.
+_INVISIBLE_CATEGORIES = frozenset(("Cf", "Cc", "Co", "Cs", "Cn"))
 
 # Fields a caller may set on a memory (``remember``/``update``).
 EDITABLE = ("text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
@@ -97,11 +104,20 @@ def _clean_str(name: str, value: Any, *, limit: int = 200, allow_empty: bool = T
 
 
 def validate_scope(value: Any, name: str = "scope") -> str:
+    """The canonical (NFKC) form of a scope name; refuses invisible characters."""
     if value is None:
         return "global"
-    if not isinstance(value, str) or not SCOPE_RE.match(value):
-        raise ValidationError(name, f"must be 'global', 'group:ID' or 'private:ID', got {value!r}")
-    return value
+    if not isinstance(value, str):
+        raise ValidationError(name, f"must be {SCOPE_HELP}, got {type(value).__name__}")
+    scope = unicodedata.normalize("NFKC", value)
+    invisible = [ch for ch in scope if unicodedata.category(ch) in _INVISIBLE_CATEGORIES]
+    if invisible:
+        codes = ", ".join(dict.fromkeys(f"U+{ord(ch):04X}" for ch in invisible))
+        raise ValidationError(name, f"contains invisible character(s) {codes} in {value!r}; "
+                                    "type the scope name again without them")
+    if not SCOPE_RE.match(scope):
+        raise ValidationError(name, f"must be {SCOPE_HELP}, got {value!r}")
+    return scope
 
 
 def validate_sensitivity(value: Any, name: str = "sensitivity") -> str:

@@ -97,6 +97,9 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
         scored: dict[str, dict[str, Any]] = {}
         q_set = set(q_terms)
         for row in rows:
+            rank = SENSITIVITY_RANK.get(row["sensitivity"])
+            if rank is None or rank > max_rank + 1:
+                continue  # unknown sensitivity is denied; two levels above is hidden
             strength, layer = decay.state_at(row, now, cfg.decay)
             if layer == "archived":
                 continue
@@ -106,23 +109,28 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
             if keyword == 0 and semantic < cfg.limits.min_semantic_relevance:
                 continue
             scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=keyword, semantic=semantic,
-                                     graph=0.0, neighbour=False)
-        entity_map = _entities_of(store, list(scored))
-        prelim = sorted(scored.values(), key=lambda r: -(w.keyword * r["keyword"] + w.semantic * r["semantic"]))
+                                     graph=0.0, neighbour=False, redacted=rank > max_rank)
+        # Only what the caller may read takes part in the graph: a memory above its trust
+        # must not pull its neighbours in, nor lend its entities to anyone's score.
+        visible = [r for r in scored.values() if not r["redacted"]]
+        entity_map = _entities_of(store, [r["id"] for r in visible])
+        prelim = sorted(visible, key=lambda r: -(w.keyword * r["keyword"] + w.semantic * r["semantic"]))
         seed_entities: set[str] = set()
         for r in prelim[:GRAPH_SEEDS]:
             seed_entities |= entity_map.get(r["id"], set())
         if seed_entities:
-            for r in scored.values():
+            for r in visible:
                 shared = len(entity_map.get(r["id"], set()) & seed_entities)
                 r["graph"] = min(shared / 3.0, 1.0)
             # Neighbour fallback: memories that share a seed's entity but no query term.
             ph = ",".join("?" * len(seed_entities))
+            readable = SENSITIVITIES[:max_rank + 1]
             neighbours = store._rows(
                 f"SELECT DISTINCT {CANDIDATE_COLUMNS} FROM edges x "
                 f"JOIN memories m ON m.id = x.dst WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
-                f"AND m.scope IN ({placeholders}) AND m.layer != 'archived' LIMIT 200",
-                (*seed_entities, *scopes),
+                f"AND m.scope IN ({placeholders}) AND m.layer != 'archived' "
+                f"AND m.sensitivity IN ({','.join('?' * len(readable))}) LIMIT 200",
+                (*seed_entities, *scopes, *readable),
             )
             n_entities = _entities_of(store, [n["id"] for n in neighbours if n["id"] not in scored])
             for row in neighbours:
@@ -134,28 +142,32 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
                 shared = len(n_entities.get(row["id"], set()) & seed_entities)
                 scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=0.0,
                                          semantic=max(cosine(q_vec, vector(row["text"])), 0.0),
-                                         graph=min(shared / 3.0, 1.0) * NEIGHBOUR_SCORE, neighbour=True)
+                                         graph=min(shared / 3.0, 1.0) * NEIGHBOUR_SCORE, neighbour=True,
+                                         redacted=False)
                 entity_map[row["id"]] = n_entities.get(row["id"], set())
         hits: list[Hit] = []
+        redacted_hits: list[Hit] = []
         for r in scored.values():
-            rank = SENSITIVITY_RANK.get(r["sensitivity"])
-            if rank is None or rank > max_rank + 1:
-                continue  # unknown sensitivity is denied; two levels above is hidden
             score = (w.semantic * r["semantic"] + w.keyword * r["keyword"] + w.importance * r["importance"]
                      + w.recency * r["strength"] + w.graph * r["graph"])
             if r["neighbour"] and score < MIN_SCORE * 2:
                 continue
             if score < MIN_SCORE:
                 continue
-            redacted = rank > max_rank
+            if r["redacted"]:
+                redacted_hits.append(_redacted_hit(r, explain))
+                continue
             why = {"semantic": round(r["semantic"], 3), "keyword": round(r["keyword"], 3),
                    "importance": round(r["importance"], 3), "recency": round(r["strength"], 3),
                    "graph": round(r["graph"], 3), "neighbor": r["neighbour"]} if explain else {}
             hits.append(Hit(r["id"], round(score, 4), r["kind"], r["layer"], r["scope"], r["sensitivity"],
-                            None if redacted else r["text"], redacted, r["strength"], r["importance"], why,
+                            r["text"], False, r["strength"], r["importance"], why,
                             sorted(_names(store, entity_map.get(r["id"], set())))))
         hits.sort(key=lambda h: (-h.score, h.id))
-        hits = hits[:k]
+        # A redacted hit only says that something the caller may not read matched: it
+        # comes after every readable hit, in id order, so not even its rank tells how well.
+        redacted_hits.sort(key=lambda h: h.id)
+        hits = (hits + redacted_hits)[:k]
     if reinforce:
         targets = [h.id for h in hits if not h.redacted]
         if targets:
@@ -165,6 +177,14 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
     return hits
 
 
+
+
+def _redacted_hit(r: dict[str, Any], explain: bool) -> Hit:
+    """What a caller may know of a memory one level above its trust: that it exists,
+    and its id, kind, layer, scope and sensitivity (implied by the caller's trust);
+    nothing that depends on its text, entities or score."""
+    return Hit(r["id"], 0.0, r["kind"], r["layer"], r["scope"], r["sensitivity"], None, True, 0.0, 0.0,
+               {"redacted": True} if explain else {}, [])
 
 
 def _names(store: MemoryStore, ids: set[str]) -> list[str]:
