@@ -18,7 +18,7 @@ LAYERS = ("habit", "fading", "edge", "archived")
 ENTITY_KINDS = ("person", "group", "topic", "tool", "project", "file", "place", "other")
 # A scope is an opaque name ('global', 'group:7', 'private:ana', 'project-auth'), compared
 # after NFKC normalisation, so that look-alike spellings of one name are one scope.
-SCOPE_RE = re.compile(r"^\S{1,128}$")
+SCOPE_RE = re.compile(r"^(?!(?:group|private):$)\S{1,128}$")  # "group:" alone names no group
 SCOPE_HELP = "'global' or a name such as 'group:ID', 'private:ID' or 'project-auth' (no spaces, at most 128)"
 # Format, control, private-use, surrogate and unassigned code points: invisible or
 # meaningless in a name, and a way to make two scopes that look the same.

@@ -56,7 +56,7 @@ def test_remember_reinforces_a_near_duplicate_in_the_same_scope(store):
     ({"text": "   "}, "text"),
     ({"text": "a" * 4001}, "text"),
     ({"text": "bad\x00byte"}, "text"),
-    ({"text": "x", "scope": "team:1"}, "scope"),
+    ({"text": "x", "scope": "team 1"}, "scope"),
     ({"text": "x", "scope": "group:"}, "scope"),
     ({"text": "x", "tags": "notalist"}, "tags"),
     ({"text": 42}, "text"),
