@@ -36,7 +36,7 @@ def test_capture_tool_output_and_working_state(store):
     (float("nan"), {}, "content"),
     ({}, {}, "content"),
     ({"x": 1}, {"source_kind": "dream"}, "source_kind"),
-    ({"x": 1}, {"scope": "nowhere"}, "scope"),
+    ({"x": 1}, {"scope": "no where"}, "scope"),
     ({"x": 1}, {"sensitivity": "ultra"}, "sensitivity"),
     ({"x": 1}, {"timestamp": "yesterday"}, "timestamp"),
 ])
