@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ValidationError
-from .model import parse_time, validate_fields, validate_scope, validate_sensitivity
+from .model import check_text, parse_time, validate_fields, validate_scope, validate_sensitivity
 
 if TYPE_CHECKING:
     from .model import Memory
@@ -91,6 +91,10 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
             json.dumps(context, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise ValidationError("context", f"must be JSON-compatible: {exc}") from None
+    for name, value in (("reason_to_remember", reason_to_remember), ("summary", summary)):
+        if not isinstance(value, str):
+            raise ValidationError(name, f"must be a string, got {type(value).__name__}")
+        check_text(name, value)
     scope = validate_scope(scope)
     sensitivity = validate_sensitivity(sensitivity)
     now = store.now() if timestamp is None else parse_time(timestamp, "timestamp")

@@ -2,8 +2,9 @@
 
 Export is canonical (sorted keys, fixed time format, memories ordered by creation time
 then id), so export → import into an empty store → export gives the same bytes.
-Import checks every line, reports each bad one with its number and reason, imports the
-good ones in one transaction, and resolves id conflicts by policy.
+Import checks every line first and writes nothing if one is bad (naming each bad line
+with its number and reason), unless asked for a partial import; it writes in one
+transaction and resolves id conflicts by policy.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import StoreError, ValidationError
-from .model import ENTITY_KINDS, iso, parse_time, validate_fields
+from .errors import ImportRefused, StoreError, ValidationError
+from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_id
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -77,6 +78,18 @@ def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# Characters that some readers take for a line break (Python's str.splitlines, JavaScript
+# line terminators). json.dumps leaves them raw with ensure_ascii=False; escaped, every
+# line of an export is exactly one memory to any reader.
+_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_LINE_BREAK_TABLE = str.maketrans(_LINE_BREAKS)
+
+
+def _line(record: dict[str, Any]) -> str:
+    text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return text.translate(_LINE_BREAK_TABLE)
+
+
 def export_jsonl(store: MemoryStore, out: Any = None, *, kind: str | None = None, layer: str | None = None,
                  scope: str | None = None, text: str | None = None, min_strength: float | None = None) -> str:
     """Write memories (all, or those matching the filters) as JSONL to ``out`` (a path or
@@ -86,8 +99,7 @@ def export_jsonl(store: MemoryStore, out: Any = None, *, kind: str | None = None
     wanted = set(ids)
     with store._lock:
         rows = store._rows("SELECT * FROM memories ORDER BY created_at, id")
-        lines = [json.dumps(memory_record(store, r), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-                 for r in rows if r["id"] in wanted]
+        lines = [_line(memory_record(store, r)) for r in rows if r["id"] in wanted]
     data = "".join(line + "\n" for line in lines)
     if out is None:
         return data
@@ -107,9 +119,7 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
     unknown = set(obj) - set(FIELDS) - {"strength", "layer"}
     if unknown:
         raise ValidationError(sorted(unknown)[0], "is not a memory field")
-    mid = obj.get("id")
-    if not isinstance(mid, str) or not mid.strip() or len(mid) > 128 or "\x00" in mid:
-        raise ValidationError("id", f"must be a non-empty string of at most 128 characters, got {mid!r}")
+    mid = validate_id(obj.get("id"))
     editable = {k: obj[k] for k in ("text", "kind", "importance", "who", "topic", "scope", "sensitivity",
                                     "tags", "source", "source_kind", "pinned") if k in obj}
     values = validate_fields(editable, store.config, partial=False)
@@ -146,11 +156,15 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
         aliases = e.get("aliases") or []
         if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
             raise ValidationError("entities.aliases", "must be a list of strings")
-        clean_ents.append({"name": e["name"].strip(), "kind": kind, "aliases": aliases})
+        for alias in aliases:
+            check_text("entities.aliases", alias)
+        clean_ents.append({"name": check_text("entities", e["name"]).strip(), "kind": kind, "aliases": aliases})
     rec["entities"] = clean_ents
     refs = obj.get("references") or []
     if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
         raise ValidationError("references", "must be a list of memory ids")
+    for ref in refs:
+        check_text("references", ref)
     rec["references"] = refs
     events = obj.get("recall_events") or []
     if not isinstance(events, list):
@@ -159,31 +173,53 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
     return rec
 
 
-def _lines(source: Any) -> list[str]:
-    looks_like_data = isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{"))
+def _read(source: Any) -> tuple[str, str]:
+    """(text, name for messages) of a path, a string of JSONL, a text or binary stream,
+    or an iterable of lines."""
+    looks_like_data = isinstance(source, str) and ("\n" in source or source.lstrip("\ufeff \t").startswith("{"))
     if isinstance(source, (str, os.PathLike)) and not looks_like_data:
         try:
-            with open(source, encoding="utf-8") as fh:
-                return fh.read().splitlines()
+            with open(source, encoding="utf-8-sig", newline="") as fh:
+                return fh.read(), str(source)
         except OSError as exc:
             raise StoreError(f"cannot read {source}: {exc.strerror or exc}") from None
         except UnicodeDecodeError as exc:
-            raise StoreError(f"{source} is not UTF-8 text: {exc}") from None
+            raise StoreError(f"{source} is not UTF-8 text (byte {exc.start + 1}): {exc.reason}") from None
     if isinstance(source, str):
-        return source.splitlines()
+        return source, "the import"
     if isinstance(source, io.IOBase) or hasattr(source, "read"):
-        return source.read().splitlines()
-    return [str(x) for x in source]
+        data = source.read()
+        if isinstance(data, bytes):
+            try:
+                data = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise StoreError(f"the import is not UTF-8 text (byte {exc.start + 1}): {exc.reason}") from None
+        return data, getattr(source, "name", "the import")
+    return "\n".join(str(x).rstrip("\n") for x in source), "the import"
 
 
-def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any = None) -> ImportReport:
-    """Import memories from JSONL (a path, a string of lines, or a stream)."""
+def _lines(text: str) -> list[str]:
+    """The lines of a JSONL text, split on ``\n`` alone (JSON itself never contains a raw
+    newline, but a memory's text may hold U+2028 or U+0085, which str.splitlines takes
+    for line breaks). A UTF-8 byte order mark and CRLF endings are accepted."""
+    text = text.removeprefix("\ufeff")
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any = None,
+                 partial: bool = False) -> ImportReport:
+    """Import memories from JSONL (a path, a string of lines, or a stream).
+
+    Every line is checked before anything is written. If any line is bad, nothing is
+    imported and :class:`ImportRefused` lists every bad line; with ``partial=True`` the
+    good lines are imported and the bad ones are listed in the report's ``errors``."""
     if policy not in POLICIES:
         raise ValidationError("policy", f"must be one of {', '.join(POLICIES)}, got {policy!r}")
+    text, name = _read(source)
     report = ImportReport()
     parsed: list[tuple[int, dict[str, Any]]] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(_lines(source), 1):
+    for number, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
         try:
@@ -201,6 +237,8 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
             continue
         seen[rec["id"]] = number
         parsed.append((number, rec))
+    if report.errors and not partial:
+        raise ImportRefused(name, report.errors)
     tick_now = store._now(now)
     with store._write():
         for _, rec in parsed:

@@ -66,26 +66,57 @@ def iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+# Times the store keeps: from the epoch to the end of year 9999, the range every export
+# (ISO 8601 with a four-digit year) can write back.
+EARLIEST = 0.0
+LATEST = 253402300799.999  # 9999-12-31T23:59:59.999Z
+
+
 def parse_time(value: Any, field_name: str) -> float:
-    """Seconds since the epoch from a number, an ISO 8601 string or a datetime (ms precision)."""
+    """Seconds since the epoch from a number, an ISO 8601 string or a datetime (ms
+    precision), between 1970 and the end of 9999."""
     if isinstance(value, datetime):
         dt = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return round(dt.timestamp(), 3)
-    if isinstance(value, bool):
+        ts = dt.timestamp()
+    elif isinstance(value, bool):
         raise ValidationError(field_name, f"must be a time, got {value!r}")
-    if isinstance(value, (int, float)):
+    elif isinstance(value, (int, float)):
         if not math.isfinite(value):
             raise ValidationError(field_name, f"must be a finite time, got {value!r}")
-        return round(float(value), 3)
-    if isinstance(value, str):
+        ts = float(value)
+    elif isinstance(value, str):
         try:
             dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             raise ValidationError(field_name, f"is not an ISO 8601 time: {value!r}") from None
         if dt.tzinfo is None:
             dt = dt.replace(tzinfo=UTC)
-        return round(dt.timestamp(), 3)
-    raise ValidationError(field_name, f"must be a time (ISO 8601 string or seconds), got {type(value).__name__}")
+        ts = dt.timestamp()
+    else:
+        raise ValidationError(field_name,
+                              f"must be a time (ISO 8601 string or seconds), got {type(value).__name__}")
+    if not EARLIEST <= ts <= LATEST:
+        raise ValidationError(field_name, f"must be a time between 1970 and 9999, got {value!r}")
+    return round(ts, 3)
+
+
+def check_text(name: str, value: str) -> str:
+    """Refuse what SQLite, JSON export or a later reader would choke on: a NUL, or a lone
+    surrogate (half of a UTF-16 pair, which cannot be written as UTF-8)."""
+    if "\x00" in value:
+        raise ValidationError(name, "contains a NUL byte")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError(name, f"contains a lone surrogate U+{ord(value[exc.start]):04X} at character "
+                                    f"{exc.start + 1}; it is not a character and cannot be stored as UTF-8") from None
+    return value
+
+
+def validate_id(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 128:
+        raise ValidationError("id", f"must be a non-empty string of at most 128 characters, got {value!r}")
+    return check_text("id", value)
 
 
 def _clean_str(name: str, value: Any, *, limit: int = 200, allow_empty: bool = True) -> str:
@@ -93,9 +124,7 @@ def _clean_str(name: str, value: Any, *, limit: int = 200, allow_empty: bool = T
         value = ""
     if not isinstance(value, str):
         raise ValidationError(name, f"must be a string, got {type(value).__name__}")
-    if "\x00" in value:
-        raise ValidationError(name, "contains a NUL byte")
-    value = value.strip()
+    value = check_text(name, value).strip()
     if not allow_empty and not value:
         raise ValidationError(name, "must not be empty")
     if len(value) > limit:

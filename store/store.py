@@ -33,6 +33,7 @@ from .model import (
     Memory,
     parse_time,
     validate_fields,
+    validate_id,
     validate_scope,
 )
 from .schema import KNOWN_MIGRATIONS, MIGRATION_SET, SCHEMA_VERSION, migrations
@@ -449,9 +450,8 @@ class MemoryStore:
              "pinned": pinned}, self.config)
         if entities:
             validate_fields({"entities": entities}, self.config, partial=True)
-        if memory_id is not None and (not isinstance(memory_id, str) or not memory_id.strip()
-                                      or len(memory_id) > 128 or "\x00" in memory_id):
-            raise ValidationError("id", f"must be a non-empty string of at most 128 characters, got {memory_id!r}")
+        if memory_id is not None:
+            validate_id(memory_id)
         if half_life_days is not None and (isinstance(half_life_days, bool) or
                                            not isinstance(half_life_days, (int, float)) or half_life_days <= 0):
             raise ValidationError("half_life_days", f"must be a positive number of days, got {half_life_days!r}")
@@ -718,10 +718,10 @@ class MemoryStore:
 
         return capture(self, content, **kwargs)
 
-    def import_jsonl(self, source: Any, policy: str = "skip", now: Any = None):
+    def import_jsonl(self, source: Any, policy: str = "skip", now: Any = None, *, partial: bool = False):
         from .jsonl import import_jsonl
 
-        return import_jsonl(self, source, policy=policy, now=now)
+        return import_jsonl(self, source, policy=policy, now=now, partial=partial)
 
     def export_jsonl(self, out: Any = None, **filters: Any) -> str:
         from .jsonl import export_jsonl

@@ -62,20 +62,6 @@ def test_export_with_a_filter(demo_store):
     assert lines and all(json.loads(line)["kind"] == "skill" for line in lines)
 
 
-def test_import_reports_every_bad_line_and_imports_the_good(store):
-    good = json.dumps({"id": "a", "text": "A good memory.", "kind": "fact"})
-    lines = "\n".join([good, "{broken", json.dumps({"id": "b", "text": "x", "kind": "gossip"}),
-                       json.dumps({"id": "c", "text": "y", "importance": 7}), json.dumps({"text": "no id"}),
-                       json.dumps({"id": "a", "text": "dup"}), json.dumps(["not", "object"]),
-                       json.dumps({"id": "d", "text": "nul\u0000byte"})])
-    report = store.import_jsonl(lines)
-    assert report.imported == 1 and store.get("a").text == "A good memory."
-    bad = dict(report.errors)
-    assert set(bad) == {2, 3, 4, 5, 6, 7, 8}
-    assert "JSON" in bad[2] and "kind" in bad[3] and "importance" in bad[4] and "id" in bad[5]
-    assert "line 1" in bad[6] and "NUL" in bad[8]
-
-
 def test_import_conflict_policies(store):
     store.import_jsonl(json.dumps({"id": "a", "text": "Old text.", "tags": ["x"], "entities": ["Mara"],
                                    "updated_at": "2026-01-01T00:00:00Z", "created_at": "2026-01-01T00:00:00Z"}))

@@ -135,9 +135,10 @@ def test_store_commands_refuse_bad_input(tmp_path, capsys):
     assert "importance" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "text": "fine"}\nnot json\n{"id": "b", "text": ""}\n')
-    assert main(["--db", db, "import", str(bad)]) == 1
+    assert main(["--db", db, "import", str(bad)]) != 0
     err = capsys.readouterr().err
-    assert "line 2" in err and "line 3" in err
+    assert "line 2" in err and "line 3" in err and "nothing was imported" in err
+    assert main(["--db", db, "stats", "--json"]) == 0 and json.loads(capsys.readouterr().out)["memories"] == 0
 
 
 def test_eval_reaches_the_recall_target(capsys):
