@@ -111,8 +111,12 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
         tags.append("working")
         half_life = store.config.decay.working_half_life_days
     text = _text_for(content, source_kind, summary)
-    if len(text) > store.config.limits.max_text_chars:
-        text = text[: store.config.limits.max_text_chars - 1] + "…"
+    limit = store.config.limits.max_text_chars
+    if len(text) > limit:
+        # Cutting it would store a memory that says less than it seems to, silently.
+        raise ValidationError("content" if not summary else "summary",
+                              f"becomes a text of {len(text):,} characters; the limit is {limit}. "
+                              "Pass a short summary to remember instead")
     if importance is None:
         importance = 0.7 if reason_to_remember else 0.5
     who = content.get("who", "") if isinstance(content, dict) and isinstance(content.get("who"), str) else ""

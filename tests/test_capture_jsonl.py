@@ -87,3 +87,13 @@ def test_demo_is_rich_enough(demo_store):
     assert len(demo_store.entities()) >= 10
     kinds = {e.kind for e in demo_store.entities()}
     assert {"person", "group", "topic", "tool"} <= kinds
+
+
+def test_capture_refuses_content_over_the_limit_instead_of_cutting_it(store):
+    big = {"tool_name": "dump", "result": "x" * 10_000_000}
+    with pytest.raises(ValidationError) as exc:
+        store.capture(big, source_kind="tool_output")
+    assert exc.value.field == "content" and "4000" in str(exc.value) and "summary" in str(exc.value)
+    assert store.count() == 0
+    kept = store.capture(big, source_kind="tool_output", summary="dump printed ten million x")
+    assert kept.primary.text == "dump printed ten million x"
