@@ -288,7 +288,7 @@ def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:
             changes[key] = rec[key]
     changes["tags"] = list(dict.fromkeys(current.tags + rec["tags"]))
     changes["entities"] = list(dict.fromkeys(current.entities + [e["name"] for e in rec["entities"]]))
-    store.update(rec["id"], now=max(rec["updated_at"], current.updated_at), **changes)
+    store.update(rec["id"], now=max(rec["updated_at"], current.updated_at), touch=False, **changes)
     if rec["recall_count"] > current.recall_count or rec["ref_time"] > current.ref_time:
         store.conn.execute(
             "UPDATE memories SET recall_count = max(recall_count, ?), ref_time = max(ref_time, ?), "

@@ -28,9 +28,11 @@ from .config import KINDS, StoreConfig
 from .errors import DatabaseRefused, NotFound, StoreError, ValidationError
 from .model import (
     ENTITY_KINDS,
+    LATEST,
     LAYERS,
     SENSITIVITIES,
     Memory,
+    iso,
     parse_time,
     validate_fields,
     validate_id,
@@ -216,8 +218,14 @@ class MemoryStore:
         """Move the clock ``days`` forward; returns the new offset in seconds."""
         days = _check_days(days)
         with self._write():
-            offset = self.clock_offset + days * decay.DAY
-            self._set_meta("clock_offset", repr(offset))
+            return self._advance(days)
+
+    def _advance(self, days: float) -> float:
+        offset = self.clock_offset + days * decay.DAY
+        if time.time() + offset > LATEST:
+            raise ValidationError("days", f"moving the clock {days:g} days forward would pass the end of year "
+                                          "9999, the last time the store can keep")
+        self._set_meta("clock_offset", repr(offset))
         return offset
 
     # -- reading -------------------------------------------------------------------------
@@ -514,15 +522,20 @@ class MemoryStore:
             self._reinforce(memory_id, now)
             return UpdateResult(before, self.get(memory_id))
 
-    def update(self, memory_id: str, now: Any = None, **changes: Any) -> UpdateResult:
+    def update(self, memory_id: str, now: Any = None, *, touch: bool = True, **changes: Any) -> UpdateResult:
         """Change fields of a memory (any of text, kind, importance, who, topic, scope,
-        sensitivity, tags, source, source_kind, pinned, entities)."""
+        sensitivity, tags, source, source_kind, pinned, entities).
+
+        A person's edit touches the memory (``touch``): its strength goes on from where it
+        is at ``now`` but its archive clock starts again, as if it had just been written.
+        It is not a recall: the recall count and half-life stay. An import's merge passes
+        ``touch=False`` and keeps the times it brings."""
         values = validate_fields(changes, self.config, partial=True)
         now = self._now(now)
         with self._write():
             before = self.get(memory_id)
             entity_names = values.pop("entities", None)
-            if values:
+            if values or entity_names is not None:
                 row = self._rows("SELECT * FROM memories WHERE id = ?", (memory_id,))[0]
                 if "tags" in values:
                     values["tags"] = json.dumps(values["tags"], ensure_ascii=False)
@@ -530,16 +543,19 @@ class MemoryStore:
                     values["pinned"] = int(values["pinned"])
                 row.update(values)
                 row["updated_at"] = now
-                s, layer = decay.state_at(row, row["ticked_at"] or now, self.config.decay)
+                sets = [*values, "updated_at", "strength", "layer", "terms"]
+                if touch and now > row["ref_time"]:
+                    row["base"] = decay.state_at(row, now, self.config.decay)[0]
+                    row["ref_time"] = now
+                    sets += ["base", "ref_time"]
+                s, layer = decay.state_at(row, max(row["ticked_at"] or now, row["ref_time"]), self.config.decay)
                 row["strength"], row["layer"] = s, layer
                 row["terms"] = term_string(row["text"], row["who"] or "", row["topic"] or "")
-                sets = [*values, "updated_at", "strength", "layer", "terms"]
                 self.conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in sets)} WHERE id = ?",
                                   [row[c] for c in sets] + [memory_id])
             if entity_names is not None:
                 scope = values.get("scope", before.scope)
                 self._set_entities(memory_id, entity_names, scope, now, [], [])
-                self.conn.execute("UPDATE memories SET updated_at = ? WHERE id = ?", (now, memory_id))
             return UpdateResult(before, self.get(memory_id))
 
     def pin(self, memory_id: str, now: Any = None) -> UpdateResult:
@@ -625,11 +641,12 @@ class MemoryStore:
             advance_days = _check_days(advance_days)
         with self._write():
             offset_before = self.clock_offset
-            offset_after = offset_before
-            if advance_days:
-                offset_after = offset_before + advance_days * decay.DAY
-                self._set_meta("clock_offset", repr(offset_after))
+            offset_after = self._advance(advance_days) if advance_days else offset_before
             now = self._now(now)
+            last = self.conn.execute("SELECT max(at) FROM ticks WHERE undone != 1").fetchone()[0]
+            if last is not None and now < last:
+                raise ValidationError("now", f"{iso(now)} is before the last tick ({iso(last)}); time only runs "
+                                             "forward, so undo the later ticks first to go back")
             rows, strengths, layers = self._states(now)
             updates = []  # (strength, ticked_at, rowid): the layer stays
             moves = []    # (strength, layer, ticked_at, rowid): the layer changes
@@ -662,6 +679,10 @@ class MemoryStore:
             self.conn.executemany(
                 "INSERT INTO tick_log (tick_id, memory_id, from_layer, to_layer, strength_before, strength_after) "
                 "VALUES (?,?,?,?,?,?)", [(tick_id, *t) for t in transitions])
+            # Only the last ``undoable_ticks`` keep their undo record: the history stays bounded.
+            self.conn.execute(
+                "UPDATE ticks SET undo = NULL WHERE undo IS NOT NULL AND id <= "
+                "(SELECT id FROM ticks ORDER BY id DESC LIMIT 1 OFFSET ?)", (self.config.limits.undoable_ticks,))
         return TickReport(tick_id, now, [(t[0], t[1], t[2]) for t in transitions], counts, layer_counts,
                           changed, offset_before, offset_after)
 
@@ -675,6 +696,10 @@ class MemoryStore:
             blob, before, after, undone, at = row
             if undone:
                 raise StoreError(f"tick {tick_id} was already undone")
+            if blob is None:
+                n = self.config.limits.undoable_ticks
+                raise StoreError(f"tick {tick_id} can no longer be undone: only the last {n} ticks are kept "
+                                 "undoable (limits.undoable_ticks in the store's TOML settings)")
             undo = _unpack_undo(blob)
             self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ? WHERE id = ?",
                                   [(s, layer, t, mid) for mid, s, layer, t in undo])
