@@ -16,7 +16,8 @@ from .model import check_text, parse_time, validate_fields, validate_scope, vali
 
 if TYPE_CHECKING:
     from .model import Memory
-    from .store import Entity, MemoryStore
+    from .store import MemoryStore
+    from .tables import Entity
 
 SOURCE_KINDS = ("observation", "tool_output", "event", "agent_turn", "working_state")
 ENTITY_KEYS = {"subject": None, "object": None, "who": "person", "tool_name": "tool", "tool": "tool",
@@ -123,7 +124,7 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
     validate_fields({"text": text, "kind": kind, "importance": importance, "tags": tags, "source": source,
                      "source_kind": source_kind, "who": who}, store.config, partial=True)
     mentions = _entity_mentions(content)
-    with store._write():
+    with store.tables.write():
         result = store.remember(text, kind=kind, importance=importance, who=who, scope=scope,
                                 sensitivity=sensitivity, tags=tags, source=source, source_kind=source_kind,
                                 now=now, half_life_days=half_life, dedupe=False, entities=mentions)
@@ -132,6 +133,6 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
         refs = content.get("references") if isinstance(content, dict) else None
         for ref in refs or []:
             if isinstance(ref, str) and store.exists(ref):
-                store._reference(mid, ref, now, edges)
+                store.tables.reference(mid, ref, now, edges)
         primary = store.get(mid)
     return CaptureResult(primary, created, edges)

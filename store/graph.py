@@ -14,7 +14,7 @@ def build_graph(store: MemoryStore) -> nx.MultiDiGraph:
     """Nodes carry ``type`` ('memory' or 'entity') and their main fields; every stored
     edge (both directions) is an edge with ``edge`` set to its kind."""
     g = nx.MultiDiGraph()
-    with store._lock:
+    with store.tables.reading():
         for mid, kind, layer, strength, topic, who in store.conn.execute(
                 "SELECT id, kind, layer, strength, topic, who FROM memories"):
             g.add_node(mid, type="memory", kind=kind, layer=layer, strength=strength, topic=topic, who=who)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ImportRefused, StoreError, ValidationError
-from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_id
+from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -47,15 +47,15 @@ class ImportReport:
 
 
 def _entity_records(store: MemoryStore, memory_id: str) -> list[dict[str, Any]]:
-    rows = store.conn.execute(
+    rows = store.tables.rows(
         "SELECT e.name, e.kind, e.aliases FROM edges x JOIN entities e ON e.id = x.dst "
-        "WHERE x.src = ? AND x.edge = 'mentions_entity' ORDER BY lower(e.name), e.name", (memory_id,)).fetchall()
+        "WHERE x.src = ? AND x.edge = 'mentions_entity' ORDER BY lower(e.name), e.name", (memory_id,))
     out = []
-    for name, kind, aliases in rows:
-        rec: dict[str, Any] = {"name": name, "kind": kind}
-        al = json.loads(aliases or "[]")
-        if al:
-            rec["aliases"] = al
+    for r in rows:
+        rec: dict[str, Any] = {"name": r["name"], "kind": r["kind"]}
+        aliases = json.loads(r["aliases"] or "[]")
+        if aliases:
+            rec["aliases"] = aliases
         out.append(rec)
     return out
 
@@ -71,9 +71,9 @@ def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
         "recall_count": row["recall_count"], "last_recalled_at": iso(row["last_recalled_at"]),
         "pinned": bool(row["pinned"]), "half_life_days": row["half_life_days"],
         "entities": _entity_records(store, mid),
-        "references": [r[0] for r in store.conn.execute(
+        "references": [r["dst"] for r in store.tables.rows(
             "SELECT dst FROM edges WHERE src = ? AND edge = 'references_record' ORDER BY dst", (mid,))],
-        "recall_events": [iso(r[0]) for r in store.conn.execute(
+        "recall_events": [iso(r["at"]) for r in store.tables.rows(
             "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (mid,))],
     }
 
@@ -97,20 +97,33 @@ def export_jsonl(store: MemoryStore, out: Any = None, *, kind: str | None = None
     ids = [m.id for m in store.list(kind=kind, layer=layer, scope=scope, text=text, min_strength=min_strength,
                                     with_links=False)]
     wanted = set(ids)
-    with store._lock:
-        rows = store._rows("SELECT * FROM memories ORDER BY created_at, id")
+    with store.tables.reading():
+        rows = store.tables.rows("SELECT * FROM memories ORDER BY created_at, id")
         lines = [_line(memory_record(store, r)) for r in rows if r["id"] in wanted]
     data = "".join(line + "\n" for line in lines)
     if out is None:
         return data
     if isinstance(out, (str, os.PathLike)):
-        tmp = f"{out}.tmp"
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(data)
-        os.replace(tmp, out)
+        _write_file(str(out), data)
     else:
         out.write(data)
     return data
+
+
+def _write_file(path: str, data: str) -> None:
+    """Write ``data`` to ``path`` whole or not at all (a temporary file, then a rename)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise StoreError(f"cannot write {path}: the folder {folder} does not exist")
+    tmp = f"{path}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
@@ -137,10 +150,7 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
     rec["recall_count"] = rc
     rec["last_recalled_at"] = (parse_time(obj["last_recalled_at"], "last_recalled_at")
                                if obj.get("last_recalled_at") else None)
-    hl = obj.get("half_life_days")
-    if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float)) or hl <= 0):
-        raise ValidationError("half_life_days", f"must be a positive number or null, got {hl!r}")
-    rec["half_life_days"] = float(hl) if hl is not None else None
+    rec["half_life_days"] = validate_half_life(obj.get("half_life_days"))
     ents = obj.get("entities") or []
     if not isinstance(ents, list):
         raise ValidationError("entities", "must be a list")
@@ -239,8 +249,8 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
         parsed.append((number, rec))
     if report.errors and not partial:
         raise ImportRefused(name, report.errors)
-    tick_now = store._now(now)
-    with store._write():
+    tick_now = store.tables.now(now)
+    with store.tables.write():
         for _, rec in parsed:
             exists = store.exists(rec["id"])
             if exists and policy == "skip":
@@ -252,9 +262,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                 report.ids.append(rec["id"])
                 continue
             if exists:
-                store.conn.execute("DELETE FROM edges WHERE src = ? OR dst = ?", (rec["id"], rec["id"]))
-                store.conn.execute("DELETE FROM recall_events WHERE memory_id = ?", (rec["id"],))
-                store.conn.execute("DELETE FROM memories WHERE id = ?", (rec["id"],))
+                store.tables.delete_memory(rec["id"])
                 report.overwritten += 1
             else:
                 report.imported += 1
@@ -263,7 +271,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
         for _, rec in parsed:
             for ref in rec["references"]:
                 if store.exists(ref) and store.exists(rec["id"]):
-                    store._reference(rec["id"], ref, rec["created_at"], [])
+                    store.tables.reference(rec["id"], ref, rec["created_at"], [])
     return report
 
 
@@ -272,10 +280,9 @@ def _insert(store: MemoryStore, rec: dict[str, Any], now: float) -> None:
     row["tags"] = json.dumps(row["tags"], ensure_ascii=False)
     row["pinned"] = int(row["pinned"])
     row["ticked_at"] = now
-    store._insert_row(row, now)
-    store._set_entities(rec["id"], rec["entities"], rec["scope"], rec["created_at"], [], [])
-    store.conn.executemany("INSERT INTO recall_events (memory_id, at) VALUES (?, ?)",
-                           [(rec["id"], t) for t in rec["recall_events"]])
+    store.tables.insert_memory(row, now)
+    store.tables.set_entities(rec["id"], rec["entities"], rec["scope"], rec["created_at"], [], [])
+    store.tables.add_recall_events(rec["id"], rec["recall_events"])
 
 
 def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:
@@ -290,7 +297,7 @@ def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:
     changes["entities"] = list(dict.fromkeys(current.entities + [e["name"] for e in rec["entities"]]))
     store.update(rec["id"], now=max(rec["updated_at"], current.updated_at), touch=False, **changes)
     if rec["recall_count"] > current.recall_count or rec["ref_time"] > current.ref_time:
-        store.conn.execute(
+        store.tables.conn.execute(
             "UPDATE memories SET recall_count = max(recall_count, ?), ref_time = max(ref_time, ?), "
             "base = CASE WHEN ? > ref_time THEN ? ELSE base END WHERE id = ?",
             (rec["recall_count"], rec["ref_time"], rec["ref_time"], rec["base"], rec["id"]))

@@ -132,6 +132,15 @@ def _clean_str(name: str, value: Any, *, limit: int = 200, allow_empty: bool = T
     return value
 
 
+def validate_half_life(value: Any) -> float | None:
+    """A memory's own half-life in days (None: its kind's)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValidationError("half_life_days", f"must be a positive number of days or null, got {value!r}")
+    return float(value)
+
+
 def validate_scope(value: Any, name: str = "scope") -> str:
     """The canonical (NFKC) form of a scope name; refuses invisible characters."""
     if value is None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 GRAPH_SEEDS = 3
 NEIGHBOUR_SCORE = 0.5  # graph score of a memory reached only through a seed's entity
 MIN_SCORE = 0.12
+MAX_K = 1000  # hits one recall may ask for
 # What scoring reads of a candidate memory (the FTS hits and the graph neighbours alike).
 CANDIDATE_COLUMNS = ("m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, "
                      "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic")
@@ -71,11 +72,11 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
     """
     if not isinstance(query, str):
         raise ValidationError("query", f"must be a string, got {type(query).__name__}")
-    if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
-        raise ValidationError("k", f"must be a positive whole number, got {k!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= MAX_K:
+        raise ValidationError("k", f"must be a whole number from 1 to {MAX_K}, got {k!r}")
     max_rank = _trust_rank(trust)
     scopes = _visible_scopes(scope)
-    now = store._now(now)
+    now = store.tables.now(now)
     cfg = store.config
     w = cfg.weights
     q_terms = list(dict.fromkeys(terms(query)))
@@ -84,8 +85,8 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
     q_vec = vector(query)
     fts = " OR ".join('"' + t.replace('"', '""') + '"' for t in q_terms)
     placeholders = ",".join("?" * len(scopes))
-    with store._lock:
-        rows = store._rows(
+    with store.tables.reading():
+        rows = store.tables.rows(
             f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
             # CROSS JOIN keeps the full-text index as the outer loop: SQLite would
             # otherwise walk every memory of the scope and test each against the index.
@@ -125,7 +126,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
             # Neighbour fallback: memories that share a seed's entity but no query term.
             ph = ",".join("?" * len(seed_entities))
             readable = SENSITIVITIES[:max_rank + 1]
-            neighbours = store._rows(
+            neighbours = store.tables.rows(
                 f"SELECT DISTINCT {CANDIDATE_COLUMNS} FROM edges x "
                 f"JOIN memories m ON m.id = x.dst WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
                 f"AND m.scope IN ({placeholders}) AND m.layer != 'archived' "
@@ -171,9 +172,9 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
     if reinforce:
         targets = [h.id for h in hits if not h.redacted]
         if targets:
-            with store._write():
+            with store.tables.write():
                 for mid in targets:
-                    store._reinforce(mid, now)
+                    store.tables.reinforce(mid, now)  # skips a memory deleted since it was read
     return hits
 
 
@@ -191,7 +192,7 @@ def _names(store: MemoryStore, ids: set[str]) -> list[str]:
     if not ids:
         return []
     ph = ",".join("?" * len(ids))
-    return [r[0] for r in store.conn.execute(f"SELECT name FROM entities WHERE id IN ({ph})", list(ids))]
+    return [r["name"] for r in store.tables.rows(f"SELECT name FROM entities WHERE id IN ({ph})", list(ids))]
 
 
 def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str]]:
@@ -199,9 +200,9 @@ def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str
     for start in range(0, len(memory_ids), 500):
         chunk = memory_ids[start:start + 500]
         ph = ",".join("?" * len(chunk))
-        for src, dst in store.conn.execute(
+        for r in store.tables.rows(
                 f"SELECT src, dst FROM edges WHERE edge = 'mentions_entity' AND src IN ({ph})", chunk):
-            out.setdefault(src, set()).add(dst)
+            out.setdefault(r["src"], set()).add(r["dst"])
     return out
 
 
@@ -212,9 +213,9 @@ def brief(store: MemoryStore, limit: int = 5, scope: str = "global", trust: str 
         raise ValidationError("limit", f"must be a positive whole number, got {limit!r}")
     max_rank = _trust_rank(trust)
     scopes = _visible_scopes(scope)
-    now = store._now(now)
+    now = store.tables.now(now)
     ph = ",".join("?" * len(scopes))
-    rows = store._rows(
+    rows = store.tables.rows(
         "SELECT id, text, kind, importance, sensitivity, recall_count, half_life_days, pinned, base, ref_time "
         f"FROM memories WHERE kind IN ('fact', 'lesson') AND scope IN ({ph}) AND layer != 'archived'", scopes)
     ranked = []

@@ -12,6 +12,9 @@ from sqlite_utils.migrations import Migrations
 
 SCHEMA_VERSION = 1
 MIGRATION_SET = "mnemoscope"
+# SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
+# program's id is refused before anything is written to it.
+APPLICATION_ID = int.from_bytes(b"MNEM", "big")
 
 migrations = Migrations(MIGRATION_SET)
 
@@ -73,6 +76,11 @@ def m001_initial(db: Database) -> None:
         [{"key": "schema_version", "value": str(SCHEMA_VERSION)}, {"key": "clock_offset", "value": "0"}],
         replace=True,
     )
+
+
+@migrations()
+def m002_application_id(db: Database) -> None:
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
 
 KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)

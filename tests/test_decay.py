@@ -110,7 +110,7 @@ def test_whole_store_projection_matches_the_single_memory_function(demo_store):
 
     now = demo_store.now() + 200 * DAY
     projected = demo_store.project(now)
-    rows = demo_store._rows("SELECT id, kind, recall_count, half_life_days, pinned, base, ref_time FROM memories")
+    rows = demo_store.tables.rows("SELECT id, kind, recall_count, half_life_days, pinned, base, ref_time FROM memories")
     for row in rows:
         s, layer = state_at(row, now, demo_store.config.decay)
         assert projected[row["id"]][1] == layer
