@@ -109,7 +109,7 @@ def endpoint(ops: Operations, tool: str, method: str) -> Callable[[Request], Awa
 
     async def handle(request: Request) -> JSONResponse:
         started = time.perf_counter()
-        caller = {"client": request.headers.get("user-agent") or ops.client, "logged": False}
+        caller = {"client": request.headers.get("user-agent") or ops.client, "door": "http", "logged": False}
         args: dict[str, Any] = {}
         try:
             args = await _arguments(request, method)
