@@ -146,8 +146,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
                                          graph=min(shared / 3.0, 1.0) * NEIGHBOUR_SCORE, neighbour=True,
                                          redacted=False)
                 entity_map[row["id"]] = n_entities.get(row["id"], set())
-        hits: list[Hit] = []
-        redacted_hits: list[Hit] = []
+        ranked: list[tuple[float, Hit]] = []
         for r in scored.values():
             score = (w.semantic * r["semantic"] + w.keyword * r["keyword"] + w.importance * r["importance"]
                      + w.recency * r["strength"] + w.graph * r["graph"])
@@ -156,19 +155,18 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
             if score < MIN_SCORE:
                 continue
             if r["redacted"]:
-                redacted_hits.append(_redacted_hit(r, explain))
+                ranked.append((score, _redacted_hit(r, explain)))
                 continue
             why = {"semantic": round(r["semantic"], 3), "keyword": round(r["keyword"], 3),
                    "importance": round(r["importance"], 3), "recency": round(r["strength"], 3),
                    "graph": round(r["graph"], 3), "neighbor": r["neighbour"]} if explain else {}
-            hits.append(Hit(r["id"], round(score, 4), r["kind"], r["layer"], r["scope"], r["sensitivity"],
-                            r["text"], False, r["strength"], r["importance"], why,
-                            sorted(_names(store, entity_map.get(r["id"], set())))))
-        hits.sort(key=lambda h: (-h.score, h.id))
-        # A redacted hit only says that something the caller may not read matched: it
-        # comes after every readable hit, in id order, so not even its rank tells how well.
-        redacted_hits.sort(key=lambda h: h.id)
-        hits = (hits + redacted_hits)[:k]
+            ranked.append((score, Hit(r["id"], round(score, 4), r["kind"], r["layer"], r["scope"],
+                                      r["sensitivity"], r["text"], False, r["strength"], r["importance"], why,
+                                      sorted(_names(store, entity_map.get(r["id"], set()))))))
+        # A redacted hit keeps its place (an agent may say that something relevant exists)
+        # but shows no score: the place is all a caller learns of how well it matched.
+        ranked.sort(key=lambda sh: (-sh[0], sh[1].id))
+        hits = [h for _, h in ranked[:k]]
     if reinforce:
         targets = [h.id for h in hits if not h.redacted]
         if targets:
@@ -183,7 +181,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
 def _redacted_hit(r: dict[str, Any], explain: bool) -> Hit:
     """What a caller may know of a memory one level above its trust: that it exists,
     and its id, kind, layer, scope and sensitivity (implied by the caller's trust);
-    nothing that depends on its text, entities or score."""
+    not its text, entities, strength, importance or score."""
     return Hit(r["id"], 0.0, r["kind"], r["layer"], r["scope"], r["sensitivity"], None, True, 0.0, 0.0,
                {"redacted": True} if explain else {}, [])
 

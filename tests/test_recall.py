@@ -33,8 +33,7 @@ def test_scope_isolation_is_a_hard_rule(demo_store):
 
 def test_trust_hides_above_and_redacts_one_level_above(demo_store):
     q = "asthma inhaler climbing"
-    # A redacted hit comes after every readable one, so ask for enough to reach it.
-    high = demo_store.recall(q, k=30, scope="private:mara", trust="high", now=NOW)
+    high = demo_store.recall(q, k=10, scope="private:mara", trust="high", now=NOW)
     asthma = [h for h in high if h.id == "mem-016"]
     assert asthma and asthma[0].redacted and asthma[0].text is None
     hyper = demo_store.recall(q, k=10, scope="private:mara", trust="hyper", now=NOW)
@@ -102,15 +101,6 @@ def test_a_redacted_hit_carries_nothing_that_depends_on_its_text(store):
         assert h.why == {"redacted": True}
         seen.append({k: v for k, v in h.to_dict().items() if k != "id"})
     assert seen[0] == seen[1]
-
-
-def test_redacted_hits_do_not_push_visible_ones_out(store):
-    for i in range(3):
-        store.remember(f"Project falcon secret note {i} about budgets", sensitivity="high", scope="global")
-    store.remember("Project falcon kickoff is on Monday", sensitivity="low")
-    hits = store.recall("project falcon", k=2, trust="medium")
-    assert hits[0].text == "Project falcon kickoff is on Monday"
-    assert [h.redacted for h in hits] == [False, True]
 
 
 @pytest.mark.parametrize("scope", ["group:１", "group:ｆｏｏ", "group:e\u0301"])
