@@ -315,13 +315,16 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
 @click.argument("file")
 @click.option("--on-conflict", type=click.Choice(POLICIES), default="skip", show_default=True,
               help="what to do with an id that exists")
+@click.option("--partial", is_flag=True,
+              help="import the good lines even if some are bad (by default one bad line imports nothing)")
 @client_option
 @json_option
-def import_command(file: str, on_conflict: str, client_name: str, as_json: bool) -> None:
-    """Import memories from a JSONL file."""
+def import_command(file: str, on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:
+    """Import memories from a JSONL file: all of it, or nothing if a line is bad (each bad
+    line is listed with its number and reason)."""
     with open_store(create=True) as store, logged(store, "import", {"file": file, "on_conflict": on_conflict},
                                                   client_name):
-        report = store.import_jsonl(file, policy=on_conflict)
+        report = store.import_jsonl(file, policy=on_conflict, partial=partial)
     if as_json:
         emit_json({"summary": report.summary(), "imported": report.imported,
                    "errors": [{"line": n, "reason": r} for n, r in report.errors]})
