@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 POLICIES = ("skip", "overwrite", "merge")
 FIELDS = ("id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
           "source_kind", "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at",
-          "pinned", "half_life_days", "entities", "references", "recall_events")
+          "pinned", "half_life_days", "entities", "references", "recall_events", "context", "reason_to_remember")
 
 
 @dataclass
@@ -70,6 +70,8 @@ def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
         "updated_at": iso(row["updated_at"]), "ref_time": iso(row["ref_time"]), "base": row["base"],
         "recall_count": row["recall_count"], "last_recalled_at": iso(row["last_recalled_at"]),
         "pinned": bool(row["pinned"]), "half_life_days": row["half_life_days"],
+        "context": None if row["context"] is None else json.loads(row["context"]),
+        "reason_to_remember": row["reason_to_remember"] or "",
         "entities": _entity_records(store, mid),
         "references": [r["dst"] for r in store.tables.rows(
             "SELECT dst FROM edges WHERE src = ? AND edge = 'references_record' ORDER BY dst", (mid,))],
@@ -134,7 +136,8 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
         raise ValidationError(sorted(unknown)[0], "is not a memory field")
     mid = validate_id(obj.get("id"))
     editable = {k: obj[k] for k in ("text", "kind", "importance", "who", "topic", "scope", "sensitivity",
-                                    "tags", "source", "source_kind", "pinned") if k in obj}
+                                    "tags", "source", "source_kind", "pinned", "context", "reason_to_remember")
+                if k in obj}
     values = validate_fields(editable, store.config, partial=False)
     created = parse_time(obj["created_at"], "created_at") if obj.get("created_at") is not None else store.now()
     rec = dict(values, id=mid, created_at=created)
@@ -291,7 +294,8 @@ def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:
     newer = rec["updated_at"] > current.updated_at
     changes: dict[str, Any] = {}
     if newer:
-        for key in ("text", "kind", "importance", "who", "topic", "sensitivity", "source", "source_kind", "pinned"):
+        for key in ("text", "kind", "importance", "who", "topic", "sensitivity", "source", "source_kind", "pinned",
+                    "context", "reason_to_remember"):
             changes[key] = rec[key]
     changes["tags"] = list(dict.fromkeys(current.tags + rec["tags"]))
     changes["entities"] = list(dict.fromkeys(current.entities + [e["name"] for e in rec["entities"]]))

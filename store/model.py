@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
@@ -26,7 +27,9 @@ _INVISIBLE_CATEGORIES = frozenset(("Cf", "Cc", "Co", "Cs", "Cn"))
 
 # Fields a caller may set on a memory (``remember``/``update``).
 EDITABLE = ("text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
-            "source_kind", "pinned", "entities")
+            "source_kind", "pinned", "entities", "context", "reason_to_remember")
+MAX_CONTEXT_CHARS = 20_000  # a capture's execution context, as JSON
+MAX_REASON_CHARS = 1000
 
 
 @dataclass
@@ -55,6 +58,8 @@ class Memory:
     ticked_at: float | None
     entities: list[str] = field(default_factory=list)
     references: list[str] = field(default_factory=list)
+    context: Any = None  # the execution context a capture came with (any JSON value)
+    reason_to_remember: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,6 +137,21 @@ def _clean_str(name: str, value: Any, *, limit: int = 200, allow_empty: bool = T
     return value
 
 
+def validate_context(value: Any) -> Any:
+    """A capture's execution context: any JSON value (None for none), at most
+    MAX_CONTEXT_CHARS as JSON, with no lone surrogate or NUL in it."""
+    if value is None:
+        return None
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("context", f"must be JSON-compatible: {exc}") from None
+    check_text("context", text)
+    if len(text) > MAX_CONTEXT_CHARS:
+        raise ValidationError("context", f"is {len(text):,} characters as JSON; the limit is {MAX_CONTEXT_CHARS:,}")
+    return value
+
+
 def validate_half_life(value: Any) -> float | None:
     """A memory's own half-life in days (None: its kind's)."""
     if value is None:
@@ -203,6 +223,11 @@ def validate_fields(values: dict[str, Any], config: StoreConfig, *, partial: boo
         if not isinstance(pinned, bool):
             raise ValidationError("pinned", f"must be true or false, got {pinned!r}")
         out["pinned"] = pinned
+    if "reason_to_remember" in values or not partial:
+        out["reason_to_remember"] = _clean_str("reason_to_remember", values.get("reason_to_remember"),
+                                               limit=MAX_REASON_CHARS)
+    if "context" in values or not partial:
+        out["context"] = validate_context(values.get("context"))
     if "entities" in values:
         ents = values.get("entities") or []
         if isinstance(ents, str) or not isinstance(ents, (list, tuple)):

@@ -11,6 +11,7 @@ back redacted).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,14 +59,19 @@ def _trust_rank(trust: str | None) -> int:
     return SENSITIVITY_RANK[trust]
 
 
-def _visible_scopes(scope: str) -> tuple[str, ...]:
-    scope = validate_scope(scope)
-    return ("global",) if scope == "global" else (scope, "global")
+def _visible_scopes(scope: str | Sequence[str]) -> tuple[str, ...]:
+    """``global`` and the scope, or each of the scopes a trust context names."""
+    names = [scope] if isinstance(scope, str) or scope is None else list(scope)
+    if not names:
+        raise ValidationError("scope", "a trust context must name at least one scope (or 'global')")
+    return tuple(dict.fromkeys([*(validate_scope(s) for s in names), "global"]))
 
 
-def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global", trust: str | None = "medium",
+def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[str] = "global", trust: str | None = "medium",
            now: Any = None, explain: bool = False, reinforce: bool = False) -> list[Hit]:
     """The ``k`` memories most relevant to ``query`` visible from ``scope`` at ``trust``.
+    ``scope`` may be a list: a trust context that names several scopes sees each of
+    them, and ``global``.
 
     Changes nothing unless ``reinforce`` is true, in which case every returned
     (unredacted) memory counts one recall.
@@ -204,7 +210,7 @@ def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str
     return out
 
 
-def brief(store: MemoryStore, limit: int = 5, scope: str = "global", trust: str = "medium",
+def brief(store: MemoryStore, limit: int = 5, scope: str | Sequence[str] = "global", trust: str = "medium",
           now: Any = None) -> str:
     """Wake-up text: the few strongest, most important facts and lessons visible here."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
 # program's id is refused before anything is written to it.
@@ -128,6 +128,15 @@ def _index_terms(db: Database, tokenize: str) -> None:
         '  INSERT INTO "memories_fts" ("memories_fts", rowid, "terms") VALUES(\'delete\', old.rowid, old."terms");\n'
         '  INSERT INTO "memories_fts" (rowid, "terms") VALUES (new.rowid, new."terms");\nEND'
     )
+
+
+@migrations()
+def m005_capture_context(db: Database) -> None:
+    """What a capture brings besides its content: the caller's execution context (JSON)
+    and why it should be remembered."""
+    db["memories"].add_column("context", str)
+    db["memories"].add_column("reason_to_remember", str, not_null_default="")
+    db["meta"].insert({"key": "schema_version", "value": "5"}, replace=True)
 
 
 KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)

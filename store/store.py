@@ -19,7 +19,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from . import activity, decay
-from .capture import CaptureResult, capture
+from .capture import CaptureResult, capture, check_request_keys
 from .config import KINDS, StoreConfig
 from .errors import DatabaseRefused, NotFound, StoreError, ValidationError
 from .graph import build_graph
@@ -36,7 +36,7 @@ from .model import (
 )
 from .recall import Hit, brief, recall
 from .schema import SCHEMA_VERSION, migrations
-from .tables import MEMORY_COLUMNS, Entity, Tables, open_connection
+from .tables import MEMORY_COLUMNS, Entity, Tables, context_json, open_connection
 from .text import cosine, term_string, vector
 
 CONFIG_ENV = "MNEMOSCOPE_CONFIG"  # a TOML file with the store's numbers
@@ -291,13 +291,13 @@ class MemoryStore:
                  tags: list[str] | None = None, source: str = "", source_kind: str = "",
                  pinned: bool = False, entities: list[Any] | None = None, now: Any = None,
                  memory_id: str | None = None, half_life_days: float | None = None,
-                 dedupe: bool = True) -> RememberResult:
+                 dedupe: bool = True, context: Any = None, reason_to_remember: str = "") -> RememberResult:
         """Write a memory, with choice: near-duplicate text in the same scope reinforces the
         existing memory instead of adding a copy."""
         values = validate_fields(
             {"text": text, "kind": kind, "importance": importance, "who": who, "topic": topic, "scope": scope,
              "sensitivity": sensitivity, "tags": tags or [], "source": source, "source_kind": source_kind,
-             "pinned": pinned}, self.config)
+             "pinned": pinned, "context": context, "reason_to_remember": reason_to_remember}, self.config)
         if entities:
             validate_fields({"entities": entities}, self.config, partial=True)
         if memory_id is not None:
@@ -358,6 +358,8 @@ class MemoryStore:
                     values["tags"] = json.dumps(values["tags"], ensure_ascii=False)
                 if "pinned" in values:
                     values["pinned"] = int(values["pinned"])
+                if "context" in values:
+                    values["context"] = context_json(values["context"])
                 row.update(values)
                 row["updated_at"] = now
                 sets = [*values, "updated_at", "strength", "layer", "terms"]
@@ -388,6 +390,7 @@ class MemoryStore:
                 raise NotFound("memory", memory.id)
             row = {c: getattr(memory, c) for c in MEMORY_COLUMNS}
             row["tags"] = json.dumps(memory.tags, ensure_ascii=False)
+            row["context"] = context_json(memory.context)
             row["pinned"] = int(memory.pinned)
             row["terms"] = term_string(memory.text, memory.who, memory.topic)
             cols = [c for c in row if c != "id"]
@@ -547,6 +550,9 @@ class MemoryStore:
         return brief(self, limit=limit, scope=scope, trust=trust, now=now)
 
     def capture(self, content: Any, **kwargs: Any) -> CaptureResult:
+        """Capture any JSON content as a memory (see :func:`store.capture.capture`); an
+        option that does not exist is a :class:`ValidationError` naming it."""
+        check_request_keys(kwargs)
         return capture(self, content, **kwargs)
 
     def import_jsonl(self, source: Any, policy: str = "skip", now: Any = None, *,

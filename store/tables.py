@@ -33,7 +33,7 @@ BUSY_TIMEOUT_MS = 10_000
 MEMORY_COLUMNS = (
     "id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source", "source_kind",
     "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at", "pinned",
-    "half_life_days", "strength", "layer", "ticked_at",
+    "half_life_days", "strength", "layer", "ticked_at", "context", "reason_to_remember",
 )
 SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memories"
 
@@ -311,7 +311,7 @@ class Tables:
     def insert_memory(self, row: dict[str, Any], now: float) -> None:
         """Insert a memory row; strength, layer and search terms are derived here."""
         s, layer = decay.state_at(row, now, self.config.decay)
-        row = dict(row, strength=s, layer=layer,
+        row = dict(row, strength=s, layer=layer, context=context_json(row.get("context")),
                    terms=term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
         cols = [*MEMORY_COLUMNS, "terms"]
         self.conn.execute(f"INSERT INTO memories ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
@@ -418,4 +418,11 @@ def memory_from_row(row: dict[str, Any], links: tuple[list[str], list[str]] = ([
         base=row["base"], recall_count=row["recall_count"], last_recalled_at=row["last_recalled_at"],
         pinned=bool(row["pinned"]), half_life_days=row["half_life_days"], strength=row["strength"],
         layer=row["layer"], ticked_at=row["ticked_at"], entities=list(ents), references=list(refs),
+        context=None if row["context"] is None else json.loads(row["context"]),
+        reason_to_remember=row["reason_to_remember"] or "",
     )
+
+
+def context_json(context: Any) -> str | None:
+    """How a memory's context is stored: canonical JSON, or NULL for none."""
+    return None if context is None else json.dumps(context, ensure_ascii=False, sort_keys=True)

@@ -19,13 +19,12 @@ import click
 
 from store import KINDS, LAYERS, SENSITIVITIES, MemoryStore
 from store import activity as activity_log
+from store.capture import SOURCE_KINDS, parse_capture_request
 from store.demo import default_db_path, load_demo
 from store.errors import StoreError
 from store.jsonl import POLICIES
 
 from . import CLI_CLIENT, Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
-
-SOURCE_KINDS = ("observation", "tool_output", "event", "agent_turn", "working_state")
 
 
 @contextmanager
@@ -278,8 +277,8 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
     """Capture arbitrary JSON content (a FILE, or - for standard input) as a memory.
 
     The JSON is the content itself, or a request object with "content" and any of
-    source, source_kind, context, reason_to_remember, proposed_kind, summary, tags,
-    scope, sensitivity, timestamp, importance."""
+    source, source_kind, context, reason_to_remember, proposed_type (or proposed_kind),
+    summary, tags, scope, sensitivity, timestamp, importance; any other key is refused."""
     try:
         raw = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
     except (OSError, UnicodeDecodeError) as exc:
@@ -292,11 +291,8 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
                               "source": source}
     content = payload
     if isinstance(payload, dict) and "content" in payload:  # a full request with options
-        content = payload["content"]
-        for key in ("source", "source_kind", "context", "reason_to_remember", "proposed_kind", "summary", "tags",
-                    "scope", "sensitivity", "timestamp", "importance"):
-            if key in payload:
-                kwargs[key] = payload[key]
+        content, options = parse_capture_request(payload)  # an unknown key is refused, not dropped
+        kwargs.update(options)
     with open_store(create=True) as store, logged(store, "capture", {"file": file, **kwargs}, client_name) as ids:
         result = store.capture(content, **kwargs)
         ids.append(result.primary.id)
