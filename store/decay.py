@@ -9,6 +9,8 @@ future day without writing.
 
 from __future__ import annotations
 
+import math
+
 from .config import Decay
 
 DAY = 86400.0
@@ -43,6 +45,32 @@ def state_at(row: dict, now: float, decay: Decay) -> tuple[float, str]:
     pinned = bool(row["pinned"])
     s = strength_at(row["base"], row["ref_time"], now, hl, pinned)
     return s, layer_for(s, row["recall_count"], row["ref_time"], now, pinned, decay)
+
+
+def next_change(row: dict, at: float, decay: Decay) -> float | None:
+    """The first moment after ``at`` at which the memory's layer will differ from its
+    layer at ``at`` (no recall assumed), or None if it never will (pinned).
+
+    Strength only falls, so a layer can change only where strength crosses the habit or
+    the edge line, or when the archive age is reached. A tick reads just the memories
+    whose moment has come instead of every memory."""
+    if row["pinned"]:
+        return None
+    hl = effective_half_life(row["kind"], row["recall_count"], decay, row.get("half_life_days"))
+    ref, base = row["ref_time"], row["base"]
+    moments = [ref + decay.archive_after_days * DAY]
+    lines = [decay.edge_below] + ([decay.habit_min_strength] if row["recall_count"] >= decay.habit_min_recalls
+                                  else [])
+    for line in lines:
+        if base > line:
+            moments.append(ref + hl * DAY * math.log2(base / line))
+    layer_now = state_at(row, at, decay)[1]
+    for moment in sorted(moments):
+        # A millisecond past the line, where the float arithmetic has surely crossed it.
+        moment = round(moment + 0.001, 3)
+        if moment > at and state_at(row, moment, decay)[1] != layer_now:
+            return moment
+    return None
 
 
 def states_at(rows: list[tuple], now: float, decay: Decay) -> tuple[list[float], list[str]]:

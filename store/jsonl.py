@@ -305,3 +305,4 @@ def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:
             "UPDATE memories SET recall_count = max(recall_count, ?), ref_time = max(ref_time, ?), "
             "base = CASE WHEN ? > ref_time THEN ? ELSE base END WHERE id = ?",
             (rec["recall_count"], rec["ref_time"], rec["ref_time"], rec["base"], rec["id"]))
+        store.tables.refresh_state(rec["id"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
 # program's id is refused before anything is written to it.
@@ -137,6 +137,21 @@ def m005_capture_context(db: Database) -> None:
     db["memories"].add_column("context", str)
     db["memories"].add_column("reason_to_remember", str, not_null_default="")
     db["meta"].insert({"key": "schema_version", "value": "5"}, replace=True)
+
+
+@migrations()
+def m006_layer_clock(db: Database) -> None:
+    """When each memory's layer will next change, so that a tick reads and writes only the
+    memories whose moment has come; strength is derived from the stored inputs when read
+    (a pure function of time), not rewritten for every memory at every tick. Every
+    moment starts at 0, so the first tick after the upgrade looks at every memory once."""
+    db["memories"].add_column("next_change_at", float)  # NULL: never (a pinned memory)
+    db.execute("UPDATE memories SET next_change_at = 0")
+    db["memories"].create_index(["next_change_at"])
+    last = db.execute("SELECT max(at) FROM ticks WHERE undone != 1").fetchone()[0]
+    if last is not None:
+        db["meta"].insert({"key": "ticked_at", "value": repr(last)}, replace=True)
+    db["meta"].insert({"key": "schema_version", "value": "6"}, replace=True)
 
 
 KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)

@@ -186,13 +186,15 @@ class MemoryStore:
         if text:
             where.append("text LIKE ? ESCAPE '\\'")
             params.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-        if min_strength is not None:
-            where.append("strength >= ?")
-            params.append(float(min_strength))
         suffix = " ORDER BY created_at DESC, id"
-        if limit is not None:
-            suffix += f" LIMIT {int(limit)}"
-        return self.tables.memories(" AND ".join(where), params, with_links=with_links, suffix=suffix)
+        if min_strength is None:
+            if limit is not None:
+                suffix += f" LIMIT {int(limit)}"
+            return self.tables.memories(" AND ".join(where), params, with_links=with_links, suffix=suffix)
+        # Strength is derived when read (as of the last tick), so it is filtered here.
+        found = [m for m in self.tables.memories(" AND ".join(where), params, with_links=with_links, suffix=suffix)
+                 if m.strength >= float(min_strength)]
+        return found if limit is None else found[:int(limit)]
 
     def count(self) -> int:
         with self.tables.reading():
@@ -362,13 +364,13 @@ class MemoryStore:
                     values["context"] = context_json(values["context"])
                 row.update(values)
                 row["updated_at"] = now
-                sets = [*values, "updated_at", "strength", "layer", "terms"]
+                sets = [*values, "updated_at", "strength", "layer", "ticked_at", "next_change_at", "terms"]
                 if touch and now > row["ref_time"]:
                     row["base"] = decay.state_at(row, now, self.config.decay)[0]
                     row["ref_time"] = now
                     sets += ["base", "ref_time"]
-                s, layer = decay.state_at(row, max(row["ticked_at"] or now, row["ref_time"]), self.config.decay)
-                row["strength"], row["layer"] = s, layer
+                row.update(self.tables.state(row, max(row["ticked_at"] or now, self.tables.last_tick(),
+                                                      row["ref_time"])))
                 row["terms"] = term_string(row["text"], row["who"] or "", row["topic"] or "")
                 self.conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in sets)} WHERE id = ?",
                                   [row[c] for c in sets] + [memory_id])
@@ -393,6 +395,8 @@ class MemoryStore:
             row["context"] = context_json(memory.context)
             row["pinned"] = int(memory.pinned)
             row["terms"] = term_string(memory.text, memory.who, memory.topic)
+            row["next_change_at"] = decay.next_change(row, max(memory.ticked_at or 0.0, self.tables.last_tick()),
+                                                      self.config.decay)
             cols = [c for c in row if c != "id"]
             self.conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
                               [row[c] for c in cols] + [memory.id])
@@ -448,48 +452,53 @@ class MemoryStore:
         return {r[1]: (s, layer) for r, s, layer in zip(rows, strengths, layers)}
 
     def tick(self, now: Any = None, *, advance_days: float | None = None) -> TickReport:
-        """Write every memory's strength, layer and archive state as of ``now`` (after
-        moving the clock ``advance_days`` forward, in the same transaction). Logs each
-        layer transition; the whole tick can be undone with :meth:`undo_tick`."""
+        """Bring every memory's layer and archive state up to ``now`` (after moving the
+        clock ``advance_days`` forward, in the same transaction). Logs each layer
+        transition; the whole tick can be undone with :meth:`undo_tick`.
+
+        Strength is a pure function of time, so a tick writes only what changed: the
+        memories whose layer changes (each knows when that will happen). Every memory's
+        strength reads as of the tick from then on."""
         if advance_days is not None:
             advance_days = _check_days(advance_days)
-        with self.tables.write():
+        tables = self.tables
+        with tables.write():
             offset_before = self.clock_offset
-            offset_after = self.tables.advance(advance_days) if advance_days else offset_before
-            now = self.tables.now(now)
+            offset_after = tables.advance(advance_days) if advance_days else offset_before
+            now = tables.now(now)
             last = self.conn.execute("SELECT max(at) FROM ticks WHERE undone != 1").fetchone()[0]
             if last is not None and now < last:
                 raise ValidationError("now", f"{iso(now)} is before the last tick ({iso(last)}); time only runs "
                                              "forward, so undo the later ticks first to go back")
-            rows, strengths, layers = self._states(now)
-            updates = []  # (strength, ticked_at, rowid): the layer stays
-            moves = []    # (strength, layer, ticked_at, rowid): the layer changes
-            undo = []
-            transitions = []
+            config_before = tables.meta("decay_config")
+            ticked_before = tables.meta("ticked_at")
+            # With other decay numbers than the layers were worked out with, look at every memory.
+            full = config_before != tables.decay_fingerprint()
+            rows = tables.rows("SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, "
+                               "strength, layer, ticked_at, next_change_at FROM memories"
+                               + ("" if full else " WHERE next_change_at <= ?"), () if full else (now,))
+            moves, nexts, undo, transitions = [], [], [], []
             counts: dict[str, int] = {}
-            layer_counts = dict.fromkeys(LAYERS, 0)
-            for row, s, layer in zip(rows, strengths, layers):
-                rowid, mid, old_s, old_layer, old_t = row[0], row[1], row[8], row[9], row[10]
-                layer_counts[layer] += 1
-                if layer != old_layer:
-                    moves.append((s, layer, now, rowid))
-                    undo.append((mid, old_s, old_layer, old_t))
-                    transitions.append((mid, old_layer, layer, old_s, s))
-                    label = _transition_label(old_layer, layer)
+            for row in rows:
+                state = tables.state(row, now)
+                if state["layer"] != row["layer"]:
+                    moves.append((state["strength"], state["layer"], now, state["next_change_at"], row["rowid"]))
+                    undo.append((row["id"], row["strength"], row["layer"], row["ticked_at"]))
+                    transitions.append((row["id"], row["layer"], state["layer"], row["strength"], state["strength"]))
+                    label = _transition_label(row["layer"], state["layer"])
                     counts[label] = counts.get(label, 0) + 1
-                elif s != old_s or old_t != now:
-                    updates.append((s, now, rowid))
-                    undo.append((mid, old_s, old_layer, old_t))
-            # Setting the layer only where it changes spares two index updates per row.
-            self.conn.executemany("UPDATE memories SET strength = ?, ticked_at = ? WHERE rowid = ?", updates)
-            self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ? WHERE rowid = ?",
-                                  moves)
-            changed = len(updates) + len(moves)
-            summary = json.dumps({"counts": counts, "changed": changed}, ensure_ascii=False)
-            blob = _pack_undo(undo)
+                elif state["next_change_at"] != row["next_change_at"]:
+                    nexts.append((state["next_change_at"], row["rowid"]))
+            self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
+                                  "WHERE rowid = ?", moves)
+            self.conn.executemany("UPDATE memories SET next_change_at = ? WHERE rowid = ?", nexts)
+            tables.set_meta("ticked_at", repr(now))
+            tables.set_meta("decay_config", tables.decay_fingerprint())
+            summary = json.dumps({"counts": counts, "changed": len(moves), "ticked_before": ticked_before,
+                                  "config_before": config_before}, ensure_ascii=False)
             tick_id = self.conn.execute(
                 "INSERT INTO ticks (at, offset_before, offset_after, created, summary, undo) VALUES (?,?,?,?,?,?)",
-                (now, offset_before, offset_after, time.time(), summary, blob)).lastrowid
+                (now, offset_before, offset_after, time.time(), summary, _pack_undo(undo))).lastrowid
             self.conn.executemany(
                 "INSERT INTO tick_log (tick_id, memory_id, from_layer, to_layer, strength_before, strength_after) "
                 "VALUES (?,?,?,?,?,?)", [(tick_id, *t) for t in transitions])
@@ -498,27 +507,44 @@ class MemoryStore:
                 "UPDATE ticks SET undo = NULL WHERE undo IS NOT NULL AND id <= "
                 "(SELECT id FROM ticks ORDER BY id DESC LIMIT 1 OFFSET ?)", (self.config.limits.undoable_ticks,))
             activity.prune(self, now)
+            layer_counts = dict.fromkeys(LAYERS, 0)
+            layer_counts.update(self.conn.execute("SELECT layer, count(*) FROM memories GROUP BY layer").fetchall())
         return TickReport(tick_id, now, [(t[0], t[1], t[2]) for t in transitions], counts, layer_counts,
-                          changed, offset_before, offset_after)
+                          len(moves), offset_before, offset_after)
 
     def undo_tick(self, tick_id: int) -> TickReport:
         """Put back every memory a tick changed, and the clock as it was before it."""
-        with self.tables.write():
-            row = self.conn.execute("SELECT undo, offset_before, offset_after, undone, at FROM ticks WHERE id = ?",
-                                    (tick_id,)).fetchone()
+        tables = self.tables
+        with tables.write():
+            row = self.conn.execute("SELECT undo, offset_before, offset_after, undone, at, summary FROM ticks "
+                                    "WHERE id = ?", (tick_id,)).fetchone()
             if row is None:
                 raise NotFound("tick", str(tick_id))
-            blob, before, after, undone, at = row
+            blob, before, after, undone, at, summary = row
             if undone:
                 raise StoreError(f"tick {tick_id} was already undone")
             if blob is None:
                 n = self.config.limits.undoable_ticks
                 raise StoreError(f"tick {tick_id} can no longer be undone: only the last {n} ticks are kept "
                                  "undoable (limits.undoable_ticks in the store's TOML settings)")
+            later = self.conn.execute("SELECT id FROM ticks WHERE id > ? AND undone != 1 LIMIT 1",
+                                      (tick_id,)).fetchone()
+            if later is not None:
+                raise StoreError(f"tick {tick_id} cannot be undone before the later tick {later[0]}; "
+                                 "undo the latest tick first")
             undo = _unpack_undo(blob)
             self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ? WHERE id = ?",
                                   [(s, layer, t, mid) for mid, s, layer, t in undo])
-            self.tables.set_meta("clock_offset", repr(before))
+            info = json.loads(summary or "{}")
+            for key in ("ticked_at", "decay_config"):
+                value = info.get("ticked_before" if key == "ticked_at" else "config_before")
+                if value is None:
+                    self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+                else:
+                    tables.set_meta(key, value)
+            for mid, *_ in undo:
+                tables.refresh_next_change(mid)
+            tables.set_meta("clock_offset", repr(before))
             self.conn.execute("UPDATE ticks SET undone = 1 WHERE id = ?", (tick_id,))
             log = self.conn.execute("SELECT memory_id, to_layer, from_layer FROM tick_log WHERE tick_id = ?",
                                     (tick_id,)).fetchall()

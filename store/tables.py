@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +190,8 @@ class Tables:
         self.read_only = read_only
         self._lock = threading.RLock()
         self._wal_checked = read_only or path == ":memory:"
+        self._decay_noted = False
+        self._fingerprint = json.dumps(asdict(config.decay), sort_keys=True)  # the config is frozen
 
     # -- transactions ----------------------------------------------------------------------
     @contextmanager
@@ -288,8 +290,22 @@ class Tables:
     def memories(self, where: str = "", params: tuple | list = (), *, with_links: bool = True,
                  suffix: str = "") -> list[Memory]:
         rows = self.rows(SELECT_MEMORY + (" WHERE " + where if where else "") + suffix, params)
+        self.derive_strengths(rows)
         links = self.links_for([r["id"] for r in rows]) if with_links else {}
         return [memory_from_row(r, links.get(r["id"], ([], []))) for r in rows]
+
+    def derive_strengths(self, rows: list[dict[str, Any]]) -> None:
+        """Set each row's strength as of its layer's time: the last tick, or the row's own
+        write if that came later. A tick writes only the memories whose layer changes, so
+        the strength column of the others is older than their layer."""
+        last = self.last_tick()
+        stale = [r for r in rows if (r["ticked_at"] or 0.0) < last]
+        if not stale:
+            return
+        strengths, _ = decay.states_at([(r["kind"], r["recall_count"], r["half_life_days"], r["pinned"], r["base"],
+                                         r["ref_time"]) for r in stale], last, self.config.decay)
+        for r, s in zip(stale, strengths):
+            r["strength"] = s
 
     def links_for(self, ids: list[str]) -> dict[str, tuple[list[str], list[str]]]:
         """Entity names (sorted) and referenced record ids of each memory in ``ids``."""
@@ -308,12 +324,55 @@ class Tables:
                     out.setdefault(src, ([], []))[1].append(dst)
         return out
 
+    def state(self, row: dict[str, Any], at: float) -> dict[str, Any]:
+        """The columns a memory's decay inputs determine at ``at``: strength, layer, the
+        time they were worked out, and when the layer will next change."""
+        self._note_decay_config()
+        s, layer = decay.state_at(row, at, self.config.decay)
+        return {"strength": s, "layer": layer, "ticked_at": at,
+                "next_change_at": decay.next_change(row, at, self.config.decay)}
+
+    def decay_fingerprint(self) -> str:
+        """The decay numbers layers are worked out with, as stored beside them."""
+        return self._fingerprint
+
+    def _note_decay_config(self) -> None:
+        """Once per store, before the first layer is worked out: if the stored layers were
+        worked out with other decay numbers, mark them so that the next tick looks at
+        every memory (an empty store simply takes these numbers)."""
+        if self._decay_noted:
+            return
+        self._decay_noted = True
+        current = self.decay_fingerprint()
+        if self.meta("decay_config") != current:
+            empty = self.conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
+            self.set_meta("decay_config", current if empty else "")
+
+    def refresh_next_change(self, memory_id: str) -> None:
+        """Work out again when a memory's layer will next change (after an undo)."""
+        row = self.memory_row(memory_id)
+        if row is not None:
+            at = max(row["ticked_at"] or 0.0, self.last_tick())
+            self.conn.execute("UPDATE memories SET next_change_at = ? WHERE id = ?",
+                              (decay.next_change(row, at, self.config.decay), memory_id))
+
+    def refresh_state(self, memory_id: str) -> None:
+        """Work a memory's layer out again after its decay inputs were changed in SQL."""
+        row = self.memory_row(memory_id)
+        if row is not None:
+            state = self.state(row, max(row["ticked_at"] or 0.0, self.last_tick(), row["ref_time"]))
+            self.conn.execute("UPDATE memories SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
+                              "WHERE id = ?", (*state.values(), memory_id))
+
+    def last_tick(self) -> float:
+        """When the last tick (not undone) ran: every layer is as of then, or later."""
+        return float(self.meta("ticked_at", "0") or 0)
+
     def insert_memory(self, row: dict[str, Any], now: float) -> None:
         """Insert a memory row; strength, layer and search terms are derived here."""
-        s, layer = decay.state_at(row, now, self.config.decay)
-        row = dict(row, strength=s, layer=layer, context=context_json(row.get("context")),
+        row = dict(row, **self.state(row, now), context=context_json(row.get("context")),
                    terms=term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
-        cols = [*MEMORY_COLUMNS, "terms"]
+        cols = [*MEMORY_COLUMNS, "next_change_at", "terms"]
         self.conn.execute(f"INSERT INTO memories ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                           [row.get(c) for c in cols])
 
@@ -338,11 +397,12 @@ class Tables:
         row["ref_time"] = now
         if importance is not None:
             row["importance"] = max(row["importance"], importance)
-        s, layer = decay.state_at(row, now, self.config.decay)
+        state = self.state(row, now)
         self.conn.execute(
             "UPDATE memories SET recall_count = ?, base = 1.0, ref_time = ?, last_recalled_at = ?, "
-            "importance = ?, strength = ?, layer = ?, ticked_at = ? WHERE id = ?",
-            (row["recall_count"], now, now, row["importance"], s, layer, now, memory_id))
+            "importance = ?, strength = ?, layer = ?, ticked_at = ?, next_change_at = ? WHERE id = ?",
+            (row["recall_count"], now, now, row["importance"], state["strength"], state["layer"], now,
+             state["next_change_at"], memory_id))
         self.add_recall_events(memory_id, [now])
         return True
 
