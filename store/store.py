@@ -466,12 +466,11 @@ class MemoryStore:
             offset_before = self.clock_offset
             offset_after = tables.advance(advance_days) if advance_days else offset_before
             now = tables.now(now)
-            last = self.conn.execute("SELECT max(at) FROM ticks WHERE undone != 1").fetchone()[0]
-            if last is not None and now < last:
-                raise ValidationError("now", f"{iso(now)} is before the last tick ({iso(last)}); time only runs "
-                                             "forward, so undo the later ticks first to go back")
+            ticked_before = tables.meta("ticked_at")  # the last tick not undone
+            if ticked_before is not None and now < float(ticked_before):
+                raise ValidationError("now", f"{iso(now)} is before the last tick ({iso(float(ticked_before))}); "
+                                             "time only runs forward, so undo the later ticks first to go back")
             config_before = tables.meta("decay_config")
-            ticked_before = tables.meta("ticked_at")
             # With other decay numbers than the layers were worked out with, look at every memory.
             full = config_before != tables.decay_fingerprint()
             rows = tables.rows("SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, "
@@ -479,16 +478,17 @@ class MemoryStore:
                                + ("" if full else " WHERE next_change_at <= ?"), () if full else (now,))
             moves, nexts, undo, transitions = [], [], [], []
             counts: dict[str, int] = {}
-            for row in rows:
-                state = tables.state(row, now)
-                if state["layer"] != row["layer"]:
-                    moves.append((state["strength"], state["layer"], now, state["next_change_at"], row["rowid"]))
+            strengths, layers, next_changes = decay.tick_states([decay.inputs(r) for r in rows], now,
+                                                                self.config.decay)
+            for row, s, layer, next_at in zip(rows, strengths, layers, next_changes):
+                if layer != row["layer"]:
+                    moves.append((s, layer, now, next_at, row["rowid"]))
                     undo.append((row["id"], row["strength"], row["layer"], row["ticked_at"]))
-                    transitions.append((row["id"], row["layer"], state["layer"], row["strength"], state["strength"]))
-                    label = _transition_label(row["layer"], state["layer"])
+                    transitions.append((row["id"], row["layer"], layer, row["strength"], s))
+                    label = _transition_label(row["layer"], layer)
                     counts[label] = counts.get(label, 0) + 1
-                elif state["next_change_at"] != row["next_change_at"]:
-                    nexts.append((state["next_change_at"], row["rowid"]))
+                elif next_at != row["next_change_at"]:
+                    nexts.append((next_at, row["rowid"]))
             self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
                                   "WHERE rowid = ?", moves)
             self.conn.executemany("UPDATE memories SET next_change_at = ? WHERE rowid = ?", nexts)

@@ -302,8 +302,7 @@ class Tables:
         stale = [r for r in rows if (r["ticked_at"] or 0.0) < last]
         if not stale:
             return
-        strengths, _ = decay.states_at([(r["kind"], r["recall_count"], r["half_life_days"], r["pinned"], r["base"],
-                                         r["ref_time"]) for r in stale], last, self.config.decay)
+        strengths, _ = decay.states_at([decay.inputs(r) for r in stale], last, self.config.decay)
         for r, s in zip(stale, strengths):
             r["strength"] = s
 
