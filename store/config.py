@@ -45,8 +45,8 @@ class Limits:
     duplicate_similarity: float = 0.9
     min_semantic_relevance: float = 0.35
     candidate_limit: int = 400
-    # Ticks that keep what they overwrote, so they can be undone; older ones keep only
-    # their summary and transitions (a 20,000-memory tick's undo record is ~240 KB).
+    # Ticks that keep what they overwrote (the memories whose layer they changed), so
+    # they can be undone; older ones keep only their summary and transitions.
     undoable_ticks: int = 100
 
 

@@ -435,6 +435,9 @@ class MemoryStore:
                     self.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
                                       (src, edge, dst, created))
             self.tables.add_recall_events(deleted.id, deleted.recall_events)
+            # Its layer and next change as of now: time went on while it was gone (and a
+            # memory forgotten by an older version has no next change stored).
+            self.tables.refresh_state(deleted.id)
             return self.get(deleted.id)
 
     # -- forgetting ----------------------------------------------------------------------

@@ -181,3 +181,14 @@ def test_strength_filters_and_the_graph_read_the_strength_as_of_the_last_tick(st
     assert store.get(fact).strength == pytest.approx(0.5)
     assert store.list(min_strength=0.6) == [] and [m.id for m in store.list(min_strength=0.4)] == [fact]
     assert store.graph().nodes[fact]["strength"] == pytest.approx(0.5)
+
+
+def test_a_memory_restored_after_a_while_takes_part_in_later_ticks(store):
+    mid = store.remember("a one-off event", kind="event", now=T0).memory.id
+    deleted = store.delete(mid)
+    deleted.row.pop("next_change_at")  # as an older version kept it
+    store.tick(now=at(60))
+    store.restore(deleted)
+    assert store.get(mid).layer == "edge"  # worked out as of the last tick
+    store.tick(now=at(401))
+    assert store.get(mid).layer == "archived"
