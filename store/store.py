@@ -497,11 +497,13 @@ class MemoryStore:
             self.conn.executemany("UPDATE memories SET next_change_at = ? WHERE rowid = ?", nexts)
             tables.set_meta("ticked_at", repr(now))
             tables.set_meta("decay_config", tables.decay_fingerprint())
-            summary = json.dumps({"counts": counts, "changed": len(moves), "ticked_before": ticked_before,
-                                  "config_before": config_before}, ensure_ascii=False)
+            info = {"counts": counts, "changed": len(moves), "ticked_before": ticked_before}
+            if full:  # what an undo puts back; kept only when it differs (it is a few hundred bytes)
+                info["config_before"] = config_before
             tick_id = self.conn.execute(
                 "INSERT INTO ticks (at, offset_before, offset_after, created, summary, undo) VALUES (?,?,?,?,?,?)",
-                (now, offset_before, offset_after, time.time(), summary, _pack_undo(undo))).lastrowid
+                (now, offset_before, offset_after, time.time(), json.dumps(info, ensure_ascii=False),
+                 _pack_undo(undo))).lastrowid
             self.conn.executemany(
                 "INSERT INTO tick_log (tick_id, memory_id, from_layer, to_layer, strength_before, strength_after) "
                 "VALUES (?,?,?,?,?,?)", [(tick_id, *t) for t in transitions])
@@ -539,8 +541,10 @@ class MemoryStore:
             self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ? WHERE id = ?",
                                   [(s, layer, t, mid) for mid, s, layer, t in undo])
             info = json.loads(summary or "{}")
-            for key in ("ticked_at", "decay_config"):
-                value = info.get("ticked_before" if key == "ticked_at" else "config_before")
+            marks = {"ticked_at": info.get("ticked_before")}
+            if "config_before" in info:
+                marks["decay_config"] = info["config_before"]
+            for key, value in marks.items():
                 if value is None:
                     self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
                 else:
