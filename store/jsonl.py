@@ -60,22 +60,32 @@ def _entity_records(store: MemoryStore, memory_id: str) -> list[dict[str, Any]]:
     return out
 
 
+def _time(ts: float | None) -> str | float | None:
+    """A stored time for export: ISO 8601, or the raw seconds for one outside the years an
+    ISO time can hold (written by an older version), so the backup still works and
+    importing it names the field."""
+    try:
+        return iso(ts)
+    except (ValueError, OverflowError, OSError):
+        return ts
+
+
 def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
     mid = row["id"]
     return {
         "id": mid, "text": row["text"], "kind": row["kind"], "importance": row["importance"],
         "who": row["who"] or "", "topic": row["topic"] or "", "scope": row["scope"],
         "sensitivity": row["sensitivity"], "tags": json.loads(row["tags"] or "[]"), "source": row["source"] or "",
-        "source_kind": row["source_kind"] or "", "created_at": iso(row["created_at"]),
-        "updated_at": iso(row["updated_at"]), "ref_time": iso(row["ref_time"]), "base": row["base"],
-        "recall_count": row["recall_count"], "last_recalled_at": iso(row["last_recalled_at"]),
+        "source_kind": row["source_kind"] or "", "created_at": _time(row["created_at"]),
+        "updated_at": _time(row["updated_at"]), "ref_time": _time(row["ref_time"]), "base": row["base"],
+        "recall_count": row["recall_count"], "last_recalled_at": _time(row["last_recalled_at"]),
         "pinned": bool(row["pinned"]), "half_life_days": row["half_life_days"],
         "context": None if row["context"] is None else json.loads(row["context"]),
         "reason_to_remember": row["reason_to_remember"] or "",
         "entities": _entity_records(store, mid),
         "references": [r["dst"] for r in store.tables.rows(
             "SELECT dst FROM edges WHERE src = ? AND edge = 'references_record' ORDER BY dst", (mid,))],
-        "recall_events": [iso(r["at"]) for r in store.tables.rows(
+        "recall_events": [_time(r["at"]) for r in store.tables.rows(
             "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (mid,))],
     }
 

@@ -136,3 +136,13 @@ def test_capture_refuses_a_lone_surrogate_with_the_field(store):
         store.capture("x", summary="fine", reason_to_remember="\udc00")
     assert exc.value.field == "reason_to_remember"
     assert store.count() == 0
+
+
+def test_a_database_with_a_time_written_by_an_older_version_can_still_be_backed_up(store):
+    store.remember("an old import", memory_id="old")
+    store.conn.execute("UPDATE memories SET created_at = 1e15 WHERE id = 'old'")  # as the old import let in
+    data = store.export_jsonl()
+    assert json.loads(data)["created_at"] == 1e15
+    with pytest.raises(ImportRefused) as exc:
+        MemoryStore().import_jsonl(data)
+    assert exc.value.errors[0][1].startswith("created_at:")
