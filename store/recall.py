@@ -74,7 +74,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     them, and ``global``.
 
     Changes nothing unless ``reinforce`` is true, in which case every returned
-    (unredacted) memory counts one recall.
+    (unredacted) memory counts one recall (not in a store opened read-only).
     """
     if not isinstance(query, str):
         raise ValidationError("query", f"must be a string, got {type(query).__name__}")
@@ -173,7 +173,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
         # but shows no score: the place is all a caller learns of how well it matched.
         ranked.sort(key=lambda sh: (-sh[0], sh[1].id))
         hits = [h for _, h in ranked[:k]]
-    if reinforce:
+    if reinforce and not store.read_only:  # a read-only store answers, and counts nothing
         targets = [h.id for h in hits if not h.redacted]
         if targets:
             with store.tables.write():

@@ -112,6 +112,7 @@ def test_a_database_can_be_opened_read_only_on_purpose(db_path):
         assert s.read_only and s.count() == 1
         with pytest.raises(StoreError, match="read-only"):
             s.remember("another")
+        assert [h.text for h in s.recall("Theo Porto", reinforce=True)] == ["Theo studies in Porto."]
     assert digest(db_path) == before
 
 
