@@ -354,3 +354,15 @@ def test_streamable_http_mcp_endpoint(http_server, demo_db):
         entries = activity_log.recent(store, 5)
     assert [(e.tool, e.door, e.client, e.ok) for e in entries[:2]] == [
         ("remember", "mcp", "remote-agent 1.0", False), ("recall", "mcp", "remote-agent 1.0", True)]
+
+
+def test_readme_mcp_snippet_is_valid_and_its_arguments_parse(capsys):
+    from app.cli import main
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    block = readme.split("## Connect an agent", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    server = json.loads(block)["mcpServers"]["mnemoscope"]
+    assert server["args"][0] == "mcp"
+    assert main([*server["args"], "--help"]) == 0
+    assert "Usage: mnemoscope mcp" in capsys.readouterr().out
