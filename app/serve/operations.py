@@ -75,6 +75,7 @@ class Operations:
     def _scope(self, scope: str | None) -> str:
         if scope is None or scope == "":
             return self.scopes[0]
+        scope = validate_scope(scope)  # the store's spelling of it, so look-alikes compare equal
         if scope not in self.scopes:
             raise ScopeRefused(f"scope {scope!r} is not open to this server; it may use "
                                f"{', '.join(self.scopes)}")
