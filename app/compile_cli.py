@@ -8,8 +8,10 @@ import sys
 from typing import Any
 
 from .compiler import ContextCompiler, MemoryItem, quote_for
-from .compiler.providers import to_anthropic_request
-from .compiler.types import TIER_BY_NAME, TIER_NAMES, CompileResult
+from .compiler.providers import render
+from .compiler.types import TIER_BY_NAME, TIER_NAMES
+
+__all__ = ["render"]  # moved to app.compiler.providers; re-exported for the command line
 
 FORMATS = ("text", "openai", "anthropic", "json")
 REQUEST_COMPILE_FIELDS = (
@@ -62,26 +64,6 @@ def load_json_file(path: str, what: str) -> Any:
         raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise UsageError(f"{what} {path} is not valid JSON: {exc}") from None
-
-
-def render(result: CompileResult, fmt: str, model_id: str | None) -> str:
-    """What ``--format`` prints (and what the inspector copies)."""
-    if fmt == "openai":
-        return json.dumps(result.messages, ensure_ascii=False, indent=2)
-    if fmt == "anthropic":
-        model = (model_id or "claude").split("/", 1)[-1]
-        request = to_anthropic_request(result.messages, model,
-                                       stable_prefix_messages=result.metadata["stable_prefix_messages"])
-        return json.dumps(request, ensure_ascii=False, indent=2)
-    if fmt == "json":
-        return result.to_json()
-    blocks = []
-    for m in result.messages:
-        content = m.get("content")
-        if not isinstance(content, str):
-            content = json.dumps(content, ensure_ascii=False)
-        blocks.append(f"[{m['role']}]\n{content}")
-    return "\n\n".join(blocks)
 
 
 def add_compile_arguments(p: argparse.ArgumentParser) -> None:

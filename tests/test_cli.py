@@ -62,7 +62,7 @@ def test_compile_request_file_json_and_anthropic(tmp_path, capsys):
     assert main(["compile", "--request", str(request), "--format", "anthropic"]) == 0
     req = json.loads(capsys.readouterr().out)
     assert req["system"][0]["cache_control"] == {"type": "ephemeral"}
-    assert req["messages"][-1]["role"] == "user" and req["model"] == "claude-sonnet-4.5"
+    assert req["messages"][-1]["role"] == "user" and req["model"] == "claude-sonnet-4-5"
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -40,10 +40,10 @@ from PySide6.QtWidgets import (
 from store import SENSITIVITIES, StoreError
 
 from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, recall_for
-from ..compile_cli import render
 from ..compiler import CompileResult, TokenizerRegistry
 from ..compiler.cache import prefix_cache_reads, request_tokens
 from ..compiler.capabilities import capability_map, get_context_cap_for_model
+from ..compiler.providers import render
 from .session import StoreSession
 from .token_bars import TokenBars
 
@@ -584,7 +584,12 @@ class PromptPreview(QWidget):
     def copy(self, fmt: str) -> None:
         if self.result is None:
             return
-        QGuiApplication.clipboard().setText(self.export_text(fmt))
+        try:
+            text = self.export_text(fmt)
+        except ValueError as exc:  # e.g. an Anthropic request for a model that is not Claude
+            self._set_error(str(exc))
+            return
+        QGuiApplication.clipboard().setText(text)
         self.summary.setToolTip(f"Copied as {fmt}")
 
     def _save_dialog(self) -> None:
