@@ -260,3 +260,59 @@ def test_anthropic_format_refuses_a_non_anthropic_model():
 def test_capability_map_windows_and_anthropic_ids(model, window):
     caps = model_capabilities(model)
     assert caps.known and caps.context_cap == window
+
+
+# -- parity with the compiler reference ----------------------------------------------------
+
+def test_the_references_environment_names_work_too(monkeypatch, tmp_path):
+    monkeypatch.setenv("MEMBRANE_MEMORY_TEXT_MAX_CHARS", "12")
+    result = ContextCompiler(max_tokens=4000).compile([MemoryItem(id="a", content="a fairly long memory text")], "q")
+    assert result.metadata["memories_truncated"] == 1 and "a fairly lo…" in prompt_text(result)
+    path = tmp_path / "map.json"
+    path.write_text(json.dumps({"capabilities": {"acme/model-x": {"prompt_caching": True}},
+                                "context_caps": {"acme/model-x": 5000}}))
+    monkeypatch.setenv("LLM_CAPABILITY_MAP_PATH", str(path))
+    caps = model_capabilities("model-x")
+    assert caps.known and caps.context_cap == 5000 and caps.prompt_caching
+
+
+def test_debug_trace_when_asked():
+    mems = [MemoryItem(id=f"m{i}", content=f"memory {i} " * 20, priority=1 + i % 3, score=i / 10) for i in range(8)]
+    compiler = ContextCompiler(max_tokens=400, model_id="openai/gpt-4o")
+    assert compiler.compile(mems, "q").debug_trace is None
+    trace = compiler.compile(mems, "q", debug_trace=True).debug_trace
+    ranked = trace["trim_order"]
+    assert [r["trim_rank"] for r in ranked] == list(range(len(ranked)))
+    assert ranked[0]["tier"] == "episodic" and ranked[-1]["tier"] == "procedural"
+    assert any(not r["kept"] for r in ranked) and any(r["kept"] for r in ranked)
+    assert trace["tokens_budget"] == 400
+    json.dumps(trace)
+
+
+def test_interrupt_instruction_says_where_the_memories_are():
+    mems = [MemoryItem(id="a", content="A fact.")]
+    end = ContextCompiler(max_tokens=4000).compile(mems, "q")
+    rules = end.messages[0]["content"]
+    assert "above" not in rules and "latest user message" in rules
+    assert "[Mem:1]" in end.messages[-1]["content"]  # ... which is where they are
+    system = ContextCompiler(max_tokens=4000, memory_placement="system").compile(mems, "q")
+    text = system.messages[0]["content"]
+    assert "memories below" in text and text.index("memories below") < text.index("[Mem:1]")
+
+
+def test_profiles_are_named_presets_of_existing_options():
+    from app.compiler import PROFILES, get_profile
+
+    assert set(PROFILES) == {"minimal", "coding", "conversational"}
+    minimal = ContextCompiler.from_profile("minimal", 4000, "openai/gpt-4o")
+    plain = ContextCompiler(4000, "openai/gpt-4o")
+    assert vars(minimal) == vars(plain)
+    coding = ContextCompiler.from_profile("coding", 4000, "openai/gpt-4o")
+    assert coding.reserve_output_tokens == 128_000 // 4 and coding.include_interrupt_instruction
+    chat = ContextCompiler.from_profile("conversational", 4000, "openai/gpt-4o", trim_history=False)
+    assert chat.include_interrupt_instruction is False and chat.trim_history is False
+    assert "SYSTEM_INTERRUPT_FETCH" not in chat.compile([], "hi").messages[0]["content"]
+    explained = get_profile("coding").explain("openai/gpt-4o")
+    assert "reserve_output_tokens = 32000" in explained and "include_interrupt_instruction = True" in explained
+    with pytest.raises(ValueError, match="profile must be one of minimal, coding, conversational"):
+        get_profile("fast")

@@ -22,6 +22,7 @@ from .interrupt import (
     strip_all_interrupts,
 )
 from .layout import ContextLayoutEngine
+from .profiles import PROFILES, Profile, get_profile
 from .prompt import compile_prompt_async, compile_prompt_payload
 from .providers import anthropic_system_blocks, build_system_messages, to_anthropic_request
 from .tokenizers import TiktokenAdapter, TokenizerError, TokenizerRegistry, count_tokens
@@ -43,7 +44,7 @@ from .types import (
 __all__ = [
     "TIER_EPISODIC", "TIER_NAMES", "TIER_PROCEDURAL", "TIER_SEMANTIC", "INTERRUPT_INSTRUCTION",
     "CapabilityMap", "CapabilityMapError", "CompileMetrics", "CompileResult", "ContextCompiler",
-    "ContextLayoutEngine", "EpisodicMemory", "Glaciated", "MemoryItem", "PreFlightContextFirewall",
+    "ContextLayoutEngine", "PROFILES", "Profile", "get_profile", "EpisodicMemory", "Glaciated", "MemoryItem", "PreFlightContextFirewall",
     "ProceduralMemory", "Quote", "Segment", "SemanticMemory", "TiktokenAdapter", "TokenizerError",
     "TokenizerRegistry", "anthropic_system_blocks", "build_system_messages", "compile_prompt_async",
     "compile_prompt_payload", "contains_interrupt", "count_billed_tokens", "count_message_tokens", "count_tokens",

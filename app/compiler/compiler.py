@@ -35,6 +35,7 @@ from .layout import (
     tier_of,
 )
 from .plan import Middle, PromptPlan, check_budget, plan_frame_overhead
+from .profiles import get_profile
 from .tokenizers import TiktokenAdapter, TokenizerRegistry
 from .types import (
     REASON_COMPRESSED,
@@ -268,6 +269,13 @@ class ContextCompiler:
             "PREFLIGHT_ANALYST_MODEL", "openai/gpt-4o-mini"
         )
         self.reserve_output_tokens = self._reserve(reserve_output_tokens)
+
+    @classmethod
+    def from_profile(cls, profile: str, max_tokens: int, model_id: str | None = None, core_content: str = "",
+                     **options: Any) -> ContextCompiler:
+        """A compiler with the options of ``profile`` (minimal, coding, conversational;
+        see :mod:`.profiles`); options given here win over the profile's."""
+        return cls(max_tokens, model_id, core_content, **{**get_profile(profile).options_for(model_id), **options})
 
     def _reserve(self, reserve: Any) -> int | None:
         """The output reserve: given, else the capability map's for the model."""
