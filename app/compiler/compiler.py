@@ -39,6 +39,7 @@ from .profiles import get_profile
 from .tokenizers import TiktokenAdapter, TokenizerRegistry
 from .types import (
     REASON_COMPRESSED,
+    TIER_BY_NAME,
     TIER_NAMES,
     TIER_SEMANTIC,
     CompileMetrics,
@@ -184,8 +185,24 @@ def _read_memories(memories: Any, tier_by_memory_id: dict[int, int] | None, midd
     chunk = max(len(memories) // 4, 256) if hasattr(memories, "__len__") else 1024
     waiters = []
     start = 0
+    plain = MemoryItem
+    by_name = TIER_BY_NAME
     for i, mem in enumerate(memories):
-        rid, content, tier, score, kind = _read_memory(i, mem, overrides.get(id(mem)) if overrides else None, seen)
+        # Plain MemoryItem rows with ordinary values are taken as they are; anything
+        # else goes through _read_memory, which converts or names what is wrong.
+        if type(mem) is plain and not overrides:
+            rid, content, tier, score, kind = mem.id, mem.content, mem.priority, mem.score, mem.kind
+            if tier is None:
+                tier = by_name.get(mem.memory_type)
+            ok = (type(rid) is str and type(content) is str and type(tier) is int and tier in TIER_NAMES
+                  and rid and not rid.isspace() and rid not in seen
+                  and (score is None or (type(score) is float and score == score))
+                  and (kind is None or type(kind) is str))
+        else:
+            ok = False
+        if not ok:
+            rid, content, tier, score, kind = _read_memory(i, mem, overrides.get(id(mem)) if overrides else None,
+                                                           seen)
         seen[rid] = i
         text = " ".join(content.split())
         cap = caps[tier]

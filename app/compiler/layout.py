@@ -107,7 +107,10 @@ def tier_of(memory: Any, override: Any = None, field: str = "priority") -> int:
         tier = getattr(memory, "priority", None)
         if tier is None:
             kind = getattr(memory, "memory_type", None) or getattr(memory, "memory_kind", None) or "semantic"
-            return TIER_BY_NAME.get(str(kind).lower(), TIER_SEMANTIC)
+            tier = TIER_BY_NAME.get(kind)  # the usual spelling, before lower-casing
+            return tier if tier is not None else TIER_BY_NAME.get(str(kind).lower(), TIER_SEMANTIC)
+    if type(tier) is int and tier in TIER_NAMES:
+        return tier
     if isinstance(tier, numbers.Integral) and not isinstance(tier, bool) and int(tier) in TIER_NAMES:
         return int(tier)
     raise ValueError(f"{field} must be 1 (procedural), 2 (semantic) or 3 (episodic), got {tier!r}")
