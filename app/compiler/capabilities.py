@@ -39,8 +39,14 @@ def default_reserve(context_cap: int) -> int:
     return min(MAX_DEFAULT_RESERVE, context_cap // 8)
 
 
+def dashed(model_id: str) -> str:
+    """``model_id`` with dashes for dots between digits (``claude-sonnet-4.5`` →
+    ``claude-sonnet-4-5``), as Anthropic's API spells versions."""
+    return _DOT_BETWEEN_DIGITS.sub("-", model_id)
+
+
 def _key(model_id: str) -> str:
-    return _DOT_BETWEEN_DIGITS.sub("-", model_id.strip().lower())
+    return dashed(model_id.strip().lower())
 
 
 class CapabilityMapError(ValueError):

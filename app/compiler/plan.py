@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .billing import TOKENS_REPLY_PRIMING
+from .cache import PROVIDER_MIN_CACHE_TOKENS
 from .capabilities import ModelCapabilities
 from .firewall import Fit, TrimOrder
 from .layout import history_text
@@ -37,7 +38,6 @@ from .types import (
 )
 
 HISTORY_DROP_CHUNK = 8  # messages dropped at a time, so the cached prefix breaks rarely
-PROVIDER_MIN_CACHE_TOKENS = 1024
 
 
 def check_budget(name: str, value: Any) -> int:

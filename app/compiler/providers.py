@@ -8,14 +8,13 @@ import json
 import re
 from typing import Any
 
-from .capabilities import has_prompt_caching, model_capabilities
+from .capabilities import dashed, has_prompt_caching, model_capabilities
 from .layout import content_text
 from .types import CompileResult
 
 FORMATS = ("text", "openai", "anthropic", "json")
 EPHEMERAL = {"type": "ephemeral"}
 _DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+);base64,(.*)$", re.DOTALL)
-_DOT_BETWEEN_DIGITS = re.compile(r"(?<=\d)\.(?=\d)")
 
 
 def _is_anthropic(model_id: str | None) -> bool:
@@ -32,9 +31,9 @@ def anthropic_model_id(model_id: str | None) -> str:
                          "choose an anthropic/claude-... model or another format")
     bare = model_id.strip().split("/", 1)[-1]
     caps = model_capabilities(model_id)
-    if caps.api_id and caps.model_id.split("/", 1)[-1] == _DOT_BETWEEN_DIGITS.sub(".", bare.lower()):
-        return caps.api_id
-    return _DOT_BETWEEN_DIGITS.sub("-", bare)
+    if caps.api_id and dashed(caps.model_id.split("/", 1)[-1]) == dashed(bare.lower()):
+        return caps.api_id  # the map's id, not a dated one the caller chose
+    return dashed(bare)
 
 
 def anthropic_system_blocks(cacheable_prefix: str, dynamic_tail: str = "") -> list[dict[str, Any]]:
