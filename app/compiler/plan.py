@@ -116,7 +116,7 @@ class PromptPlan:
     compressed: bool = False
     compressed_refs: list[tuple[int, str, str]] = field(default_factory=list)
     compressed_originals: list[Segment] = field(default_factory=list)
-    _history_suffix: list[tuple[int, int]] = field(default_factory=list)
+    _history_suffix: list[tuple[int, int]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         # (content tokens, chat-format tokens) of history[k:], for every k
