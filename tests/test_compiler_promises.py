@@ -316,3 +316,15 @@ def test_profiles_are_named_presets_of_existing_options():
     assert "reserve_output_tokens = 32000" in explained and "include_interrupt_instruction = True" in explained
     with pytest.raises(ValueError, match="profile must be one of minimal, coding, conversational"):
         get_profile("fast")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(texts, st.sampled_from([1, 2, 3])), max_size=8), texts, texts, st.integers(1, 600))
+def test_the_firewall_counts_what_it_returns(middle, core, end, budget):
+    from app.compiler import PreFlightContextFirewall
+
+    firewall = PreFlightContextFirewall(max_tokens=budget, model_id="openai/gpt-4o")
+    text, _refs, total, stats = firewall.run(core_text=core, end_text=end, middle_segments=middle)
+    assert total == O200K.count(text)
+    if not stats["budget_exceeded"]:
+        assert total <= budget

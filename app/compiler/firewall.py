@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .layout import as_line, refs_in
+from .layout import as_line, keep_apart, refs_in
 from .tokenizers import TokenizerRegistry
 from .types import TIER_NAMES, TIER_PROCEDURAL
 
@@ -113,7 +113,7 @@ class PreFlightContextFirewall:
     ) -> tuple[str, dict[int, str], int, dict]:
         ref_map = dict(ref_map or {})
         core_block = core_text + "\n\n" if core_text else ""
-        end_block = end_text.lstrip()
+        end_block = keep_apart(end_text.lstrip())
         # The caller's lines carry their own [Mem:N] tags, so only their form is tidied.
         lines = [as_line(text) for text, _ in middle_segments]
         tiers = [tier for _, tier in middle_segments]

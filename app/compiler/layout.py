@@ -54,16 +54,17 @@ def neutralise(text: str) -> str:
     return text
 
 
-def as_line(text: str) -> str:
-    """``text`` as one prompt line with its newline ("" when it has no text).
+def keep_apart(piece: str) -> str:
+    """``piece`` made safe to follow a line: it never starts with ``/``. Under
+    ``o200k_base`` a punctuation pre-token takes the newline *and* slashes after it,
+    which would join the piece to the line before and make counts stop adding up; a
+    leading space keeps them apart."""
+    return " " + piece if piece.startswith("/") else piece
 
-    A line never starts with ``/``: under ``o200k_base`` a punctuation pre-token takes
-    the newline *and* slashes after it, which would join the line to the one before and
-    make counts stop adding up; a leading space keeps them apart.
-    """
-    line = one_line(text)
-    if line.startswith("/"):
-        line = " " + line
+
+def as_line(text: str) -> str:
+    """``text`` as one prompt line with its newline ("" when it has no text)."""
+    line = keep_apart(one_line(text))
     return line + "\n" if line else ""
 
 
