@@ -61,7 +61,8 @@ histories = st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "as
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mem_lists, extra_lists, histories, texts, texts, st.one_of(st.none(), texts),
-       st.lists(texts, max_size=2), st.integers(1, 2500), st.sampled_from(["openai/gpt-4o", "openai/gpt-4"]),
+       st.lists(texts, max_size=2), st.one_of(st.integers(1, 2500), st.integers(7000, 9000)),
+       st.sampled_from(["openai/gpt-4o", "openai/gpt-4"]),
        st.sampled_from(["end", "system"]))
 def test_token_count_is_a_fresh_count_and_never_over_budget(mems, extras, hist, rules, user, last, directives,
                                                             budget, model, placement):
@@ -74,6 +75,8 @@ def test_token_count_is_a_fresh_count_and_never_over_budget(mems, extras, hist, 
     assert md["billed_input_tokens"] == count_billed_tokens(result.messages, model)
     if not md["budget_exceeded"]:
         assert md["token_count"] <= md["tokens_budget"] <= budget
+        # and what the provider bills leaves the reply its room in the window
+        assert md["billed_input_tokens"] + md["reserve_output_tokens"] <= md["context_cap"]
     # nothing trimmed for budget would have fitted in the room that was left
     for s in result.segments:
         if s.reason == "over_budget":
