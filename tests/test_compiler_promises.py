@@ -223,10 +223,12 @@ def test_anthropic_tool_calls_and_images_become_blocks():
             {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": \"png\"}"}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "a PNG header"},
         {"role": "assistant", "content": "It is a PNG."},
+        {"role": "user", "content": "and this?"},
+        {"role": "assistant", "content": ""},
     ]
     request = to_anthropic_request([{"role": "system", "content": "Rules."}, *history,
                                     {"role": "user", "content": "thanks"}], "claude-sonnet-4-5",
-                                   stable_prefix_messages=5)
+                                   stable_prefix_messages=7)
     msgs = request["messages"]
     image = msgs[0]["content"][1]
     assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
@@ -234,7 +236,12 @@ def test_anthropic_tool_calls_and_images_become_blocks():
         {"type": "tool_use", "id": "call_1", "name": "lookup", "input": {"q": "png"}}]}
     assert msgs[2]["role"] == "user"
     assert msgs[2]["content"][0]["type"] == "tool_result" and msgs[2]["content"][0]["tool_use_id"] == "call_1"
-    assert "cache_control" not in json.dumps(msgs[-1])
+    assert all(m["content"] for m in msgs)  # the empty assistant turn is left out
+    assert [m["role"] for m in msgs] == ["user", "assistant", "user", "assistant", "user"]
+    # the stable history ends at "and this?": its block is the cache breakpoint, the new turn is not
+    assert msgs[-1]["content"] == [{"type": "text", "text": "and this?", "cache_control": {"type": "ephemeral"}},
+                                   {"type": "text", "text": "thanks"}]
+    assert json.dumps(request).count("cache_control") == 2  # the system block and that breakpoint
 
 
 @pytest.mark.parametrize("model, expected", [

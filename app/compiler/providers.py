@@ -138,7 +138,8 @@ def to_anthropic_request(
     blocks, tool results ``tool_result`` blocks and image parts image blocks. Only the
     stable prefix (the first ``stable_prefix_messages`` messages) is marked cacheable:
     the first system block and, when the prefix reaches into the history, its last
-    message. Raises ValueError when no message is left for ``messages``.
+    message. Messages without content are left out, and consecutive messages of one
+    role merged. Raises ValueError when no message is left for ``messages``.
     """
     msgs = list(messages)
     system_blocks: list[dict[str, Any]] = []
@@ -149,10 +150,14 @@ def to_anthropic_request(
     if system_blocks and stable_prefix_messages >= 1:
         system_blocks[0]["cache_control"] = dict(EPHEMERAL)
     converted = [_anthropic_message(m) for m in msgs]
-    last_stable = stable_prefix_messages - len(system_blocks) - 1  # the last stable history message
-    if 0 <= last_stable < len(converted) - 1 and converted[last_stable]["content"]:
+    last_stable = min(stable_prefix_messages - len(system_blocks), len(converted) - 1) - 1
+    while last_stable >= 0 and not converted[last_stable]["content"]:
+        last_stable -= 1  # the breakpoint goes on the last stable message that has content
+    if last_stable >= 0:
         content = converted[last_stable]["content"]
         content[-1] = {**content[-1], "cache_control": dict(EPHEMERAL)}
+    # Anthropic refuses a message without content (an empty assistant turn): leave it out.
+    converted = [m for m in converted if m["content"]]
     request: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": _merge_same_role(converted)}
     if system_blocks:
         request["system"] = system_blocks
