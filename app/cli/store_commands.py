@@ -26,6 +26,8 @@ from store.jsonl import POLICIES
 from . import CLI_CLIENT, Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
 
 SOURCE_KINDS = ("observation", "tool_output", "event", "agent_turn", "working_state")
+CAPTURE_OPTIONS = ("source", "source_kind", "context", "reason_to_remember", "proposed_kind", "summary", "tags",
+                   "scope", "sensitivity", "timestamp", "importance")
 
 
 @contextmanager
@@ -293,10 +295,11 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
     content = payload
     if isinstance(payload, dict) and "content" in payload:  # a full request with options
         content = payload["content"]
-        for key in ("source", "source_kind", "context", "reason_to_remember", "proposed_kind", "summary", "tags",
-                    "scope", "sensitivity", "timestamp", "importance"):
-            if key in payload:
-                kwargs[key] = payload[key]
+        unknown = sorted(set(payload) - {"content", *CAPTURE_OPTIONS})
+        if unknown:  # a misspelt "sensitivty" must not pass as "low"
+            raise Failure(f"capture request in {file} has unknown key(s) {', '.join(unknown)}; "
+                          f"known: content, {', '.join(CAPTURE_OPTIONS)}")
+        kwargs.update({key: payload[key] for key in CAPTURE_OPTIONS if key in payload})
     with open_store(create=True) as store, logged(store, "capture", {"file": file, **kwargs}, client_name) as ids:
         result = store.capture(content, **kwargs)
         ids.append(result.primary.id)
