@@ -490,7 +490,7 @@ class RadialMap(QWidget):
     def _build_call_marks(self) -> None:
         self.call_ids: list[str] = []          # the memories of the call picked in the Activity dock
         self.arrivals: dict[str, float] = {}   # memory id → when its halo goes (time.monotonic)
-        self.call_rings = pg.ScatterPlotItem(pxMode=True, symbol="o", size=20, pen=pg.mkPen(CALL_COLOUR, width=2.5),
+        self.call_rings = pg.ScatterPlotItem(pxMode=True, symbol="o", size=22, pen=pg.mkPen(CALL_COLOUR, width=3),
                                              brush=pg.mkBrush(0, 0, 0, 0))
         self.call_rings.setZValue(6.5)
         self.plot.addItem(self.call_rings)
