@@ -52,9 +52,16 @@ def wait_rows(window, qtbot, n, timeout=LIVE_MS):
     qtbot.waitUntil(lambda: window.activity.model.rowCount() == n, timeout=timeout)
 
 
-def pick(window, row):
+def pick(window, row, qtbot=None):
+    """Pick a call: a click on its row when a qtbot is given, else as the keyboard does."""
     view = window.activity.view
-    view.setCurrentIndex(window.activity.model.index(row, 0))
+    index = window.activity.model.index(row, COLUMNS.index("tool"))
+    if qtbot is None:
+        view.setCurrentIndex(index)
+        return
+    view.scrollTo(index)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(index).center())
+    assert view.currentIndex().row() == row
 
 
 def digest(path):
@@ -188,7 +195,7 @@ def test_picking_a_recall_rings_its_memories_and_selects_the_first(window, agent
     ids = ops.call("recall", ops.recall, {"query": "Mara food allergy", "k": 4})["memory_ids"]
     assert len(ids) > 1
     wait_rows(window, qtbot, 1)
-    pick(window, 0)
+    pick(window, 0, qtbot)
     assert window.map.call_ids == ids
     shown = [mid for mid in ids if mid in window.map.visible_ids]
     xs, ys = window.map.call_rings.getData()
@@ -242,7 +249,7 @@ def test_restore_a_forgotten_memory_from_its_forget_call_then_undo(window, agent
     dock = window.activity
     assert dock.tabs.tabText(1) == "Forgotten (1)" and dock.forgotten_list.count() == 1
     assert not dock.restore_button.isEnabled()
-    pick(window, 0)
+    pick(window, 0, qtbot)
     assert dock.restore_button.isEnabled()
     qtbot.mouseClick(dock.restore_button, Qt.MouseButton.LeftButton)
     after = store.get("mem-006")
