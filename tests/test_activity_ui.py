@@ -336,6 +336,20 @@ def test_the_window_with_the_dock_renders_readably(window, agent, qtbot, tmp_pat
                    for c in ("time", "client", "tool", "scope", "memories", "outcome", "summary"))
 
 
+def test_an_agent_write_just_before_one_of_ours_still_reaches_the_editor(window, agent, qtbot):
+    """Our own commit must not hide an agent's commit that the watch has not seen yet."""
+    from app.ui.commands import EditMemoryCommand
+
+    window.session.select("mem-006")
+    assert window.editor.text.toPlainText() == "Mara is allergic to peanuts."
+    ops = ops_for(agent, trust="high")
+    ops.call("update", ops.update, {"memory_id": "mem-006", "text": "Mara is allergic to peanuts and sesame."})
+    window.session.undo_stack.push(EditMemoryCommand(window.session, "mem-011", {"importance": 0.4}))
+    qtbot.waitUntil(lambda: window.editor.text.toPlainText() == "Mara is allergic to peanuts and sesame.",
+                    timeout=LIVE_MS)
+    wait_rows(window, qtbot, 1)
+
+
 # -- two MCP servers and the inspector writing at once -------------------------------------
 WORDS = ("amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kelp",
          "lagoon", "meadow", "nectar", "orchid", "pebble", "quartz", "river", "saffron", "tundra", "umber",
