@@ -72,13 +72,14 @@ def digest(path):
 # -- the live table ------------------------------------------------------------------------
 def test_a_call_logged_by_another_connection_shows_within_a_second(window, agent, qtbot):
     assert window.activity.model.rowCount() == 0 and window.activity.isVisible()
+    assert "mnemoscope mcp" in window.activity.status.text()
     activity_log.record(agent, client="cursor 1.7", door="http", tool="stats", duration_ms=0.4)
     activity_log.record(agent, client="cursor 1.7", door="http", tool="brief", summary="limit=5")
     wait_rows(window, qtbot, 2)
     assert [cell(window, r, "tool") for r in (0, 1)] == ["brief", "stats"]  # newest first
     assert (cell(window, 0, "client"), cell(window, 0, "door"), cell(window, 0, "summary")) == \
         ("cursor 1.7", "http", "limit=5")
-    assert cell(window, 0, "outcome") == "ok"
+    assert cell(window, 0, "outcome") == "ok" and window.activity.status.text() == ""
 
 
 def test_a_real_operations_call_shows_and_its_memory_gets_a_halo(window, agent, qtbot):

@@ -446,6 +446,11 @@ class ActivityDock(QDockWidget):
         self.status.setStyleSheet(f"color: {REFUSED_COLOUR}" if error else "")
 
     def _update_buttons(self) -> None:
+        if not self.message:
+            empty = self.model.rowCount() == 0
+            hint = (("No calls of this client or tool yet" if self.model.client or self.model.tool else
+                     "No agent calls yet: connect one with 'mnemoscope mcp'") if empty else "")
+            self.status.setText(hint)
         entry = self.current_entry()
         self.replay_button.setEnabled(entry is not None and self.replay_arguments(entry) is not None)
         self.restore_button.setEnabled(self._restorable_of_call() is not None)
