@@ -71,8 +71,8 @@ _ARGUMENT = re.compile(r"(?:^|, )([A-Za-z_]\w*)=")
 
 
 def summary_arguments(summary: str) -> dict[str, str]:
-    """The arguments a :func:`summarize` line names, as text (a value cut for the log
-    ends with "…")."""
+    """The arguments a :func:`summarize` line names, as text. A value cut for the log ends
+    with "…"; a value that itself holds ", name=" is split there."""
     marks = list(_ARGUMENT.finditer(summary))
     return {m.group(1): summary[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(summary)]
             for i, m in enumerate(marks)}

@@ -190,6 +190,14 @@ def test_long_summaries_are_elided_and_the_tooltip_holds_them(window, agent, qtb
     assert cell(window, 0, "memories") == f"{ids[0]} +{len(ids) - 1}"
 
 
+def test_a_summary_line_gives_back_the_arguments_it_names():
+    line = activity_log.summarize({"query": "tea, coffee or juice?", "k": 5, "explain": True, "scope": None,
+                                   "text": "x" * 100})
+    assert activity_log.summary_arguments(line) == {"query": "tea, coffee or juice?", "k": "5", "explain": "true",
+                                                    "text": "x" * 57 + "…"}
+    assert activity_log.summary_arguments("") == {}
+
+
 # -- picking a call ------------------------------------------------------------------------
 def test_picking_a_recall_rings_its_memories_and_selects_the_first(window, agent, qtbot):
     ops = ops_for(agent)
