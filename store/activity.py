@@ -15,6 +15,7 @@ inspector, or ``forgotten_keep_days`` pass.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,17 @@ def summarize(args: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:
         parts.append(f"{key}={text}")
     out = ", ".join(parts)
     return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+_ARGUMENT = re.compile(r"(?:^|, )([A-Za-z_]\w*)=")
+
+
+def summary_arguments(summary: str) -> dict[str, str]:
+    """The arguments a :func:`summarize` line names, as text. A value cut for the log ends
+    with "…"; a value that itself holds ", name=" is split there."""
+    marks = list(_ARGUMENT.finditer(summary))
+    return {m.group(1): summary[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(summary)]
+            for i, m in enumerate(marks)}
 
 
 def record(store: MemoryStore, *, client: str, door: str, tool: str, scope: str = "", summary: str = "",
