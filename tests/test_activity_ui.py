@@ -190,12 +190,10 @@ def test_long_summaries_are_elided_and_the_tooltip_holds_them(window, agent, qtb
     assert cell(window, 0, "memories") == f"{ids[0]} +{len(ids) - 1}"
 
 
-def test_a_summary_line_gives_back_the_arguments_it_names():
-    line = activity_log.summarize({"query": "tea, coffee or juice?", "k": 5, "explain": True, "scope": None,
-                                   "text": "x" * 100})
-    assert activity_log.summary_arguments(line) == {"query": "tea, coffee or juice?", "k": "5", "explain": "true",
-                                                    "text": "x" * 57 + "…"}
-    assert activity_log.summary_arguments("") == {}
+def test_the_log_keeps_a_calls_arguments_for_replay():
+    question = "tea, coffee or juice? " * 200
+    kept = json.loads(activity_log.kept_arguments({"query": question, "k": 5, "explain": True, "scope": None}))
+    assert kept == {"query": question[: activity_log.ARG_CHARS - 1] + "…", "k": 5, "explain": True}
 
 
 # -- picking a call ------------------------------------------------------------------------
@@ -230,6 +228,7 @@ def test_replay_loads_a_recall_into_the_preview(window, agent, qtbot):
     pv = window.preview
     assert pv.user_message.toPlainText() == "When does the garden club meet?"
     assert pv.scope.currentText() == "group:garden-club" and pv.k.value() == 6
+    assert pv.trust.currentText() == "low"  # the server's trust, from the log
     with qtbot.waitSignal(pv.compiled, timeout=3000):
         pass
     assert pv.result is not None and "garden" in pv.export_text("text").lower()

@@ -45,7 +45,7 @@ def logged(store: MemoryStore, tool: str, args: dict[str, Any], client: str = CL
     finally:
         with suppress(StoreError):  # the log must not hide the command's own outcome
             activity_log.record(store, client=client, door="cli", tool=tool, scope=str(args.get("scope") or ""),
-                                summary=activity_log.summarize(args), memory_ids=ids,
+                                trust=str(args.get("trust") or ""), args=args, memory_ids=ids,
                                 duration_ms=(time.perf_counter() - started) * 1000, ok=not error, error=error)
 
 
@@ -125,7 +125,8 @@ def recall_command(query: str, k: int, scope: str, trust: str, explain: bool, re
     """Find the memories most relevant to a query (writes nothing unless --reinforce)."""
     with open_store() as store:
         if reinforce:
-            with logged(store, "recall", {"query": query, "k": k, "scope": scope}, client_name) as ids:
+            with logged(store, "recall", {"query": query, "k": k, "scope": scope, "trust": trust},
+                        client_name) as ids:
                 hits = store.recall(query, k=k, scope=scope, trust=trust, explain=explain, reinforce=True)
                 ids.extend(h.id for h in hits)
         else:

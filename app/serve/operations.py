@@ -125,7 +125,7 @@ class Operations:
         with suppress(StoreError):  # a read-only or busy database must not turn a good answer into a failure
             activity_log.record(self.store, client=caller.get("client") or self.client,
                                 door=caller.get("door") or self.door, tool=tool,
-                                scope=str(scope)[:140], summary=activity_log.summarize(_loggable(args)),
+                                scope=str(scope)[:140], trust=self.trust, args=_loggable(args),
                                 memory_ids=ids, duration_ms=(time.perf_counter() - started) * 1000,
                                 ok=error is None, error=message)
         caller["logged"] = True

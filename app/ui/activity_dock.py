@@ -389,14 +389,16 @@ class ActivityDock(QDockWidget):
     def replay_arguments(self, entry: ActivityEntry) -> dict[str, Any] | None:
         """What a recall or compile call asked, as PromptPreview.replay's arguments."""
         key = REPLAYABLE.get(entry.tool)
-        args = activity.summary_arguments(entry.summary)
-        if key is None or not args.get(key):
+        args = entry.args
+        if key is None or not isinstance(args.get(key), str) or not args[key]:
             return None
-        out: dict[str, Any] = {"user_message": args[key], "scope": entry.scope or args.get("scope", "global")}
+        out: dict[str, Any] = {"user_message": args[key], "scope": entry.scope or args.get("scope") or "global"}
+        if entry.trust:
+            out["trust"] = entry.trust
         for name, target in (("k", "k"), ("max_tokens", "budget")):
-            if args.get(name, "").isdigit():
-                out[target] = int(args[name])
-        if args.get("model"):
+            if isinstance(args.get(name), int):
+                out[target] = args[name]
+        if isinstance(args.get("model"), str):
             out["model"] = args["model"]
         return out
 
@@ -406,10 +408,9 @@ class ActivityDock(QDockWidget):
         if arguments is None:
             return
         self.replay_requested.emit(arguments)
-        cut = arguments["user_message"].endswith("…")
-        self._say("Replayed in the preview" + (" (the log keeps the first 57 characters of the query)" if cut
-                                               else "") + "; the server's trust is not logged, so the preview "
-                  "keeps its own")
+        cut = arguments["user_message"].endswith("…") and len(arguments["user_message"]) >= activity.ARG_CHARS
+        self._say("Replayed in the preview" + (f" (the log keeps the first {activity.ARG_CHARS:,} characters "
+                                               "of the message)" if cut else ""))
 
     # -- restoring ------------------------------------------------------------------------
     def _restorable_of_call(self) -> Forgotten | None:

@@ -351,11 +351,13 @@ class PromptPreview(QWidget):
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump(self.history_messages(), fh, ensure_ascii=False, indent=2)
 
-    def replay(self, user_message: str, scope: str, *, k: int | None = None, model: str | None = None,
-               budget: int | None = None) -> None:
+    def replay(self, user_message: str, scope: str, *, trust: str | None = None, k: int | None = None,
+               model: str | None = None, budget: int | None = None) -> None:
         """Load an agent's call into the inputs (what is not given stays as it is)."""
         self.user_message.setPlainText(user_message)
         self.scope.setCurrentText(scope or "global")
+        if trust:
+            self.trust.setCurrentText(trust)
         if k is not None:
             self.k.setValue(k)
         if model:
