@@ -32,8 +32,7 @@ if TYPE_CHECKING:
     from .store import MemoryStore
 
 _CJK = "\u3400-\u9fff\uf900-\ufaff"
-_NEGATOR = re.compile(r"\b(?:not|never|no longer|stopped|quit|gave up|no more)\b|n't\b|(?:不再|再也不|不|没有|没)$",
-                      re.IGNORECASE)
+_NEGATOR = re.compile(r"\b(?:not|never|no longer|stopped|quit|gave up|no more)\b|n't\b|(?:不再|再也不|不|没有|没)$")
 _VALUE_STOP = frozenset(
     "and but because since for with after before last this next now in on at when where to from as so until "
     "while who which that then by during every each about".split())
@@ -44,14 +43,12 @@ _OBJECT_SKIP = frozenset("the a an her his their my our some any more much all o
 _EXCLUSIVE_EN = (
     ("location", False, re.compile(
         r"\b(?:lives|live|living|resides|reside|is based|based|settled|moved|moving|relocated|relocating)"
-        r"(?: back)? (?:in|to) ", re.IGNORECASE)),
+        r"(?: back)? (?:in|to) ")),
     ("employer", False, re.compile(
-        r"\b(?:works|work|working|is employed|employed|is a \w+|is an \w+) (?:at|for|by) ",
-        re.IGNORECASE)),
-    ("employer", False, re.compile(r"\b(?:joined|started at|has joined) ", re.IGNORECASE)),
-    ("employer", True, re.compile(r"\b(?:left|quit|resigned from) (?=[A-Z])")),
-    ("favourite", False, re.compile(r"\b(?:favourite|favorite) (?P<what>[a-z]+(?: [a-z]+)?) (?:is|are|was) ",
-                                    re.IGNORECASE)),
+        r"\b(?:works|work|working|is employed|employed|is a \w+|is an \w+) (?:at|for|by) ")),
+    ("employer", False, re.compile(r"\b(?:joined|started at|has joined) ")),
+    ("employer", True, re.compile(r"\b(?:left|quit|resigned from) ")),
+    ("favourite", False, re.compile(r"\b(?:favourite|favorite) (?P<what>[a-z]+(?: [a-z]+)?) (?:is|are|was) ")),
 )
 _EXCLUSIVE_ZH = (
     ("location", False, re.compile(rf"(?:住在|搬到了?|搬去了?|搬回了?|定居在?|生活在|现居|住到了?)(?P<v>[{_CJK}A-Za-z ]{{2,12}})")),
@@ -67,17 +64,16 @@ _PREF_EN = re.compile(
     r"\b(?P<verb>likes|like|liked|loves|love|enjoys|enjoy|prefers|prefer|drinks|drink|drinking|eats|eat|eating|"
     r"uses|use|using|plays|play|playing|hates|hate|dislikes|dislike|avoids|avoid|can't stand|cannot stand|"
     r"is allergic to|is into|is a fan of|quit|gave up|wears|wear|smokes|smoke|smoking|owns|own|"
-    r"takes|take|runs|run|goes to|go to) ", re.IGNORECASE)
+    r"takes|take|runs|run|goes to|go to) ")
 _NEGATIVE_VERBS = frozenset(("hates", "hate", "dislikes", "dislike", "avoids", "avoid", "can't stand",
                              "cannot stand", "is allergic to", "quit", "gave up"))
 _PREF_ZH = re.compile(rf"(?P<neg>不再|再也不|已经不|不|没有|没)?(?:(?P<verb>喜欢|爱|讨厌|戒掉了|戒了|戒)(?:喝|吃|用|玩|穿|抽)?"
                       rf"|喝|吃|玩|穿|抽)(?P<v>[{_CJK}A-Za-z]{{1,8}})")
 _ZH_NEGATIVE_VERBS = frozenset(("讨厌", "戒掉了", "戒了", "戒"))
-_PAST = re.compile(r"\b(?:used to|formerly|previously|before moving|once lived)\b|以前|曾经|过去", re.IGNORECASE)
+# Any English claim at all? One search spares the patterns one by one on most texts.
+_ANY_EN = re.compile("|".join(f"(?:{p.pattern})" for _, _, p in _EXCLUSIVE_EN) + f"|(?:{_PREF_EN.pattern})")
+_PAST = re.compile(r"\b(?:used to|formerly|previously|before moving|once lived)\b|以前|曾经|过去")
 # Words and particles left out when comparing two statements for the generic rule.
-_NEGATION_WORDS = re.compile(
-    r"\b(?:not|never|no longer|longer|anymore|any more|stopped|no more|does|doesn't|don't|do|did|didn't|isn't|"
-    r"aren't|wasn't|now|still|again|currently)\b|n't\b", re.IGNORECASE)
 _ZH_NEGATION = re.compile(r"不再|再也不|已经|没有|现在|还是|仍然|[不没了也]")
 PRONOUNS = frozenset("she he they i we it her him them".split())
 
@@ -123,8 +119,17 @@ class SupersedeResult:
     edges: list[tuple[str, str, str]] = field(default_factory=list)
 
 
+_CJK_RE = re.compile(f"[{_CJK}]")
+_MOVED = re.compile(r"\b(?:moved|moving|now)\b|搬|现在")
+_NEGATED = re.compile(r"\b(?:not|never|no longer|no more|anymore)\b|n't\b|\bstopped\b")
+# Stems left out of a statement's words: "Mara is vegetarian" and "Mara is no longer
+# vegetarian" are the same statement, once negated.
+_NEGATION_STEMS = frozenset(terms("not never no longer anymore any more stopped does doesn't don't do did didn't "
+                                  "isn't aren't wasn't now still again currently"))
+
+
 def _is_cjk(s: str) -> bool:
-    return bool(re.search(f"[{_CJK}]", s))
+    return _CJK_RE.search(s) is not None
 
 
 def _value_after(text: str, end: int) -> str:
@@ -171,16 +176,23 @@ def _subject_from(text: str, start: int) -> str:
 def claims(text: str, subject: str = "") -> list[Claim]:
     """The claims ``text`` makes; ``subject`` (lower-cased) when the memory names it."""
     out: list[Claim] = []
-    if _PAST.search(text) and not re.search(r"\b(?:moved|moving|now)\b|搬|现在", text):
+    # The patterns are lower-case and case-sensitive, several times faster than ignoring
+    # case; the positions they find are the same in ``text`` (for the subject's capital).
+    low = text.lower()
+    if len(low) != len(text):
+        low = text
+    if _PAST.search(low) and not _MOVED.search(low):
         return out
     cjk = _is_cjk(text)
+    if not cjk and not _ANY_EN.search(low):
+        return out
     for slot, negative, pattern in (_EXCLUSIVE_ZH if cjk else _EXCLUSIVE_EN):
-        for m in pattern.finditer(text):
-            past = _PAST.search(text[max(0, m.start() - 20):m.start()])
+        for m in pattern.finditer(low):
+            past = _PAST.search(low[max(0, m.start() - 20):m.start()])
             value = _clean_value(m.group("v")) if cjk else _value_after(text, m.end())
             if past or not value:
                 continue
-            negated = _negated_before(text, m.start())
+            negated = _negated_before(low, m.start())
             phrase = (m.group() if cjk else ("not " if negated else "") + m.group() + value).strip()
             name = f"{slot} {m.group('what').lower()}" if "what" in pattern.groupindex else slot
             out.append(Claim(subject or _subject_from(text, m.start()), name, value, not negative and not negated,
@@ -194,12 +206,12 @@ def claims(text: str, subject: str = "") -> list[Claim]:
             out.append(Claim(subject or _subject_from(text, m.start()), "likes", value, positive,
                              m.group(), False))
     else:
-        for m in _PREF_EN.finditer(text):
+        for m in _PREF_EN.finditer(low):
             value = _value_after(text, m.end())
             if not value:
                 continue
-            negated = _negated_before(text, m.start())
-            positive = (m.group("verb").lower() not in _NEGATIVE_VERBS) != negated
+            negated = _negated_before(low, m.start())
+            positive = (m.group("verb") not in _NEGATIVE_VERBS) != negated
             out.append(Claim(subject or _subject_from(text, m.start()), "likes", value, positive,
                              (("not " if negated else "") + m.group() + value).strip(), False))
     # Keep one claim per exclusive slot: the last one (the present, in "left X and joined Y").
@@ -210,17 +222,14 @@ def claims(text: str, subject: str = "") -> list[Claim]:
     return [c for c in out if not (c.exclusive and c.positive) or last[(c.slot, c.positive)] is c]
 
 
-def statement_key(text: str) -> tuple[frozenset[str], bool]:
+def statement_key(text: str, stored_terms: str | None = None) -> tuple[frozenset[str], bool]:
     """The words of ``text`` without negation, and whether it was negated: "Mara is vegetarian"
-    and "Mara is no longer vegetarian" have the same words and opposite polarity."""
+    and "Mara is no longer vegetarian" have the same words and opposite polarity.
+    ``stored_terms`` (the memory's indexed terms) spares re-reading an English text."""
     if _is_cjk(text):
-        stripped = _ZH_NEGATION.sub("", text)
-        negated = bool(re.search(r"不|没", text))
-    else:
-        stripped = _NEGATION_WORDS.sub(" ", text)
-        negated = bool(re.search(r"\b(?:not|never|no longer|no more|anymore)\b|n't\b|\bstopped\b", text,
-                                 re.IGNORECASE))
-    return frozenset(terms(stripped)), negated
+        return frozenset(terms(_ZH_NEGATION.sub("", text))), "不" in text or "没" in text
+    words = stored_terms.split() if stored_terms is not None else terms(text)
+    return frozenset(words) - _NEGATION_STEMS, _NEGATED.search(text.lower()) is not None
 
 
 def _compatible(a: Claim, b: Claim) -> bool:
@@ -259,7 +268,7 @@ def _subjects(store: MemoryStore, rows: list[tuple]) -> dict[str, str]:
                 "SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst WHERE x.edge = 'mentions_entity'"):
             names[src].append(name)
     out = {}
-    for mid, text, who, _ in rows:
+    for mid, text, who, *_ in rows:
         if who:
             out[mid] = who.lower()
             continue
@@ -269,11 +278,11 @@ def _subjects(store: MemoryStore, rows: list[tuple]) -> dict[str, str]:
     return out
 
 
-def _memory_claims(text: str, subject: str) -> list[Claim]:
+def _memory_claims(text: str, subject: str, stored_terms: str) -> list[Claim]:
     """The claims of a memory, and its statement: the subject of a statement is in its
     words already, so statements about anyone compare."""
     found = claims(text, subject)
-    key, negated = statement_key(text)
+    key, negated = statement_key(text, stored_terms)
     if key:
         found.append(Claim("*", "statement", " ".join(sorted(key)), not negated, text, False))
     return found
@@ -314,12 +323,12 @@ def scan(store: MemoryStore, *, include_archived: bool = False) -> list[Conflict
     Each claim is compared with the newest claim of the same subject and slot."""
     where = "" if include_archived else " WHERE layer != 'archived'"
     with store._lock:
-        rows = store.conn.execute(f"SELECT id, text, who, created_at FROM memories{where}").fetchall()
+        rows = store.conn.execute(f"SELECT id, text, who, created_at, terms FROM memories{where}").fetchall()
     subjects = _subjects(store, rows)
     parsed = {}
     buckets: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for mid, text, _, created in rows:
-        cl = _memory_claims(text, subjects[mid])
+    for mid, text, _, created, stored_terms in rows:
+        cl = _memory_claims(text, subjects[mid], stored_terms)
         if not cl:
             continue
         parsed[mid] = (mid, text, created, cl)
@@ -346,12 +355,12 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
     (the same scope or global, not archived, sensitivity up to medium). Looks only at
     candidates the full-text index finds for each claim, so it stays fast on big stores."""
     with store._lock:
-        row = store.conn.execute("SELECT id, text, who, created_at, scope FROM memories WHERE id = ?",
+        row = store.conn.execute("SELECT id, text, who, created_at, scope, terms FROM memories WHERE id = ?",
                                  (memory_id,)).fetchone()
         if row is None:
             raise NotFound("memory", memory_id)
-        mid, text, who, created, scope = row
-        mine = _memory_claims(text, _subjects_one(store, mid, text, who))
+        mid, text, who, created, scope, stored_terms = row
+        mine = _memory_claims(text, _subjects_one(store, mid, text, who), stored_terms)
         queries = set()
         for c in mine:
             subject_terms = terms(c.subject)
@@ -367,12 +376,12 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
                 queries.add(" AND ".join(w if w.startswith("(") else _quoted(w) for w in dict.fromkeys(words)))
         candidates: dict[str, tuple] = {}
         for q in queries:
-            for cid, ctext, cwho, ccreated in store.conn.execute(
-                    "SELECT m.id, m.text, m.who, m.created_at FROM memories_fts f CROSS JOIN memories m "
+            for cid, ctext, cwho, ccreated, cterms in store.conn.execute(
+                    "SELECT m.id, m.text, m.who, m.created_at, m.terms FROM memories_fts f CROSS JOIN memories m "
                     "ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND m.id != ? AND m.scope IN (?, 'global') "
                     "AND m.layer != 'archived' AND m.sensitivity IN ('public', 'low', 'medium') LIMIT ?",
                     (q, mid, scope, limit)):
-                candidates[cid] = (cid, ctext, cwho, ccreated)
+                candidates[cid] = (cid, ctext, cwho, ccreated, cterms)
         # A claim about where someone lives may use other words than ours ("moved to"):
         # the location and employer claims also look at the subject's memories with those verbs.
         for c in mine:
@@ -382,17 +391,17 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
                 verbs = _SLOT_VERBS_ZH[slot] if _is_cjk(text) else _SLOT_VERBS[slot]
                 q = " AND ".join(_quoted(t) for t in subject_terms) + " AND (" + " OR ".join(
                     _quoted(v) for v in verbs) + ")"
-                for cid, ctext, cwho, ccreated in store.conn.execute(
-                        "SELECT m.id, m.text, m.who, m.created_at FROM memories_fts f CROSS JOIN memories m "
+                for cid, ctext, cwho, ccreated, cterms in store.conn.execute(
+                        "SELECT m.id, m.text, m.who, m.created_at, m.terms FROM memories_fts f CROSS JOIN memories m "
                         "ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND m.id != ? "
                         "AND m.scope IN (?, 'global') AND m.layer != 'archived' "
                         "AND m.sensitivity IN ('public', 'low', 'medium') LIMIT ?", (q, mid, scope, limit)):
-                    candidates[cid] = (cid, ctext, cwho, ccreated)
+                    candidates[cid] = (cid, ctext, cwho, ccreated, cterms)
         out = []
         new = (mid, text, created, mine)
-        for cid, ctext, cwho, ccreated in candidates.values():
+        for cid, ctext, cwho, ccreated, cterms in candidates.values():
             csubject = _subjects_one(store, cid, ctext, cwho)
-            conflict = _conflicts_between(new, (cid, ctext, ccreated, _memory_claims(ctext, csubject)))
+            conflict = _conflicts_between(new, (cid, ctext, ccreated, _memory_claims(ctext, csubject, cterms)))
             if conflict:
                 out.append(conflict)
     return sorted(out, key=lambda c: c.older)
