@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MIGRATION_SET = "mnemoscope"
 
 migrations = Migrations(MIGRATION_SET)
@@ -70,9 +70,31 @@ def m001_initial(db: Database) -> None:
     )
     db.execute("CREATE INDEX idx_tick_log_tick ON tick_log (tick_id)")
     db["meta"].insert_all(
-        [{"key": "schema_version", "value": str(SCHEMA_VERSION)}, {"key": "clock_offset", "value": "0"}],
+        [{"key": "schema_version", "value": "1"}, {"key": "clock_offset", "value": "0"}],
         replace=True,
     )
+
+
+@migrations()
+def m002_activity(db: Database) -> None:
+    """The activity log of agents' calls, forgotten memories kept for restoring, and the
+    citation maps of agents' compiled prompts (see ``store/activity.py`` and
+    ``store/conversations.py``)."""
+    db["activity"].create(
+        {"id": int, "at": float, "client": str, "door": str, "tool": str, "scope": str, "summary": str,
+         "memory_ids": str, "duration_ms": float, "ok": int, "error": str},
+        pk="id", not_null={"at", "client", "door", "tool"},
+        defaults={"scope": "", "summary": "", "memory_ids": "[]", "duration_ms": 0.0, "ok": 1, "error": ""},
+    )
+    db["activity"].create_index(["at"])
+    db["forgotten"].create({"memory_id": str, "at": float, "client": str, "text": str, "payload": str},
+                           pk="memory_id", not_null={"at", "payload"})
+    db["conversations"].create(
+        {"conversation_id": str, "turn": int, "at": float, "model": str, "query": str, "ref_map": str},
+        pk=("conversation_id", "turn"), not_null={"at", "ref_map"},
+    )
+    db["conversations"].create_index(["at"])
+    db["meta"].insert({"key": "schema_version", "value": "2"}, replace=True)
 
 
 KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)

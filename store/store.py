@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from . import decay
+from . import activity, decay
 from .config import KINDS, StoreConfig
 from .errors import DatabaseRefused, NotFound, StoreError, ValidationError
 from .model import (
@@ -298,18 +298,26 @@ class MemoryStore:
         with self._lock:
             return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self, scopes: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
+        """Counts per layer, kind and scope (of the memories in ``scopes`` when given)."""
+        where, params = "", []
+        if scopes is not None:
+            scopes = [validate_scope(s) for s in scopes]
+            where, params = f" WHERE scope IN ({','.join('?' * len(scopes))})", scopes
         with self._lock:
             layers = dict.fromkeys(LAYERS, 0)
-            layers.update(dict(self.conn.execute("SELECT layer, count(*) FROM memories GROUP BY layer").fetchall()))
+            layers.update(dict(self.conn.execute(f"SELECT layer, count(*) FROM memories{where} GROUP BY layer",
+                                                 params).fetchall()))
             kinds = dict.fromkeys(KINDS, 0)
-            kinds.update(dict(self.conn.execute("SELECT kind, count(*) FROM memories GROUP BY kind").fetchall()))
-            scopes = dict(self.conn.execute("SELECT scope, count(*) FROM memories GROUP BY scope ORDER BY scope"))
+            kinds.update(dict(self.conn.execute(f"SELECT kind, count(*) FROM memories{where} GROUP BY kind",
+                                                params).fetchall()))
+            scope_counts = dict(self.conn.execute(
+                f"SELECT scope, count(*) FROM memories{where} GROUP BY scope ORDER BY scope", params))
             entities = self.conn.execute("SELECT count(*) FROM entities").fetchone()[0]
             offset = self.clock_offset
         return {
             "path": self.path, "memories": sum(layers.values()), "layers": layers, "kinds": kinds,
-            "scopes": scopes, "entities": entities, "clock_offset_days": round(offset / decay.DAY, 4),
+            "scopes": scope_counts, "entities": entities, "clock_offset_days": round(offset / decay.DAY, 4),
             "now": self.now(), "schema_version": SCHEMA_VERSION,
         }
 
@@ -672,6 +680,7 @@ class MemoryStore:
             self.conn.executemany(
                 "INSERT INTO tick_log (tick_id, memory_id, from_layer, to_layer, strength_before, strength_after) "
                 "VALUES (?,?,?,?,?,?)", [(tick_id, *t) for t in transitions])
+            activity.prune(self, now)
         return TickReport(tick_id, now, [(t[0], t[1], t[2]) for t in transitions], counts, layer_counts,
                           changed, offset_before, offset_after)
 

@@ -5,31 +5,23 @@ import sys
 
 import pytest
 
-from app.cli import build_parser, main
+from app.cli import cli, main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def subcommands():
-    parser = build_parser()
-    action = next(a for a in parser._actions if a.dest == "command")
-    return sorted(action.choices)
-
-
-@pytest.mark.parametrize("command", subcommands())
+@pytest.mark.parametrize("command", sorted(cli.commands))
 def test_every_command_has_help(command, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main([command, "--help"])
-    assert exc.value.code == 0
+    assert main([command, "--help"]) == 0
     out = capsys.readouterr().out
-    assert f"usage: mnemoscope {command}" in out and len(out.splitlines()) > 3
+    assert f"Usage: mnemoscope {command}" in out and len(out.splitlines()) > 3
+    assert cli.commands[command].help, f"{command} has no help text"
 
 
 def test_top_level_help_lists_the_commands(capsys):
-    with pytest.raises(SystemExit):
-        main(["--help"])
+    assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for command in ("compile", "quote", "recall", "tick", "export", "eval"):
+    for command in ("compile", "quote", "recall", "tick", "export", "eval", "mcp", "serve", "activity"):
         assert command in out
 
 
@@ -65,15 +57,18 @@ def test_compile_request_file_json_and_anthropic(tmp_path, capsys):
     assert req["messages"][-1]["role"] == "user" and req["model"] == "claude-sonnet-4.5"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["compile", "--memory", "no-pipes", "--user-message", "x"], "id|tier|content"),
-    (["compile", "--memory", "a|9|x", "--user-message", "x"], "tier must be"),
-    (["compile", "--memory", "a|2|x"], "user message is needed"),
-    (["compile", "--user-message", "x", "--max-tokens", "0"], "max_tokens"),
-    (["compile", "--request", "/nonexistent/req.json"], "cannot read request file"),
+@pytest.mark.parametrize("argv, code, message", [
+    (["compile", "--memory", "no-pipes", "--user-message", "x"], 2, "id|tier|content"),
+    (["compile", "--memory", "a|9|x", "--user-message", "x"], 2, "tier must be"),
+    (["compile", "--memory", "a|2|x"], 2, "user message is needed"),
+    (["compile", "--user-message", "x", "--max-tokens", "0"], 1, "max_tokens"),
+    (["compile", "--request", "/nonexistent/req.json"], 1, "cannot read request file"),
+    (["compile", "--user-message", "x", "--format", "yaml"], 2, "'yaml' is not one of"),
+    (["quote", "--user-message", "x", "--price-per-1k-input-tokens", "-1"], 2, "price-per-1k-input-tokens"),
+    (["no-such-command"], 2, "No such command"),
 ])
-def test_compile_bad_input_is_a_clear_error(argv, message, capsys):
-    assert main(argv) == 2
+def test_compile_bad_input_is_a_clear_error(argv, code, message, capsys):
+    assert main(argv) == code
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
@@ -128,11 +123,14 @@ def test_store_commands_end_to_end(tmp_path, capsys):
 
 def test_store_commands_refuse_bad_input(tmp_path, capsys):
     db = str(tmp_path / "x.db")
-    assert main(["--db", db, "recall", "anything"]) == 2
+    assert main(["--db", db, "recall", "anything"]) == 1
     assert "does not exist" in capsys.readouterr().err
     assert main(["--db", db, "init"]) == 0
     assert main(["--db", db, "remember", "x", "--importance", "3"]) == 2
     assert "importance" in capsys.readouterr().err
+    assert main(["--db", db, "remember", "   "]) == 1
+    err = capsys.readouterr().err
+    assert "text: must not be empty" in err and "Traceback" not in err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "text": "fine"}\nnot json\n{"id": "b", "text": ""}\n')
     assert main(["--db", db, "import", str(bad)]) == 1

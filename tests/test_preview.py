@@ -11,7 +11,7 @@ from PySide6.QtCore import QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 
 from app.bridge import PreviewRequest, preview  # noqa: E402
-from app.compile_cli import render  # noqa: E402
+from app.compiler.providers import render  # noqa: E402
 from store import MemoryStore  # noqa: E402
 
 QUESTION = "How should I explain a Rust lifetime error to Mara?"

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from .capabilities import has_prompt_caching
 from .layout import content_text
+from .types import CompileResult
 
 
 def _is_anthropic(model_id: str | None) -> bool:
@@ -83,3 +85,27 @@ def to_anthropic_request(
     if system_blocks:
         request["system"] = system_blocks
     return request
+
+
+FORMATS = ("text", "openai", "anthropic", "json")
+
+
+def render(result: CompileResult, fmt: str, model_id: str | None) -> str:
+    """The prompt as ``fmt`` (one of :data:`FORMATS`): what ``mnemoscope compile --format``
+    prints and what the inspector's copy buttons copy."""
+    if fmt == "openai":
+        return json.dumps(result.messages, ensure_ascii=False, indent=2)
+    if fmt == "anthropic":
+        model = (model_id or "claude").split("/", 1)[-1]
+        request = to_anthropic_request(result.messages, model,
+                                       stable_prefix_messages=result.metadata["stable_prefix_messages"])
+        return json.dumps(request, ensure_ascii=False, indent=2)
+    if fmt == "json":
+        return result.to_json()
+    blocks = []
+    for m in result.messages:
+        content = m.get("content")
+        if not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False)
+        blocks.append(f"[{m['role']}]\n{content}")
+    return "\n\n".join(blocks)

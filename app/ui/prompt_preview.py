@@ -40,10 +40,10 @@ from PySide6.QtWidgets import (
 from store import SENSITIVITIES, StoreError
 
 from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, recall_for
-from ..compile_cli import render
 from ..compiler import CompileResult, TokenizerRegistry
 from ..compiler.cache import prefix_cache_reads, request_tokens
 from ..compiler.capabilities import capability_map, get_context_cap_for_model
+from ..compiler.providers import render
 from .session import StoreSession
 from .token_bars import TokenBars
 
