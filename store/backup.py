@@ -228,3 +228,15 @@ def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm:
     finally:
         src.close()
     return RestoreResult(comparison, safety)
+
+
+BULK_ADVANCE_DAYS = 30  # advancing the clock further than this snapshots first
+
+
+def snapshot_before_bulk_change(store: MemoryStore) -> Path | None:
+    """The automatic snapshot taken before a bulk change a person starts (an import that
+    overwrites, a clock advance of more than :data:`BULK_ADVANCE_DAYS`), into the default
+    folder under the default rotation. None for an in-memory or not yet written store."""
+    if store.path == ":memory:" or not os.path.isfile(store.path):
+        return None
+    return backup(store).path
