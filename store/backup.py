@@ -66,7 +66,8 @@ class Comparison:
     def summary(self) -> str:
         if self.identical:
             return "the snapshot holds the same memories as the current database"
-        return (f"{len(self.only_current)} memories only in the current database, "
+        n = len(self.only_current)
+        return (f"{n} {'memory' if n == 1 else 'memories'} only in the current database, "
                 f"{len(self.only_snapshot)} only in the snapshot, {len(self.changed)} changed")
 
 

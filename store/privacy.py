@@ -322,17 +322,23 @@ def _current(store: MemoryStore, finding: Finding):
     return memory
 
 
-def raise_sensitivity(store: MemoryStore, finding: Finding) -> UpdateResult:
-    """Mark the memory of ``finding`` as sensitive as its content needs (undo with
-    ``store.restore_state(result.before)``)."""
+def raising(store: MemoryStore, finding: Finding) -> dict[str, str]:
+    """The change that marks the memory of ``finding`` as sensitive as its content needs."""
     memory = _current(store, finding)
-    level = max(memory.sensitivity, finding.needed, key=SENSITIVITY_RANK.__getitem__)
-    return store.update(finding.memory_id, sensitivity=level)
+    return {"sensitivity": max(memory.sensitivity, finding.needed, key=SENSITIVITY_RANK.__getitem__)}
+
+
+def redaction(store: MemoryStore, finding: Finding) -> dict[str, str]:
+    """The change that replaces what ``finding`` points at with ``[redacted …]``."""
+    memory = _current(store, finding)
+    return {"text": memory.text[:finding.start] + f"[redacted {finding.what}]" + memory.text[finding.end:]}
+
+
+def raise_sensitivity(store: MemoryStore, finding: Finding) -> UpdateResult:
+    """Apply :func:`raising` (undo with ``store.restore_state(result.before)``)."""
+    return store.update(finding.memory_id, **raising(store, finding))
 
 
 def redact(store: MemoryStore, finding: Finding) -> UpdateResult:
-    """Replace what ``finding`` points at in its memory's text with ``[redacted …]``
-    (undo with ``store.restore_state(result.before)``)."""
-    memory = _current(store, finding)
-    text = memory.text[:finding.start] + f"[redacted {finding.what}]" + memory.text[finding.end:]
-    return store.update(finding.memory_id, text=text)
+    """Apply :func:`redaction` (undo with ``store.restore_state(result.before)``)."""
+    return store.update(finding.memory_id, **redaction(store, finding))

@@ -108,3 +108,25 @@ class TickCommand(QUndoCommand):
     def undo(self) -> None:
         self.session.store.undo_tick(self.report.tick_id)
         self.session.notify(None)
+
+
+class SupersedeCommand(QUndoCommand):
+    """``newer`` replaces ``older``: the older memory is archived (store.conflicts.supersede)."""
+
+    def __init__(self, session: StoreSession, newer: str, older: str) -> None:
+        super().__init__("Supersede memory")
+        self.session = session
+        self.newer, self.older = newer, older
+        self.result = None
+
+    def redo(self) -> None:
+        from store.conflicts import supersede
+
+        self.result = supersede(self.session.store, self.newer, self.older)
+        self.session.notify({self.newer, self.older})
+
+    def undo(self) -> None:
+        from store.conflicts import undo_supersede
+
+        undo_supersede(self.session.store, self.result)
+        self.session.notify({self.newer, self.older})

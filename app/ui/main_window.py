@@ -29,6 +29,7 @@ from .decay_plot import DecayPlot
 from .editor import MemoryEditor
 from .memory_map import RadialMap
 from .memory_table import MemoryTable
+from .owner_tools import OwnerTools
 from .prompt_preview import PromptPreview
 from .session import StoreSession
 
@@ -147,6 +148,7 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
+        self.owner = OwnerTools(self, file_menu, view_menu)  # backups, privacy and conflicts
         self._refresh_recent()
 
     # -- the database ----------------------------------------------------------------

@@ -1,0 +1,104 @@
+"""File › Back up now… and Restore…, the Privacy and Conflicts views, driven like a person would."""
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QMessageBox  # noqa: E402
+
+from store.backup import snapshots  # noqa: E402
+
+AWS = "AKIAQ3EGRV7XKJ4PLM2N"
+
+
+@pytest.fixture(autouse=True)
+def _settings(qt_settings, monkeypatch):
+    monkeypatch.setattr(QMessageBox, "information", lambda *a, **k: QMessageBox.StandardButton.Ok)
+
+
+def _show(window, view):
+    window.owner.show_view(view)
+
+
+def test_file_menu_has_backup_and_restore_above_quit(window):
+    file_menu = window.menuBar().actions()[0].menu()
+    texts = [a.text() for a in file_menu.actions() if a.text()]
+    assert texts[-3:] == ["&Back up now…", "&Restore…", "&Quit"]
+    view_menu = window.menuBar().actions()[2].menu()
+    assert "Privacy and conflicts" in {a.text() for a in view_menu.actions()}
+
+
+def test_privacy_view_lists_a_finding_and_redact_and_raise_are_undoable(window, qtbot, qtmodeltester):
+    store = window.session.store
+    mid = store.remember(f"Deploy key {AWS} for staging.", sensitivity="low").memory.id
+    window.session.notify(None)
+    view = window.owner.privacy
+    _show(window, view)
+    qtbot.waitUntil(lambda: view.model.rowCount() == 1)
+    qtmodeltester.check(view.model)
+    row = [view.model.index(0, c).data() for c in range(view.model.columnCount())]
+    assert row == [mid, "AWS Access Key", "chars 11-31", "AKIA…", "low", "hyper"]
+    assert "1 findings in 1 memories" in view.summary.text()
+    assert not view.redact_button.isEnabled()
+    view.view.setCurrentIndex(view.model.index(0, 0))
+    assert window.session.selected_id == mid
+    qtbot.mouseClick(view.redact_button, Qt.MouseButton.LeftButton)
+    assert store.get(mid).text == "Deploy key [redacted AWS Access Key] for staging."
+    assert view.model.rowCount() == 0
+    window.undo_action.trigger()
+    assert store.get(mid).text == f"Deploy key {AWS} for staging." and view.model.rowCount() == 1
+    view.view.setCurrentIndex(view.model.index(0, 0))
+    qtbot.mouseClick(view.raise_button, Qt.MouseButton.LeftButton)
+    assert store.get(mid).sensitivity == "hyper" and view.model.rowCount() == 0
+    window.undo_action.trigger()
+    assert store.get(mid).sensitivity == "low"
+
+
+def test_conflicts_view_supersede_archives_the_older_and_undo_brings_it_back(window, qtbot, qtmodeltester):
+    store = window.session.store
+    old = store.remember("Theo works at Acme Corp.", now=store.now() - 86400).memory.id
+    new = store.remember("Theo joined Globex last week.").memory.id
+    window.session.notify(None)
+    view = window.owner.conflicts
+    _show(window, view)
+    qtbot.waitUntil(lambda: view.model.rowCount() == 1)
+    qtmodeltester.check(view.model)
+    assert [view.model.index(0, c).data() for c in range(4)] == [
+        "Theo joined Globex last week.", "Theo works at Acme Corp.", "theo",
+        "employer: joined globex / works at acme corp"]
+    view.view.setCurrentIndex(view.model.index(0, 0))
+    qtbot.mouseClick(view.supersede_button, Qt.MouseButton.LeftButton)
+    assert store.get(old).layer == "archived" and view.model.rowCount() == 0
+    window.undo_action.trigger()
+    assert store.get(old).layer != "archived" and view.model.rowCount() == 1
+    view.view.setCurrentIndex(view.model.index(0, 0))
+    qtbot.mouseClick(view.keep_button, Qt.MouseButton.LeftButton)
+    assert view.model.rowCount() == 0 and store.get(old).layer != "archived" and store.exists(new)
+
+
+def test_back_up_now_then_restore_shows_the_differences_and_replaces_only_when_accepted(window, tmp_path):
+    store = window.session.store
+    snap = window.owner.back_up_now(str(tmp_path / "snaps"))
+    assert snap is not None and snapshots(store.path, tmp_path / "snaps") == [snap]
+    assert "Snapshot saved" in window.statusBar().currentMessage()
+    added = store.remember("Mara adopted a second cat.", memory_id="later").memory.id
+    window.session.notify(None)
+    dialog = window.owner.open_restore(str(snap))
+    items = [dialog.differences.item(i).text() for i in range(dialog.differences.count())]
+    assert items == ["only in the current database: later  Mara adopted a second cat."]
+    assert dialog.counts.item(0, 1).text() == "66" and dialog.counts.item(0, 2).text() == "65"
+    dialog.reject()
+    assert store.exists(added)
+    dialog = window.owner.open_restore(str(snap))
+    dialog.accept()
+    assert not store.exists(added) and window.table.model.rowCount() == 65
+    assert window.session.undo_stack.count() == 0
+    assert len(snapshots(store.path)) == 1  # the replaced database, kept beside it
+
+
+def test_restore_of_a_file_that_is_not_a_database_explains_why(window, tmp_path):
+    bogus = tmp_path / "notes.db"
+    bogus.write_text("not a database")
+    assert window.owner.open_restore(str(bogus)) is None
+    assert "not a SQLite database" in window.last_error
