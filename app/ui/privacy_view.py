@@ -3,116 +3,59 @@ phone numbers, e-mail addresses …), with undoable "raise sensitivity" and "red
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QPushButton,
-    QTableView,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHeaderView
 
 from store import StoreError, privacy
 
 from .commands import EditMemoryCommand
-from .records_model import RecordsModel
+from .records_panel import RecordsPanel
 from .session import StoreSession
 
 AUTO_CHECK_LIMIT = 5000  # above this many memories, a full check waits for "Check again"
 
 
-class PrivacyView(QWidget):
+class PrivacyView(RecordsPanel):
     def __init__(self, session: StoreSession, parent=None) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.model = RecordsModel([
+        super().__init__(session, [
             ("memory", lambda f: f.memory_id), ("what", lambda f: f.what),
             ("where", lambda f: f"chars {f.start}-{f.end}"), ("starts", lambda f: f.preview),
-            ("marked", lambda f: f.sensitivity), ("needs", lambda f: f.needed)], self)
-        self.view = QTableView(self)
-        self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+            ("marked", lambda f: f.sensitivity), ("needs", lambda f: f.needed)], parent)
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.view.verticalHeader().hide()
-        self.view.selectionModel().currentRowChanged.connect(self._row_changed)
-        self.summary = QLabel(self)
-        self.summary.setWordWrap(True)
-        self.check_button = QPushButton("Check again", self)
-        self.raise_button = QPushButton("Raise sensitivity", self)
-        self.raise_button.setToolTip("Mark the memory as sensitive as what it holds (undoable)")
-        self.redact_button = QPushButton("Redact", self)
-        self.redact_button.setToolTip("Replace what was found with [redacted …] (undoable)")
-        self.check_button.clicked.connect(self.check)
-        self.raise_button.clicked.connect(lambda: self._apply(privacy.raising, "Raise sensitivity"))
-        self.redact_button.clicked.connect(lambda: self._apply(privacy.redaction, "Redact"))
-        buttons = QHBoxLayout()
-        for b in (self.check_button, self.raise_button, self.redact_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.view, 1)
-        layout.addLayout(buttons)
-        self._stale = True
-        session.changed.connect(self._store_changed)
-        self._update_buttons()
+        self.check_button = self.add_button("Check again", self.refresh, needs_selection=False)
+        self.raise_button = self.add_button("Raise sensitivity", lambda: self._apply(privacy.raising, "Raise "
+                                            "sensitivity"), "Mark the memory as sensitive as what it holds (undoable)")
+        self.redact_button = self.add_button("Redact", lambda: self._apply(privacy.redaction, "Redact"),
+                                             "Replace what was found with [redacted …] (undoable)")
+        self.buttons.addStretch(1)
 
-    def check(self) -> None:
+    def refresh(self) -> None:
         """Check every memory again."""
-        self._stale = False
         store = self.session.store
-        findings = privacy.check(store) if store is not None else []
-        self.model.set_records(findings)
+        self._show(privacy.check(store) if store is not None else [])
+
+    def _show(self, findings: list[privacy.Finding]) -> None:
         memories = len({f.memory_id for f in findings})
-        self.summary.setText(f"{len(findings)} findings in {memories} memories marked less sensitive than what "
-                             "they hold" if findings else "No memory holds more than its sensitivity allows.")
-        self._update_buttons()
+        self.show_records(findings, f"{len(findings)} findings in {memories} memories marked less sensitive than "
+                          "what they hold" if findings else "No memory holds more than its sensitivity allows.")
 
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self._stale:
-            self.check()
+    def memory_of(self, finding: privacy.Finding) -> str:
+        return finding.memory_id
 
-    def _store_changed(self, ids: set[str] | None) -> None:
+    def store_changed(self, ids: set[str] | None) -> None:
         store = self.session.store
-        if store is None:
-            return self.model.set_records([])
-        if not self.isVisible():  # checked when shown: a hidden view costs nothing
-            self._stale = True
-            return
         if ids is None:
             if store.count() <= AUTO_CHECK_LIMIT:
-                self.check()
+                self.refresh()
             else:
                 self.summary.setText("The memories changed; press Check again.")
             return
         # only the memories that changed are checked again
         kept = [f for f in self.model.records() if f.memory_id not in ids]
-        fresh = []
         for mid in sorted(ids):
             if store.exists(mid):
                 m = store.get(mid)
-                fresh += privacy.findings_in(m.id, m.text, m.sensitivity)
-        self.model.set_records(kept + fresh)
-        self._update_buttons()
-
-    def selected(self) -> privacy.Finding | None:
-        index = self.view.currentIndex()
-        return self.model.record(index.row()) if index.isValid() else None
-
-    def _row_changed(self, *_args) -> None:
-        finding = self.selected()
-        if finding is not None:
-            self.session.select(finding.memory_id)
-        self._update_buttons()
-
-    def _update_buttons(self) -> None:
-        has = self.selected() is not None
-        self.raise_button.setEnabled(has)
-        self.redact_button.setEnabled(has)
+                kept += privacy.findings_in(m.id, m.text, m.sensitivity)
+        self._show(kept)
 
     def _apply(self, change, label: str) -> None:
         finding = self.selected()
