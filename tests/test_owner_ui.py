@@ -102,3 +102,31 @@ def test_restore_of_a_file_that_is_not_a_database_explains_why(window, tmp_path)
     bogus.write_text("not a database")
     assert window.owner.open_restore(str(bogus)) is None
     assert "not a SQLite database" in window.last_error
+
+
+def test_merge_keeps_one_memory_with_the_merged_text_as_one_undo_step(window, qtbot, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    store = window.session.store
+    old = store.remember("Theo works at Acme Corp.", now=store.now() - 86400).memory.id
+    new = store.remember("Theo joined Globex last week.").memory.id
+    window.session.notify(None)
+    view = window.owner.conflicts
+    _show(window, view)
+    view.view.setCurrentIndex(view.model.index(0, 0))
+    monkeypatch.setattr(QInputDialog, "getMultiLineText",
+                        lambda *a, **k: ("Theo left Acme and joined Globex in November.", True))
+    qtbot.mouseClick(view.merge_button, Qt.MouseButton.LeftButton)
+    assert store.get(new).text == "Theo left Acme and joined Globex in November."
+    assert store.get(old).layer == "archived" and view.model.rowCount() == 0
+    window.undo_action.trigger()
+    assert store.get(new).text == "Theo joined Globex last week." and store.get(old).layer != "archived"
+
+
+def test_advancing_more_than_30_days_snapshots_first(window):
+    store = window.session.store
+    window.advance(7)
+    assert snapshots(store.path) == []
+    window.advance(90)
+    [snap] = snapshots(store.path)
+    assert window.session.undo_stack.count() == 2  # the advances stay undoable

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from store import MemoryStore, StoreError
+from store.backup import BULK_ADVANCE_DAYS
 from store.demo import load_demo
 
 from .commands import TickCommand
@@ -244,6 +245,8 @@ class MainWindow(QMainWindow):
         if self.session.store is None:
             return
         self.preview_slider.setValue(0)
+        if days > BULK_ADVANCE_DAYS:
+            self.owner.before_bulk_change()
         cmd = TickCommand(self.session, days)
         try:
             self.session.undo_stack.push(cmd)

@@ -164,6 +164,17 @@ class OwnerTools:
         self.window.statusBar().showMessage(f"Snapshot saved: {result.path}{removed}", 10000)
         return result.path
 
+    def before_bulk_change(self) -> None:
+        """The automatic snapshot before a bulk change the person starts (a long advance)."""
+        store = self.window.session.store
+        try:
+            path = backups.snapshot_before_bulk_change(store) if store is not None else None
+        except StoreError as exc:
+            self.window.show_error("Snapshot before the change failed", str(exc))
+            return
+        if path is not None:
+            self.window.statusBar().showMessage(f"Snapshot before the change: {path}", 10000)
+
     def _restore_dialog(self) -> None:
         path = self._path()
         if path is None:
