@@ -313,6 +313,15 @@ def check_texts(texts: list[str]) -> list[Detection]:
     return [d for t in texts for d in scan_text(t)]
 
 
+def output_warning(texts: list[str], what: str) -> str:
+    """A warning that ``what`` (e.g. "the export") puts out something the check flags; "" if not."""
+    found = check_texts(texts)
+    if not found:
+        return ""
+    kinds = ", ".join(sorted({d.what for d in found}))
+    return f"{what} holds {len(found)} thing{'s' if len(found) > 1 else ''} the privacy check flags ({kinds})"
+
+
 def _current(store: MemoryStore, finding: Finding):
     memory = store.get(finding.memory_id)
     same = [d for d in scan_text(memory.text)

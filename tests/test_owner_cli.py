@@ -59,7 +59,10 @@ def test_mirror_privacy_check_and_conflicts_from_the_command_line(tmp_path, caps
 
     assert main(["--db", str(db), "mirror", "--out", str(tmp_path / "vault")]) == 0
     out, err = capsys.readouterr()
-    assert "mirrored 3 memories" in out and "warning: the mirror holds 1 things" in err
+    assert "mirrored 3 memories" in out
+    assert "warning: the mirror holds 1 thing the privacy check flags (AWS Access Key)" in err
+    assert main(["--db", str(db), "export", "--out", str(tmp_path / "e.jsonl")]) == 0
+    assert "warning: the export holds 1 thing" in capsys.readouterr().err
     assert (tmp_path / "vault" / "Overview.md").exists()
     assert main(["--db", str(db), "mirror", "--out", str(tmp_path / "vault"), "--trust", "public"]) == 0
     assert "mirrored 0 memories" in capsys.readouterr().out

@@ -130,3 +130,26 @@ def test_advancing_more_than_30_days_snapshots_first(window):
     window.advance(90)
     [snap] = snapshots(store.path)
     assert window.session.undo_stack.count() == 2  # the advances stay undoable
+
+
+def test_export_asks_first_when_it_would_put_out_a_secret(window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    out = tmp_path / "out.jsonl"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
+    asked = []
+
+    def answer(reply):
+        return lambda *a, **k: asked.append(a[2]) or reply
+
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.No))
+    window._export_dialog()
+    assert out.exists() and asked == []  # the demo holds nothing the check flags: no question
+    out.unlink()
+    window.session.store.remember(f"Deploy key {AWS}.")
+    window.session.notify(None)
+    window._export_dialog()
+    assert not out.exists() and asked[0].startswith("The export holds 1 thing the privacy check flags (AWS")
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Yes))
+    window._export_dialog()
+    assert AWS in out.read_text()

@@ -104,16 +104,15 @@ def mirror_command(out: str, trust: str | None, include_archived: bool, as_json:
     with open_store() as store:
         result = write_mirror(store, out, trust=trust, include_archived=include_archived)
         shown = shown_memories(store, trust=trust, include_archived=include_archived)
-    found = privacy.check_texts([m.text for m in shown])
+    warning = privacy.output_warning([m.text for m in shown], "the mirror")
     if as_json:
         emit_json({"out": str(result.out), "memories": result.memories, "written": result.written,
-                   "unchanged": result.unchanged, "removed": result.removed, "privacy_findings": len(found)})
+                   "unchanged": result.unchanged, "removed": result.removed, "privacy_warning": warning})
     else:
         click.echo(f"mirrored {result.memories} memories to {result.out}: {len(result.written)} pages written, "
                    f"{result.unchanged} unchanged, {len(result.removed)} removed")
-    if found:
-        click.echo(f"warning: the mirror holds {len(found)} things the privacy check flags "
-                   f"({', '.join(sorted({d.what for d in found}))}); see 'mnemoscope privacy-check --all'", err=True)
+    if warning:
+        click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)
 
 
 @cli.command("privacy-check")

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from store import KINDS, LAYERS, SENSITIVITIES, MemoryStore
+from store import KINDS, LAYERS, SENSITIVITIES, MemoryStore, privacy
 from store import activity as activity_log
 from store.backup import BULK_ADVANCE_DAYS, snapshot_before_bulk_change
 from store.demo import default_db_path, load_demo
@@ -358,10 +358,14 @@ def export_command(out: str | None, kind: str | None, layer: str | None, scope: 
     """Export memories as JSONL (one memory per line)."""
     with open_store() as store:
         data = store.export_jsonl(out, kind=kind, layer=layer, scope=scope)
+        texts = [m.text for m in store.list(kind=kind, layer=layer, scope=scope, with_links=False)]
     if out is None:
         click.echo(data, nl=False)
     else:
         click.echo(f"exported {data.count(chr(10))} memories to {out}", err=True)
+    warning = privacy.output_warning(texts, "the export")
+    if warning:
+        click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)
 
 
 @cli.command("activity")

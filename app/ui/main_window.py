@@ -215,7 +215,7 @@ class MainWindow(QMainWindow):
 
     def _export_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export JSONL", "memories.jsonl", "JSON Lines (*.jsonl)")
-        if path:
+        if path and self.owner.confirm_output([m.text for m in self.session.memories()], "the export"):
             try:
                 data = self.session.store.export_jsonl(path)
             except (StoreError, OSError) as exc:

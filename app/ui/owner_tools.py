@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from store import StoreError
+from store import StoreError, privacy
 from store import backup as backups
 
 from .conflicts_view import ConflictsView
@@ -163,6 +163,15 @@ class OwnerTools:
         removed = f"; {len(result.removed)} older removed" if result.removed else ""
         self.window.statusBar().showMessage(f"Snapshot saved: {result.path}{removed}", 10000)
         return result.path
+
+    def confirm_output(self, texts: list[str], what: str) -> bool:
+        """Ask before putting out ``texts`` when they hold something the privacy check flags."""
+        warning = privacy.output_warning(texts, what)
+        if not warning:
+            return True
+        answer = QMessageBox.question(self.window, "Sensitive content", f"{warning[0].upper()}{warning[1:]}.\n\n"
+                                      "Go ahead anyway? (View › Privacy and conflicts lists what it found.)")
+        return answer == QMessageBox.StandardButton.Yes
 
     def before_bulk_change(self) -> None:
         """The automatic snapshot before a bulk change the person starts (a long advance)."""
