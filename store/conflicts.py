@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import NotFound, ValidationError
+from .model import SENSITIVITIES, SENSITIVITY_RANK
 from .text import stem, terms
 
 if TYPE_CHECKING:
@@ -351,15 +352,16 @@ def scan(store: MemoryStore, *, include_archived: bool = False) -> list[Conflict
 
 
 def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) -> list[Conflict]:
-    """Memories that ``memory_id`` likely conflicts with, among those its scope can recall
-    (the same scope or global, not archived, sensitivity up to medium). Looks only at
+    """Memories that ``memory_id`` likely conflicts with, among those whoever wrote it may
+    see: the same scope or global, not archived, and no more sensitive than it (an agent
+    cannot write above its trust, so nothing above its trust is named). Looks only at the
     candidates the full-text index finds for each claim, so it stays fast on big stores."""
     with store._lock:
-        row = store.conn.execute("SELECT id, text, who, created_at, scope, terms FROM memories WHERE id = ?",
-                                 (memory_id,)).fetchone()
+        row = store.conn.execute("SELECT id, text, who, created_at, scope, sensitivity, terms FROM memories "
+                                 "WHERE id = ?", (memory_id,)).fetchone()
         if row is None:
             raise NotFound("memory", memory_id)
-        mid, text, who, created, scope, stored_terms = row
+        mid, text, who, created, scope, sensitivity, stored_terms = row
         mine = _memory_claims(text, _subjects_one(store, mid, text, who), stored_terms)
         queries = set()
         for c in mine:
@@ -374,29 +376,22 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
                     else subject_terms
             if words:
                 queries.add(" AND ".join(w if w.startswith("(") else _quoted(w) for w in dict.fromkeys(words)))
+            if c.exclusive and subject_terms:
+                # where someone lives may be said with other words than ours ("moved to"):
+                # also the subject's memories with any verb of the slot
+                slot = c.slot.split()[0]
+                verbs = _SLOT_VERBS_ZH[slot] if _is_cjk(text) else _SLOT_VERBS[slot]
+                queries.add(" AND ".join(_quoted(t) for t in subject_terms) + " AND ("
+                            + " OR ".join(_quoted(v) for v in verbs) + ")")
+        visible = SENSITIVITIES[:SENSITIVITY_RANK[sensitivity] + 1]
         candidates: dict[str, tuple] = {}
-        for q in queries:
+        for q in sorted(queries):
             for cid, ctext, cwho, ccreated, cterms in store.conn.execute(
                     "SELECT m.id, m.text, m.who, m.created_at, m.terms FROM memories_fts f CROSS JOIN memories m "
                     "ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND m.id != ? AND m.scope IN (?, 'global') "
-                    "AND m.layer != 'archived' AND m.sensitivity IN ('public', 'low', 'medium') LIMIT ?",
-                    (q, mid, scope, limit)):
+                    f"AND m.layer != 'archived' AND m.sensitivity IN ({','.join('?' * len(visible))}) LIMIT ?",
+                    (q, mid, scope, *visible, limit)):
                 candidates[cid] = (cid, ctext, cwho, ccreated, cterms)
-        # A claim about where someone lives may use other words than ours ("moved to"):
-        # the location and employer claims also look at the subject's memories with those verbs.
-        for c in mine:
-            subject_terms = terms(c.subject)
-            if c.exclusive and subject_terms:
-                slot = c.slot.split()[0]
-                verbs = _SLOT_VERBS_ZH[slot] if _is_cjk(text) else _SLOT_VERBS[slot]
-                q = " AND ".join(_quoted(t) for t in subject_terms) + " AND (" + " OR ".join(
-                    _quoted(v) for v in verbs) + ")"
-                for cid, ctext, cwho, ccreated, cterms in store.conn.execute(
-                        "SELECT m.id, m.text, m.who, m.created_at, m.terms FROM memories_fts f CROSS JOIN memories m "
-                        "ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND m.id != ? "
-                        "AND m.scope IN (?, 'global') AND m.layer != 'archived' "
-                        "AND m.sensitivity IN ('public', 'low', 'medium') LIMIT ?", (q, mid, scope, limit)):
-                    candidates[cid] = (cid, ctext, cwho, ccreated, cterms)
         out = []
         new = (mid, text, created, mine)
         for cid, ctext, cwho, ccreated, cterms in candidates.values():

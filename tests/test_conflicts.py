@@ -94,3 +94,20 @@ def test_labelled_pairs_reach_the_precision_and_recall_targets():
     assert r["pairs"] >= 60 and set(r["per_language"]) == {"en", "zh"}
     for name in ("scan", "remember"):
         assert r[name]["precision"] >= 0.8 and r[name]["recall"] >= 0.6, (name, r[name])
+
+
+def test_an_agent_is_not_told_about_memories_above_what_it_wrote(store):
+    store.remember("Mara lives in Lisbon.", sensitivity="high", now=T0)
+    assert store.remember("Mara moved to Porto.", sensitivity="low", now=T0 + DAY).conflicts == []
+    assert len(store.remember("Mara moved to Faro.", sensitivity="high", now=T0 + 2 * DAY).conflicts) == 2
+
+
+def test_the_agents_doors_report_likely_conflicts(store):
+    from app.serve.operations import Operations
+
+    ops = Operations(store, scopes=["global"], trust="medium", client="test")
+    old = ops.remember("Theo works at Acme Corp.")["id"]
+    result = ops.remember("Theo joined Globex last week.")
+    assert result["conflicts"] == [{"id": old, "about": "theo", "slot": "employer"}]
+    captured = ops.capture({"text": "Theo left Globex and joined Initech."}, source_kind="observation")
+    assert sorted(c["id"] for c in captured["conflicts"]) == sorted([old, result["id"]])
