@@ -24,7 +24,7 @@ def _show(window, view):
 def test_file_menu_has_backup_and_restore_above_quit(window):
     file_menu = window.menuBar().actions()[0].menu()
     texts = [a.text() for a in file_menu.actions() if a.text()]
-    assert texts[-3:] == ["&Back up now…", "&Restore…", "&Quit"]
+    assert texts[-4:] == ["&Back up now…", "&Restore…", "Write &mirror…", "&Quit"]
     view_menu = window.menuBar().actions()[2].menu()
     assert "Privacy and conflicts" in {a.text() for a in view_menu.actions()}
 
@@ -153,3 +153,13 @@ def test_export_asks_first_when_it_would_put_out_a_secret(window, tmp_path, monk
     monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Yes))
     window._export_dialog()
     assert AWS in out.read_text()
+
+
+def test_write_mirror_from_the_window(window, tmp_path):
+    result = window.owner.write_mirror(str(tmp_path / "vault"))
+    assert result.memories == 61 and (tmp_path / "vault" / "entities" / "Mara.md").exists()
+    assert "Mirror of 61 memories" in window.statusBar().currentMessage()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "thesis.md").write_text("mine")
+    assert window.owner.write_mirror(str(tmp_path / "docs")) is None
+    assert "not empty" in window.last_error

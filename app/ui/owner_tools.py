@@ -1,5 +1,5 @@
-"""The owner's tools in the window: File › Back up now… and File › Restore…, and the
-Privacy and Conflicts views as docks (View menu)."""
+"""The owner's tools in the window: File › Back up now…, Restore… and Write mirror…, and
+the Privacy and Conflicts views in one dock (View menu)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from store import StoreError, privacy
 from store import backup as backups
+from store.mirror import MirrorResult, shown_memories, write_mirror
 
 from .conflicts_view import ConflictsView
 from .privacy_view import PrivacyView
@@ -123,8 +124,11 @@ class OwnerTools:
         self.backup_action.triggered.connect(self._backup_dialog)
         self.restore_action = QAction("&Restore…", window)
         self.restore_action.triggered.connect(self._restore_dialog)
+        self.mirror_action = QAction("Write &mirror…", window)
+        self.mirror_action.setToolTip("Write the memory as markdown pages that open as an Obsidian vault")
+        self.mirror_action.triggered.connect(self._mirror_dialog)
         quit_action = file_menu.actions()[-1] if file_menu.actions() else None  # they go above Quit
-        file_menu.insertActions(quit_action, [self.backup_action, self.restore_action])
+        file_menu.insertActions(quit_action, [self.backup_action, self.restore_action, self.mirror_action])
         file_menu.insertSeparator(quit_action)
         self.restore_dialog: RestoreDialog | None = None
 
@@ -163,6 +167,29 @@ class OwnerTools:
         removed = f"; {len(result.removed)} older removed" if result.removed else ""
         self.window.statusBar().showMessage(f"Snapshot saved: {result.path}{removed}", 10000)
         return result.path
+
+    def _mirror_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self.window, "Write the mirror into folder")
+        if folder:
+            self.write_mirror(folder)
+
+    def write_mirror(self, folder: str) -> MirrorResult | None:
+        """Write the mirror of the open database (archived memories left out) into ``folder``."""
+        session = self.window.session
+        if session.store is None:
+            return None
+        shown = shown_memories(session.store)
+        if not self.confirm_output([m.text for m in shown], "the mirror"):
+            return None
+        try:
+            result = write_mirror(session.store, folder)
+        except StoreError as exc:
+            self.window.show_error("Cannot write the mirror", str(exc))
+            return None
+        self.window.statusBar().showMessage(
+            f"Mirror of {result.memories} memories in {result.out}: {len(result.written)} pages written, "
+            f"{result.unchanged} unchanged", 10000)
+        return result
 
     def confirm_output(self, texts: list[str], what: str) -> bool:
         """Ask before putting out ``texts`` when they hold something the privacy check flags."""
