@@ -228,6 +228,10 @@ def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm:
                          f"the previous state is kept in {safety}") from None
     finally:
         src.close()
+    # A snapshot from an earlier Mnemoscope lacks later migrations: opening applies them.
+    from .store import MemoryStore
+
+    MemoryStore(current).close()
     return RestoreResult(comparison, safety)
 
 

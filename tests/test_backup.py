@@ -143,3 +143,21 @@ def test_restore_refuses_a_file_that_is_not_a_memory_database(tmp_path):
     with pytest.raises(StoreError, match="not a SQLite database"):
         restore(db, bogus, confirm=True)
     assert db.read_bytes() == before
+
+
+def test_a_snapshot_from_an_earlier_version_is_brought_up_to_date_when_restored(tmp_path):
+    from store import activity
+    from store.schema import SCHEMA_VERSION
+
+    db = tmp_path / "m.db"
+    with MemoryStore(db) as s:
+        s.remember("Mara lives in Lisbon.", memory_id="lisbon")
+        snap = backup(s).path
+        old = sqlite3.connect(snap)  # as an earlier Mnemoscope wrote it: no activity log yet
+        old.executescript("DROP TABLE activity; DROP TABLE forgotten; DROP TABLE conversations; "
+                          "DELETE FROM _sqlite_migrations WHERE name = 'm002_activity'; "
+                          "UPDATE meta SET value = '1' WHERE key = 'schema_version';")
+        old.close()
+        restore(db, snap, confirm=True)
+        activity.record(s, client="test", door="cli", tool="remember")  # the open store keeps working
+        assert s.stats()["schema_version"] == SCHEMA_VERSION and s.exists("lisbon")
