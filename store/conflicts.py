@@ -33,7 +33,15 @@ if TYPE_CHECKING:
     from .store import MemoryStore
 
 _CJK = "\u3400-\u9fff\uf900-\ufaff"
-_NEGATOR = re.compile(r"\b(?:not|never|no longer|stopped|quit|gave up|no more)\b|n't\b|(?:不再|再也不|不|没有|没)$")
+_CJK_RE = re.compile(f"[{_CJK}]")
+# A negation just before a verb ("no longer drinks", "不再喝"), and anywhere in a statement.
+_NEGATOR = re.compile(r"\b(?:not|never|no longer|stopped|quit|gave up|no more)\b|n't\b")
+_ZH_NEGATOR = re.compile(r"(?:不再|再也不|不|没有|没)$")
+_NEGATED = re.compile(r"\b(?:not|never|no longer|no more|anymore)\b|n't\b|\bstopped\b")
+# Stems left out of a statement's words: "Mara is vegetarian" and "Mara is no longer
+# vegetarian" are the same statement, once negated.
+_NEGATION_STEMS = frozenset(terms("not never no longer anymore any more stopped does doesn't don't do did didn't "
+                                  "isn't aren't wasn't now still again currently"))
 _VALUE_STOP = frozenset(
     "and but because since for with after before last this next now in on at when where to from as so until "
     "while who which that then by during every each about".split())
@@ -74,6 +82,7 @@ _ZH_NEGATIVE_VERBS = frozenset(("讨厌", "戒掉了", "戒了", "戒"))
 # Any English claim at all? One search spares the patterns one by one on most texts.
 _ANY_EN = re.compile("|".join(f"(?:{p.pattern})" for _, _, p in _EXCLUSIVE_EN) + f"|(?:{_PREF_EN.pattern})")
 _PAST = re.compile(r"\b(?:used to|formerly|previously|before moving|once lived)\b|以前|曾经|过去")
+_MOVED = re.compile(r"\b(?:moved|moving|now)\b|搬|现在")  # a past claim with a present one after it
 # Words and particles left out when comparing two statements for the generic rule.
 _ZH_NEGATION = re.compile(r"不再|再也不|已经|没有|现在|还是|仍然|[不没了也]")
 PRONOUNS = frozenset("she he they i we it her him them".split())
@@ -120,15 +129,6 @@ class SupersedeResult:
     edges: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-_CJK_RE = re.compile(f"[{_CJK}]")
-_MOVED = re.compile(r"\b(?:moved|moving|now)\b|搬|现在")
-_NEGATED = re.compile(r"\b(?:not|never|no longer|no more|anymore)\b|n't\b|\bstopped\b")
-# Stems left out of a statement's words: "Mara is vegetarian" and "Mara is no longer
-# vegetarian" are the same statement, once negated.
-_NEGATION_STEMS = frozenset(terms("not never no longer anymore any more stopped does doesn't don't do did didn't "
-                                  "isn't aren't wasn't now still again currently"))
-
-
 def _is_cjk(s: str) -> bool:
     return _CJK_RE.search(s) is not None
 
@@ -155,7 +155,7 @@ def _clean_value(raw: str) -> str:
 def _negated_before(text: str, start: int) -> bool:
     before = text[max(0, start - 24):start]
     if _is_cjk(before[-2:] if before else ""):
-        return bool(re.search(r"(?:不再|再也不|不|没有|没)$", before))
+        return _ZH_NEGATOR.search(before) is not None
     tail = " ".join(before.split()[-3:])
     return bool(_NEGATOR.search(tail))
 
