@@ -584,7 +584,12 @@ class PromptPreview(QWidget):
     def copy(self, fmt: str) -> None:
         if self.result is None:
             return
-        QGuiApplication.clipboard().setText(self.export_text(fmt))
+        try:
+            text = self.export_text(fmt)
+        except ValueError as exc:  # e.g. an Anthropic request for a model that is not Claude
+            self._set_error(str(exc))
+            return
+        QGuiApplication.clipboard().setText(text)
         self.summary.setToolTip(f"Copied as {fmt}")
 
     def _save_dialog(self) -> None:
