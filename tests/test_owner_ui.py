@@ -163,3 +163,18 @@ def test_write_mirror_from_the_window(window, tmp_path):
     (tmp_path / "docs" / "thesis.md").write_text("mine")
     assert window.owner.write_mirror(str(tmp_path / "docs")) is None
     assert "not empty" in window.last_error
+
+
+def test_copying_a_prompt_that_holds_a_secret_asks_first(window, monkeypatch):
+    from PySide6.QtGui import QGuiApplication
+
+    pv = window.preview
+    pv.user_message.setPlainText(f"Deploy with {AWS}, how does Mara like answers?")
+    pv.recompile()
+    QGuiApplication.clipboard().setText("before")
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.No)
+    pv.copy_buttons["text"].click()
+    assert QGuiApplication.clipboard().text() == "before"
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    pv.copy_buttons["text"].click()
+    assert AWS in QGuiApplication.clipboard().text()

@@ -131,6 +131,7 @@ class OwnerTools:
         file_menu.insertActions(quit_action, [self.backup_action, self.restore_action, self.mirror_action])
         file_menu.insertSeparator(quit_action)
         self.restore_dialog: RestoreDialog | None = None
+        window.preview.confirm_output = self.confirm_output  # a copied prompt is asked about too
 
     def show_view(self, view: PrivacyView | ConflictsView) -> None:
         """Show the dock with ``view`` in front."""
