@@ -299,12 +299,21 @@ def _conflicts_between(new: tuple[str, str, float, list[Claim]],
                 continue
             if a.slot == "statement":
                 if a.value == b.value and a.positive != b.positive:
-                    return Conflict(nid, oid, a.subject, "statement", ntext, otext, ntext, otext)
+                    return Conflict(nid, oid, _shown_subject(a.subject, ntext), "statement", ntext, otext, ntext,
+                                    otext)
                 continue
             if not _compatible(a, b):
                 slot = a.slot if a.exclusive else f"likes {' '.join(sorted(a.words() & b.words())) or a.value}"
-                return Conflict(nid, oid, a.subject, slot, a.phrase, b.phrase, ntext, otext)
+                return Conflict(nid, oid, _shown_subject(a.subject, ntext), slot, a.phrase, b.phrase, ntext, otext)
     return None
+
+
+def _shown_subject(subject: str, text: str) -> str:
+    """The subject as the text spells it ("Theo", not "theo"); a statement's, found in it."""
+    if subject == "*":
+        subject = _subject_from(text, len(text)) if not _is_cjk(text) else ""
+    at = text.lower().find(subject) if subject else -1
+    return text[at:at + len(subject)] if at >= 0 else subject
 
 
 def _bucket_keys(c: Claim) -> list[tuple[str, str, str]]:

@@ -16,7 +16,7 @@ def test_remember_reports_a_likely_conflict_in_its_result(store):
     result = store.remember("Mara moved to Porto in March.", now=T0 + DAY)
     [conflict] = result.conflicts
     assert (conflict.newer, conflict.older, conflict.subject, conflict.slot) == (
-        result.memory.id, old, "mara", "location")
+        result.memory.id, old, "Mara", "location")
     assert (conflict.newer_claim, conflict.older_claim) == ("moved to porto", "lives in lisbon")
     assert f"it may conflict with {old}" in result.message
     same = store.remember("Mara is based in Lisbon, Portugal.", now=T0 + 2 * DAY, dedupe=False)
@@ -44,8 +44,9 @@ def test_scan_lists_conflicts_newest_first_with_what_they_share_and_differ_in(st
     d = store.remember("Mara is no longer vegetarian.", now=T0 + 3 * DAY).memory.id
     found = scan(store)
     assert [(x.newer, x.older) for x in found] == [(d, b), (c, a)]
-    assert found[1].summary() == "theo: employer: 'joined globex' (newer) vs 'works at acme corp'"
+    assert found[1].summary() == "Theo: employer: 'joined globex' (newer) vs 'works at acme corp'"
     assert (found[0].newer_text, found[0].older_text) == ("Mara is no longer vegetarian.", "Mara is vegetarian.")
+    assert (found[0].subject, found[0].slot) == ("Mara", "statement")
 
 
 def test_an_agent_is_not_told_about_memories_its_scope_cannot_see(store):
@@ -108,6 +109,6 @@ def test_the_agents_doors_report_likely_conflicts(store):
     ops = Operations(store, scopes=["global"], trust="medium", client="test")
     old = ops.remember("Theo works at Acme Corp.")["id"]
     result = ops.remember("Theo joined Globex last week.")
-    assert result["conflicts"] == [{"id": old, "about": "theo", "slot": "employer"}]
+    assert result["conflicts"] == [{"id": old, "about": "Theo", "slot": "employer"}]
     captured = ops.capture({"text": "Theo left Globex and joined Initech."}, source_kind="observation")
     assert sorted(c["id"] for c in captured["conflicts"]) == sorted([old, result["id"]])

@@ -65,7 +65,7 @@ def test_conflicts_view_supersede_archives_the_older_and_undo_brings_it_back(win
     qtbot.waitUntil(lambda: view.model.rowCount() == 1)
     qtmodeltester.check(view.model)
     assert [view.model.index(0, c).data() for c in range(4)] == [
-        "Theo joined Globex last week.", "Theo works at Acme Corp.", "theo",
+        "Theo joined Globex last week.", "Theo works at Acme Corp.", "Theo",
         "employer: joined globex / works at acme corp"]
     view.view.setCurrentIndex(view.model.index(0, 0))
     qtbot.mouseClick(view.supersede_button, Qt.MouseButton.LeftButton)
