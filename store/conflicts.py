@@ -14,7 +14,8 @@ newest claim of its bucket, so it is linear in the number of memories.
 :func:`likely_conflicts` checks one memory against the others through the full-text
 index, cheaply enough to run on every ``remember``. :func:`supersede` records that one
 memory replaces another: a ``supersedes`` edge with its inverse ``superseded_by``, and the
-older memory archived (out of recall, and kept archived by every later tick).
+older memory archived (out of recall, and kept archived by every later tick);
+:func:`keep_both` records that a person read both and keeps both (``kept_with``).
 """
 
 from __future__ import annotations
@@ -346,13 +347,15 @@ def scan(store: MemoryStore, *, include_archived: bool = False) -> list[Conflict
             for key in _bucket_keys(c):
                 buckets[key].append(mid)
     found: dict[tuple[str, str], Conflict] = {}
+    with store._lock:
+        kept = _kept(store)
     for ids in buckets.values():
         if len(ids) < 2:
             continue
         ordered = sorted(dict.fromkeys(ids), key=lambda i: (-parsed[i][2], i))
         newest = parsed[ordered[0]]
         for other in ordered[1:]:
-            if (newest[0], other) in found:
+            if (newest[0], other) in found or (newest[0], other) in kept:
                 continue
             conflict = _conflicts_between(newest, parsed[other])
             if conflict:
@@ -432,15 +435,22 @@ def _subjects_one(store: MemoryStore, mid: str, text: str, who: str) -> str:
     return min(found)[1] if found else ""
 
 
+KEPT = "kept_with"  # a person read both memories and keeps both: they are not a conflict
+
+
+def _check_pair(store: MemoryStore, a: str, b: str) -> None:
+    if a == b:
+        raise ValidationError("older", "a memory cannot conflict with itself")
+    for m in (a, b):
+        if not store.exists(m):
+            raise NotFound("memory", m)
+
+
 def supersede(store: MemoryStore, newer_id: str, older_id: str) -> SupersedeResult:
     """``newer_id`` replaces ``older_id``: a ``supersedes`` edge and its inverse, and the
     older memory archived (out of recall). Undo with :func:`undo_supersede`."""
-    if newer_id == older_id:
-        raise ValidationError("older", "a memory cannot supersede itself")
     with store._write():
-        for m in (newer_id, older_id):
-            if not store.exists(m):
-                raise NotFound("memory", m)
+        _check_pair(store, newer_id, older_id)
         before = store.get(older_id)
         edges: list[tuple[str, str, str]] = []
         store._edge_pair(newer_id, "supersedes", older_id, "superseded_by", store.now(), edges)
@@ -451,5 +461,25 @@ def supersede(store: MemoryStore, newer_id: str, older_id: str) -> SupersedeResu
 def undo_supersede(store: MemoryStore, result: SupersedeResult) -> Memory:
     """Take back :func:`supersede`: the edges go and the older memory is as it was."""
     with store._write():
-        store.conn.executemany("DELETE FROM edges WHERE src = ? AND edge = ? AND dst = ?", result.edges)
+        remove_edges(store, result.edges)
         return store.restore_state(result.before)
+
+
+def keep_both(store: MemoryStore, a: str, b: str) -> list[tuple[str, str, str]]:
+    """The person keeps both ``a`` and ``b``: a ``kept_with`` edge each way, and the pair is
+    no longer reported as a conflict. Returns the edges written (undo: :func:`remove_edges`)."""
+    with store._write():
+        _check_pair(store, a, b)
+        edges: list[tuple[str, str, str]] = []
+        store._edge_pair(a, KEPT, b, KEPT, store.now(), edges)
+        return edges
+
+
+def remove_edges(store: MemoryStore, edges: list[tuple[str, str, str]]) -> None:
+    """Delete ``edges`` (as :func:`supersede` or :func:`keep_both` returned them)."""
+    with store._write():
+        store.conn.executemany("DELETE FROM edges WHERE src = ? AND edge = ? AND dst = ?", edges)
+
+
+def _kept(store: MemoryStore) -> set[tuple[str, str]]:
+    return set(store.conn.execute("SELECT src, dst FROM edges WHERE edge = ?", (KEPT,)).fetchall())

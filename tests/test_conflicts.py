@@ -112,3 +112,17 @@ def test_the_agents_doors_report_likely_conflicts(store):
     assert result["conflicts"] == [{"id": old, "about": "Theo", "slot": "employer"}]
     captured = ops.capture({"text": "Theo left Globex and joined Initech."}, source_kind="observation")
     assert sorted(c["id"] for c in captured["conflicts"]) == sorted([old, result["id"]])
+
+
+def test_keep_both_stops_flagging_the_pair_and_can_be_taken_back(store):
+    from store.conflicts import keep_both, remove_edges
+
+    old = store.remember("Mara lives in Lisbon.", now=T0).memory.id
+    new = store.remember("Mara moved to Porto.", now=T0 + DAY).memory.id
+    edges = keep_both(store, new, old)
+    assert set(edges) == {(new, "kept_with", old), (old, "kept_with", new)}
+    assert scan(store) == [] and store.get(old).layer == "fading"
+    remove_edges(store, edges)
+    assert [(c.newer, c.older) for c in scan(store)] == [(new, old)]
+    with pytest.raises(NotFound):
+        keep_both(store, new, "m-missing")

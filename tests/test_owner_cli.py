@@ -70,6 +70,11 @@ def test_mirror_privacy_check_and_conflicts_from_the_command_line(tmp_path, caps
     assert main(["--db", str(db), "conflicts", "--json"]) == 0
     [conflict] = json.loads(capsys.readouterr().out)
     assert (conflict["newer"], conflict["older"], conflict["slot"]) == (new, old, "location")
+    assert main(["--db", str(db), "keep-both", new, old]) == 0
+    assert main(["--db", str(db), "conflicts"]) == 0
+    assert "no conflicts" in capsys.readouterr().err
+    with MemoryStore(db) as s:
+        s.conn.execute("DELETE FROM edges WHERE edge = 'kept_with'")
     assert main(["--db", str(db), "supersede", new, old]) == 0
     assert main(["--db", str(db), "conflicts"]) == 0
     assert "no conflicts" in capsys.readouterr().err

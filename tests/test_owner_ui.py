@@ -75,6 +75,8 @@ def test_conflicts_view_supersede_archives_the_older_and_undo_brings_it_back(win
     view.view.setCurrentIndex(view.model.index(0, 0))
     qtbot.mouseClick(view.keep_button, Qt.MouseButton.LeftButton)
     assert view.model.rowCount() == 0 and store.get(old).layer != "archived" and store.exists(new)
+    window.undo_action.trigger()
+    assert view.model.rowCount() == 1
 
 
 def test_back_up_now_then_restore_shows_the_differences_and_replaces_only_when_accepted(window, tmp_path):

@@ -1,5 +1,5 @@
 """Commands for the person who owns the memory: backup, restore-backup, mirror,
-privacy-check, conflicts and supersede."""
+privacy-check, conflicts, supersede and keep-both."""
 
 from __future__ import annotations
 
@@ -169,3 +169,20 @@ def supersede_command(newer: str, older: str, client_name: str, as_json: bool) -
         emit_json({"newer": newer, "older": older, "edges": [list(e) for e in result.edges]})
     else:
         click.echo(f"{newer} supersedes {older}; {older} is archived")
+
+
+@cli.command("keep-both")
+@db_option
+@click.argument("first")
+@click.argument("second")
+@client_option
+@json_option
+def keep_both_command(first: str, second: str, client_name: str, as_json: bool) -> None:
+    """Keep both memories of a pair 'conflicts' lists: they are no longer flagged."""
+    with open_store() as store, logged(store, "keep-both", {"first": first, "second": second}, client_name) as ids:
+        edges = conflict_check.keep_both(store, first, second)
+        ids += [first, second]
+    if as_json:
+        emit_json({"kept": [first, second], "edges": [list(e) for e in edges]})
+    else:
+        click.echo(f"{first} and {second} are both kept; the pair is no longer flagged")

@@ -130,3 +130,25 @@ class SupersedeCommand(QUndoCommand):
 
         undo_supersede(self.session.store, self.result)
         self.session.notify({self.newer, self.older})
+
+
+class KeepBothCommand(QUndoCommand):
+    """Two memories that seemed to conflict both stay: the pair is no longer flagged."""
+
+    def __init__(self, session: StoreSession, a: str, b: str) -> None:
+        super().__init__("Keep both memories")
+        self.session = session
+        self.a, self.b = a, b
+        self.edges: list[tuple[str, str, str]] = []
+
+    def redo(self) -> None:
+        from store.conflicts import keep_both
+
+        self.edges = keep_both(self.session.store, self.a, self.b)
+        self.session.notify({self.a, self.b})
+
+    def undo(self) -> None:
+        from store.conflicts import remove_edges
+
+        remove_edges(self.session.store, self.edges)
+        self.session.notify({self.a, self.b})

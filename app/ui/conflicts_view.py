@@ -10,7 +10,7 @@ from store import StoreError
 from store import conflicts as conflict_check
 from store.model import validate_fields
 
-from .commands import EditMemoryCommand, SupersedeCommand
+from .commands import EditMemoryCommand, KeepBothCommand, SupersedeCommand
 from .records_panel import RecordsPanel
 from .session import StoreSession
 
@@ -23,7 +23,6 @@ class ConflictsView(RecordsPanel):
             ("newer", lambda c: c.newer_text), ("older", lambda c: c.older_text),
             ("about", lambda c: c.subject), ("differs", lambda c: f"{c.slot}: {c.newer_claim} / {c.older_claim}")],
             parent)
-        self.kept: set[tuple[str, str]] = set()  # pairs the person chose to keep, this session
         self.view.setWordWrap(True)
         header = self.view.horizontalHeader()
         for column, mode in enumerate((QHeaderView.ResizeMode.Stretch, QHeaderView.ResizeMode.Stretch,
@@ -35,13 +34,13 @@ class ConflictsView(RecordsPanel):
                                                 "Archive the older memory: it is no longer recalled (undoable)")
         self.merge_button = self.add_button("Merge…", self.merge_selected,
                                             "Write one memory that says what is true now; the older is archived")
-        self.keep_button = self.add_button("Keep both", self.keep_selected, "Both stay; the pair leaves this list")
+        self.keep_button = self.add_button("Keep both", self.keep_selected,
+                                           "Both stay and the pair is no longer flagged (undoable)")
         self.buttons.addStretch(1)
 
     def refresh(self) -> None:
         store = self.session.store
-        found = [c for c in (conflict_check.scan(store) if store is not None else [])
-                 if (c.newer, c.older) not in self.kept]
+        found = conflict_check.scan(store) if store is not None else []
         self.show_records(found, f"{len(found)} pairs of memories say different things about the same subject "
                           "(newest first)." if found else "No conflicting memories.")
         self.view.resizeRowsToContents()
@@ -92,6 +91,5 @@ class ConflictsView(RecordsPanel):
 
     def keep_selected(self) -> None:
         conflict = self.selected()
-        if conflict is not None:
-            self.kept.add((conflict.newer, conflict.older))
-            self.refresh()
+        if conflict is not None and self._still_there(conflict):
+            self.session.undo_stack.push(KeepBothCommand(self.session, conflict.newer, conflict.older))
