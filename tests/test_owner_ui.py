@@ -21,6 +21,18 @@ def _show(window, view):
     window.owner.show_view(view)
 
 
+def _theo_changed_jobs(window):
+    """Two memories that conflict, the Conflicts view shown with the pair selected."""
+    store = window.session.store
+    old = store.remember("Theo works at Acme Corp.", now=store.now() - 86400).memory.id
+    new = store.remember("Theo joined Globex last week.").memory.id
+    window.session.notify(None)
+    view = window.owner.conflicts
+    _show(window, view)
+    view.view.setCurrentIndex(view.model.index(0, 0))
+    return store, old, new, view
+
+
 def test_file_menu_has_backup_and_restore_above_quit(window):
     file_menu = window.menuBar().actions()[0].menu()
     texts = [a.text() for a in file_menu.actions() if a.text()]
@@ -56,13 +68,8 @@ def test_privacy_view_lists_a_finding_and_redact_and_raise_are_undoable(window, 
 
 
 def test_conflicts_view_supersede_archives_the_older_and_undo_brings_it_back(window, qtbot, qtmodeltester):
-    store = window.session.store
-    old = store.remember("Theo works at Acme Corp.", now=store.now() - 86400).memory.id
-    new = store.remember("Theo joined Globex last week.").memory.id
-    window.session.notify(None)
-    view = window.owner.conflicts
-    _show(window, view)
-    qtbot.waitUntil(lambda: view.model.rowCount() == 1)
+    store, old, new, view = _theo_changed_jobs(window)
+    assert view.model.rowCount() == 1
     qtmodeltester.check(view.model)
     assert [view.model.index(0, c).data() for c in range(4)] == [
         "Theo joined Globex last week.", "Theo works at Acme Corp.", "Theo",
@@ -109,13 +116,7 @@ def test_restore_of_a_file_that_is_not_a_database_explains_why(window, tmp_path)
 def test_merge_keeps_one_memory_with_the_merged_text_as_one_undo_step(window, qtbot, monkeypatch):
     from PySide6.QtWidgets import QInputDialog
 
-    store = window.session.store
-    old = store.remember("Theo works at Acme Corp.", now=store.now() - 86400).memory.id
-    new = store.remember("Theo joined Globex last week.").memory.id
-    window.session.notify(None)
-    view = window.owner.conflicts
-    _show(window, view)
-    view.view.setCurrentIndex(view.model.index(0, 0))
+    store, old, new, view = _theo_changed_jobs(window)
     monkeypatch.setattr(QInputDialog, "getMultiLineText",
                         lambda *a, **k: ("Theo left Acme and joined Globex in November.", True))
     qtbot.mouseClick(view.merge_button, Qt.MouseButton.LeftButton)

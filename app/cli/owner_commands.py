@@ -154,6 +154,14 @@ def conflicts_command(include_archived: bool, as_json: bool) -> None:
     click.echo(f"{len(found)} conflicts" if found else "no conflicts", err=True)
 
 
+def _pair_change(tool: str, change, first: str, second: str, client_name: str):
+    """Run ``change(store, first, second)`` as one logged write; returns what it returned."""
+    with open_store() as store, logged(store, tool, {"first": first, "second": second}, client_name) as ids:
+        result = change(store, first, second)
+        ids += [first, second]
+    return result
+
+
 @cli.command("supersede")
 @db_option
 @click.argument("newer")
@@ -162,9 +170,7 @@ def conflicts_command(include_archived: bool, as_json: bool) -> None:
 @json_option
 def supersede_command(newer: str, older: str, client_name: str, as_json: bool) -> None:
     """Mark NEWER as replacing OLDER: OLDER is archived and no longer recalled."""
-    with open_store() as store, logged(store, "supersede", {"newer": newer, "older": older}, client_name) as ids:
-        result = conflict_check.supersede(store, newer, older)
-        ids += [newer, older]
+    result = _pair_change("supersede", conflict_check.supersede, newer, older, client_name)
     if as_json:
         emit_json({"newer": newer, "older": older, "edges": [list(e) for e in result.edges]})
     else:
@@ -179,9 +185,7 @@ def supersede_command(newer: str, older: str, client_name: str, as_json: bool) -
 @json_option
 def keep_both_command(first: str, second: str, client_name: str, as_json: bool) -> None:
     """Keep both memories of a pair 'conflicts' lists: they are no longer flagged."""
-    with open_store() as store, logged(store, "keep-both", {"first": first, "second": second}, client_name) as ids:
-        edges = conflict_check.keep_both(store, first, second)
-        ids += [first, second]
+    edges = _pair_change("keep-both", conflict_check.keep_both, first, second, client_name)
     if as_json:
         emit_json({"kept": [first, second], "edges": [list(e) for e in edges]})
     else:
