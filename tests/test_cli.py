@@ -167,6 +167,7 @@ def test_selftest_reports_ok_as_one_json_line(tmp_path):
     report = json.loads(lines[0])
     assert report["ok"] is True and report["memories"] == 65 and report["prompt_tokens"] > 0
     assert os.path.getsize(report["screenshot"]) > 10_000 and report["dots"] > 0
+    assert report["privacy_check"] == ["AWS Access Key", "phone number"]
     assert not (tmp_path / ".local" / "share" / "Mnemoscope").exists()  # the user's data is untouched
 
 

@@ -53,6 +53,12 @@ def _status(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def _conflicts(conflicts: list) -> list[dict[str, str]]:
+    """The memories a new one likely contradicts (store.conflicts): ids and what about, for
+    the agent to recall, update or forget."""
+    return [{"id": c.older, "about": c.subject, "slot": c.slot} for c in conflicts]
+
+
 class Operations:
     """The agents' operations over one store, with the scopes and trust fixed here."""
 
@@ -159,7 +165,8 @@ class Operations:
                                      scope=self._scope(scope), sensitivity=sensitivity, tags=tags,
                                      entities=entities)
         return {"id": result.memory.id, "created": result.created, "message": result.message,
-                "memory": self._shown(result.memory), "memory_ids": [result.memory.id]}
+                "memory": self._shown(result.memory), "conflicts": _conflicts(result.conflicts),
+                "memory_ids": [result.memory.id]}
 
     def recall(
         self,
@@ -272,7 +279,7 @@ class Operations:
         result = self.store.capture(content, **kwargs)
         return {"id": result.primary.id, "memory": self._shown(result.primary),
                 "entities_created": [e.name for e in result.created_entities], "edges": len(result.edges),
-                "memory_ids": [result.primary.id]}
+                "conflicts": _conflicts(result.conflicts), "memory_ids": [result.primary.id]}
 
     def compile_prompt(
         self,

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from store import MemoryStore, StoreError
+from store.backup import BULK_ADVANCE_DAYS
 from store.demo import load_demo
 
 from .activity_dock import ActivityDock
@@ -30,6 +31,7 @@ from .decay_plot import DecayPlot
 from .editor import MemoryEditor
 from .memory_map import RadialMap
 from .memory_table import MemoryTable
+from .owner_tools import OwnerTools
 from .prompt_preview import PromptPreview
 from .session import StoreSession
 
@@ -166,6 +168,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
         view_menu.addAction(self.activity.toggleViewAction())
+        self.owner = OwnerTools(self, file_menu, view_menu)  # backups, privacy and conflicts
         self._refresh_recent()
 
     # -- the database ----------------------------------------------------------------
@@ -231,7 +234,7 @@ class MainWindow(QMainWindow):
 
     def _export_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export JSONL", "memories.jsonl", "JSON Lines (*.jsonl)")
-        if path:
+        if path and self.owner.confirm_output([m.text for m in self.session.memories()], "the export"):
             try:
                 data = self.session.store.export_jsonl(path)
             except (StoreError, OSError) as exc:
@@ -261,6 +264,8 @@ class MainWindow(QMainWindow):
         if self.session.store is None:
             return
         self.preview_slider.setValue(0)
+        if days > BULK_ADVANCE_DAYS:
+            self.owner.before_bulk_change()
         cmd = TickCommand(self.session, days)
         try:
             self.session.undo_stack.push(cmd)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QGuiApplication
@@ -78,6 +79,8 @@ class PromptPreview(QWidget):
         self.kinds: dict[str, str] = {}
         self.texts: dict[str, str] = {}
         self.error = ""
+        # Asked before a copy leaves the window (the owner tools' privacy warning), if set.
+        self.confirm_output: Callable[[list[str], str], bool] | None = None
         self._build()
         self._recompile_timer = QTimer(self)
         self._recompile_timer.setSingleShot(True)
@@ -603,6 +606,8 @@ class PromptPreview(QWidget):
             text = self.export_text(fmt)
         except ValueError as exc:  # e.g. an Anthropic request for a model that is not Claude
             self._set_error(str(exc))
+            return
+        if self.confirm_output is not None and not self.confirm_output([text], "the copied prompt"):
             return
         QGuiApplication.clipboard().setText(text)
         self.summary.setToolTip(f"Copied as {fmt}")
