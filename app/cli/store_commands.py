@@ -26,6 +26,8 @@ from store.jsonl import POLICIES
 from . import CLI_CLIENT, Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
 
 SOURCE_KINDS = ("observation", "tool_output", "event", "agent_turn", "working_state")
+CAPTURE_OPTIONS = ("source", "source_kind", "context", "reason_to_remember", "proposed_kind", "summary", "tags",
+                   "scope", "sensitivity", "timestamp", "importance")
 
 
 @contextmanager
@@ -43,7 +45,7 @@ def logged(store: MemoryStore, tool: str, args: dict[str, Any], client: str = CL
     finally:
         with suppress(StoreError):  # the log must not hide the command's own outcome
             activity_log.record(store, client=client, door="cli", tool=tool, scope=str(args.get("scope") or ""),
-                                summary=activity_log.summarize(args), memory_ids=ids,
+                                trust=str(args.get("trust") or ""), args=args, memory_ids=ids,
                                 duration_ms=(time.perf_counter() - started) * 1000, ok=not error, error=error)
 
 
@@ -123,7 +125,8 @@ def recall_command(query: str, k: int, scope: str, trust: str, explain: bool, re
     """Find the memories most relevant to a query (writes nothing unless --reinforce)."""
     with open_store() as store:
         if reinforce:
-            with logged(store, "recall", {"query": query, "k": k, "scope": scope}, client_name) as ids:
+            with logged(store, "recall", {"query": query, "k": k, "scope": scope, "trust": trust},
+                        client_name) as ids:
                 hits = store.recall(query, k=k, scope=scope, trust=trust, explain=explain, reinforce=True)
                 ids.extend(h.id for h in hits)
         else:
@@ -293,10 +296,11 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
     content = payload
     if isinstance(payload, dict) and "content" in payload:  # a full request with options
         content = payload["content"]
-        for key in ("source", "source_kind", "context", "reason_to_remember", "proposed_kind", "summary", "tags",
-                    "scope", "sensitivity", "timestamp", "importance"):
-            if key in payload:
-                kwargs[key] = payload[key]
+        unknown = sorted(set(payload) - {"content", *CAPTURE_OPTIONS})
+        if unknown:  # a misspelt "sensitivty" must not pass as "low"
+            raise Failure(f"capture request in {file} has unknown key(s) {', '.join(unknown)}; "
+                          f"known: content, {', '.join(CAPTURE_OPTIONS)}")
+        kwargs.update({key: payload[key] for key in CAPTURE_OPTIONS if key in payload})
     with open_store(create=True) as store, logged(store, "capture", {"file": file, **kwargs}, client_name) as ids:
         result = store.capture(content, **kwargs)
         ids.append(result.primary.id)

@@ -10,13 +10,14 @@ activity log.
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError as PydanticValidationError
 
 from store.errors import StoreError
@@ -50,15 +51,23 @@ class CallerMiddleware:
 
     def __init__(self, ops: Operations) -> None:
         self.ops = ops
+        self.known = {name: set(inspect.signature(ops.bound(name)).parameters) for name in Operations.TOOLS}
 
     async def __call__(self, ctx: Any, call_next: Callable) -> Any:
         if ctx.method != "tools/call":
             return await call_next(ctx)
         params = dict(ctx.params or {})
         tool, args = str(params.get("name", "?")), dict(params.get("arguments") or {})
-        caller = {"client": _client_of(ctx, self.ops.client), "logged": False}
+        caller = {"client": _client_of(ctx, self.ops.client), "door": "mcp", "logged": False}
         token = CALLER.set(caller)
         started = time.perf_counter()
+        unknown = sorted(set(args) - self.known.get(tool, set(args)))
+        if unknown:  # the SDK would drop them silently: a misspelt "sensitivty" must not pass as "low"
+            message = (f"Error executing tool {tool}: unknown argument(s) {', '.join(unknown)}; "
+                       f"{tool} takes {', '.join(sorted(self.known[tool]))}")
+            self.ops.log(tool, args, started, error=message, caller=caller)
+            CALLER.reset(token)
+            return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
         try:
             result = await call_next(ctx)
         except Exception as exc:

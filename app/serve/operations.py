@@ -75,6 +75,7 @@ class Operations:
     def _scope(self, scope: str | None) -> str:
         if scope is None or scope == "":
             return self.scopes[0]
+        scope = validate_scope(scope)  # the store's spelling of it, so look-alikes compare equal
         if scope not in self.scopes:
             raise ScopeRefused(f"scope {scope!r} is not open to this server; it may use "
                                f"{', '.join(self.scopes)}")
@@ -122,8 +123,9 @@ class Operations:
         ids = (result or {}).get("memory_ids", [])
         message = "" if error is None else (error if isinstance(error, str) else f"{_status(error)}: {error}")
         with suppress(StoreError):  # a read-only or busy database must not turn a good answer into a failure
-            activity_log.record(self.store, client=caller.get("client") or self.client, door=self.door, tool=tool,
-                                scope=str(scope)[:140], summary=activity_log.summarize(_loggable(args)),
+            activity_log.record(self.store, client=caller.get("client") or self.client,
+                                door=caller.get("door") or self.door, tool=tool,
+                                scope=str(scope)[:140], trust=self.trust, args=_loggable(args),
                                 memory_ids=ids, duration_ms=(time.perf_counter() - started) * 1000,
                                 ok=error is None, error=message)
         caller["logged"] = True
@@ -179,7 +181,8 @@ class Operations:
         for h in hits:
             d = h.to_dict()
             if h.redacted:
-                d = {"id": h.id, "kind": h.kind, "layer": h.layer, "redacted": True, "score": h.score}
+                # nothing that depends on the text: not its score, not its entities
+                d = {"id": h.id, "kind": h.kind, "layer": h.layer, "redacted": True}
             elif not explain:
                 d.pop("why", None)
             out.append(d)
@@ -200,7 +203,7 @@ class Operations:
         now (habit, fading, edge, archived). Cheap; call it once a day or so."""
         report = self.store.tick()
         return {"tick_id": report.tick_id, "summary": report.summary(), "changed": report.changed,
-                "layers": report.layer_counts, "transitions": len(report.transitions)}
+                "transitions": len(report.transitions)}
 
     def stats(self) -> dict[str, Any]:
         """How much is remembered in this server's scopes: counts per layer and kind."""
