@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 DOORS = ("mcp", "http", "cli")
 PRUNE_EVERY = 256
 SUMMARY_CHARS = 200
+ARG_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,9 @@ class ActivityEntry:
     door: str
     tool: str
     scope: str
+    trust: str
     summary: str
+    args: dict[str, Any]
     memory_ids: tuple[str, ...]
     duration_ms: float
     ok: bool
@@ -47,8 +50,9 @@ class ActivityEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "at": self.at, "client": self.client, "door": self.door, "tool": self.tool,
-                "scope": self.scope, "summary": self.summary, "memory_ids": list(self.memory_ids),
-                "duration_ms": self.duration_ms, "ok": self.ok, "error": self.error}
+                "scope": self.scope, "trust": self.trust, "summary": self.summary, "args": self.args,
+                "memory_ids": list(self.memory_ids), "duration_ms": self.duration_ms, "ok": self.ok,
+                "error": self.error}
 
 
 def summarize(args: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:
@@ -66,27 +70,48 @@ def summarize(args: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
-def record(store: MemoryStore, *, client: str, door: str, tool: str, scope: str = "", summary: str = "",
+def kept_arguments(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
+    """A call's arguments as JSON for the log (what a replay needs), each text cut at
+    ``limit`` characters."""
+    def cut(value: Any) -> Any:
+        if isinstance(value, str):
+            return value if len(value) <= limit else value[: limit - 1] + "…"
+        if isinstance(value, list):
+            return [cut(v) for v in value[:50]]
+        if isinstance(value, dict):
+            return {str(k): cut(v) for k, v in list(value.items())[:50]}
+        return value if value is None or isinstance(value, (bool, int, float)) else str(value)
+
+    return json.dumps({k: cut(v) for k, v in args.items() if v is not None}, ensure_ascii=False)
+
+
+def record(store: MemoryStore, *, client: str, door: str, tool: str, scope: str = "", trust: str = "",
+           args: dict[str, Any] | None = None, summary: str | None = None,
            memory_ids: list[str] | tuple[str, ...] = (), duration_ms: float = 0.0, ok: bool = True,
            error: str = "", at: float | None = None) -> int:
-    """Append one call to the log (its own small transaction); returns its id."""
+    """Append one call to the log (its own small transaction); returns its id. ``args``
+    are kept (texts cut) for replaying the call; ``summary`` defaults to a short line
+    made from them."""
     if door not in DOORS:
         raise StoreError(f"activity door must be one of {', '.join(DOORS)}, got {door!r}")
+    args = args or {}
+    summary = summarize(args) if summary is None else summary
     at = store.now() if at is None else at
     with store.tables.write():
         row_id = store.conn.execute(
-            "INSERT INTO activity (at, client, door, tool, scope, summary, memory_ids, duration_ms, ok, error) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (at, client[:120], door, tool, scope, summary[:SUMMARY_CHARS], json.dumps(list(memory_ids)),
-             round(float(duration_ms), 3), int(ok), error[:500])).lastrowid
+            "INSERT INTO activity (at, client, door, tool, scope, trust, summary, args, memory_ids, duration_ms, "
+            "ok, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (at, client[:120], door, tool, scope, trust, summary[:SUMMARY_CHARS], kept_arguments(args),
+             json.dumps(list(memory_ids)), round(float(duration_ms), 3), int(ok), error[:500])).lastrowid
         if row_id % PRUNE_EVERY == 0:
             prune(store, at)
     return row_id
 
 
 def _entry(row: tuple) -> ActivityEntry:
-    return ActivityEntry(row[0], row[1], row[2], row[3], row[4], row[5], row[6], tuple(json.loads(row[7] or "[]")),
-                         row[8], bool(row[9]), row[10] or "")
+    return ActivityEntry(row[0], row[1], row[2], row[3], row[4], row[5], row[6] or "", row[7],
+                         json.loads(row[8] or "{}"), tuple(json.loads(row[9] or "[]")), row[10], bool(row[11]),
+                         row[12] or "")
 
 
 def recent(store: MemoryStore, limit: int = 500, *, client: str | None = None, tool: str | None = None,
@@ -99,7 +124,8 @@ def recent(store: MemoryStore, limit: int = 500, *, client: str | None = None, t
     if tool:
         where.append("tool = ?")
         params.append(tool)
-    sql = ("SELECT id, at, client, door, tool, scope, summary, memory_ids, duration_ms, ok, error FROM activity "
+    sql = ("SELECT id, at, client, door, tool, scope, trust, summary, args, memory_ids, duration_ms, ok, error "
+           "FROM activity "
            f"WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?")
     with store.tables.reading():
         try:

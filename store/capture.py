@@ -48,6 +48,7 @@ class CaptureResult:
     primary: Memory
     created_entities: list[Entity] = field(default_factory=list)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
+    conflicts: list = field(default_factory=list)  # likely conflicts with older memories (store.conflicts)
 
 
 def check_request_keys(keys: Any) -> None:
@@ -193,4 +194,4 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
             if isinstance(ref, str) and store.exists(ref):
                 store.tables.reference(mid, ref, now, edges)
         primary = store.get(mid)
-    return CaptureResult(primary, created, edges)
+    return CaptureResult(primary, created, edges, result.conflicts)

@@ -80,10 +80,11 @@ def m002_activity(db: Database) -> None:
     citation maps of agents' compiled prompts (see ``store/activity.py`` and
     ``store/conversations.py``)."""
     db["activity"].create(
-        {"id": int, "at": float, "client": str, "door": str, "tool": str, "scope": str, "summary": str,
-         "memory_ids": str, "duration_ms": float, "ok": int, "error": str},
+        {"id": int, "at": float, "client": str, "door": str, "tool": str, "scope": str, "trust": str,
+         "summary": str, "args": str, "memory_ids": str, "duration_ms": float, "ok": int, "error": str},
         pk="id", not_null={"at", "client", "door", "tool"},
-        defaults={"scope": "", "summary": "", "memory_ids": "[]", "duration_ms": 0.0, "ok": 1, "error": ""},
+        defaults={"scope": "", "trust": "", "summary": "", "args": "{}", "memory_ids": "[]", "duration_ms": 0.0,
+                  "ok": 1, "error": ""},
     )
     db["activity"].create_index(["at"])
     db["forgotten"].create({"memory_id": str, "at": float, "client": str, "text": str, "payload": str},

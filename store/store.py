@@ -51,6 +51,7 @@ class RememberResult:
     before: Memory | None = None  # the reinforced memory before, when not created
     entities_created: list[Entity] = field(default_factory=list)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
+    conflicts: list = field(default_factory=list)  # likely conflicts with older memories (store.conflicts)
 
 
 @dataclass
@@ -331,7 +332,13 @@ class MemoryStore:
             created: list[Entity] = []
             edges: list[tuple[str, str, str]] = []
             self.tables.set_entities(mid, names, values["scope"], now, created, edges)
-            return RememberResult(self.get(mid), True, f"remembered {mid}", entities_created=created, edges=edges)
+            from .conflicts import likely_conflicts
+
+            conflicts = likely_conflicts(self, mid)
+            message = f"remembered {mid}" + "".join(f"; it may conflict with {c.older} ({c.summary()})"
+                                                    for c in conflicts)
+            return RememberResult(self.get(mid), True, message, entities_created=created, edges=edges,
+                                  conflicts=conflicts)
 
     def reinforce(self, memory_id: str, now: Any = None) -> UpdateResult:
         """Count one recall of a memory: it is refreshed and its half-life grows."""
@@ -445,6 +452,9 @@ class MemoryStore:
         rows = self.conn.execute("SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, "
                                  "strength, layer, ticked_at FROM memories").fetchall()
         strengths, layers = decay.states_at([r[2:8] for r in rows], now, self.config.decay)
+        superseded = {r[0] for r in self.conn.execute("SELECT src FROM edges WHERE edge = 'superseded_by'")}
+        if superseded:  # a memory another one replaced stays archived (store.conflicts.supersede)
+            layers = ["archived" if r[1] in superseded else layer for r, layer in zip(rows, layers)]
         return rows, strengths, layers
 
     def project(self, now: Any = None) -> dict[str, tuple[float, str]]:

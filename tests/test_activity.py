@@ -152,3 +152,13 @@ def test_cli_write_commands_are_logged_and_looking_writes_nothing(tmp_path, caps
     assert main(["--db", db, "update", memory_id, "--importance", "0.9", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["memory"]["importance"] == 0.9
     assert main(["--db", db, "update", memory_id]) == 2  # nothing to change is a usage error
+
+
+def test_cli_capture_refuses_unknown_keys(tmp_path, capsys):
+    db = str(tmp_path / "c.db")
+    request = tmp_path / "req.json"
+    request.write_text('{"content": "Mara\'s bank PIN", "sensitivty": "hyper"}')
+    assert main(["--db", db, "capture", str(request)]) == 1
+    assert "sensitivty" in capsys.readouterr().err
+    with MemoryStore(db) as store:
+        assert store.count() == 0

@@ -54,7 +54,7 @@ def test_compile_request_file_json_and_anthropic(tmp_path, capsys):
     assert main(["compile", "--request", str(request), "--format", "anthropic"]) == 0
     req = json.loads(capsys.readouterr().out)
     assert req["system"][0]["cache_control"] == {"type": "ephemeral"}
-    assert req["messages"][-1]["role"] == "user" and req["model"] == "claude-sonnet-4.5"
+    assert req["messages"][-1]["role"] == "user" and req["model"] == "claude-sonnet-4-5"
 
 
 @pytest.mark.parametrize("argv, code, message", [
@@ -66,6 +66,9 @@ def test_compile_request_file_json_and_anthropic(tmp_path, capsys):
     (["compile", "--user-message", "x", "--format", "yaml"], 2, "'yaml' is not one of"),
     (["quote", "--user-message", "x", "--price-per-1k-input-tokens", "-1"], 2, "price-per-1k-input-tokens"),
     (["no-such-command"], 2, "No such command"),
+    (["quote", "--user-message", "x", "--price-per-1k-input-tokens", "nan"], 2, "finite"),
+    (["quote", "--user-message", "x", "--price-per-1k-input-tokens", "inf"], 2, "finite"),
+    (["compile", "--user-message", "x", "--profile", "fast"], 2, "'fast' is not one of"),
 ])
 def test_compile_bad_input_is_a_clear_error(argv, code, message, capsys):
     assert main(argv) == code
@@ -182,6 +185,7 @@ def test_selftest_reports_ok_as_one_json_line(tmp_path):
     report = json.loads(lines[0])
     assert report["ok"] is True and report["memories"] == 65 and report["prompt_tokens"] > 0
     assert os.path.getsize(report["screenshot"]) > 10_000 and report["dots"] > 0
+    assert report["privacy_check"] == ["AWS Access Key", "phone number"]
     assert not (tmp_path / ".local" / "share" / "Mnemoscope").exists()  # the user's data is untouched
 
 
@@ -203,3 +207,40 @@ def test_bare_command_without_a_display_explains_instead_of_crashing(tmp_path):
     out = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True, cwd=tmp_path, env=env,
                          timeout=120)
     assert out.returncode == 2 and "no display" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("use_prompt_caching_split", "no", "use_prompt_caching_split must be true or false"),
+    ("trim_history", 0, "trim_history must be true or false"),
+    ("include_interrupt_instruction", "yes", "include_interrupt_instruction must be true or false"),
+    ("dynamic_directives", {"be": "brief"}, "dynamic_directives must be a str or a list"),
+    ("memories", [{"id": "a", "content": "x", "priority": 2.0}], "memories[0].priority must be 1"),
+])
+def test_compile_request_values_of_the_wrong_type_are_refused(tmp_path, capsys, field, value, message):
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"user_message": "hi", field: value}))
+    assert main(["compile", "--request", str(request)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_compile_warns_when_the_budget_cannot_hold_rules_and_turn(capsys):
+    assert main(["compile", "--user-message", "a question " * 30, "--max-tokens", "20",
+                 "--memory", "a|2|a fact"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: the budget of 20 tokens cannot hold the rules and the current turn" in captured.err
+    assert "--- Current user message ---" in captured.out
+
+
+def test_compile_with_a_profile_and_profile_explain(capsys):
+    assert main(["compile", "--user-message", "hi", "--profile", "conversational", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "SYSTEM_INTERRUPT_FETCH" not in data["messages"][0]["content"]
+    assert data["metadata"]["reserve_output_tokens"] == 1024
+    assert main(["compile", "--user-message", "hi", "--profile", "coding", "--model", "openai/gpt-4o",
+                 "--reserve-output-tokens", "500", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"]["reserve_output_tokens"] == 500
+    assert main(["profile", "explain", "coding", "--model", "openai/gpt-4o"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("coding: ") and "reserve_output_tokens = 32000" in out
+    assert main(["profile", "explain", "nope"]) == 2

@@ -296,6 +296,25 @@ def test_http_endpoints_answer_json(http_server, demo_db):
                                                        "stats"]
 
 
+def oversized_post(url):
+    """A request announcing a 3 MiB body: refused from its headers, before any of it is read
+    (sending the body too would race the early answer and break the pipe)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    try:
+        conn.putrequest("POST", parts.path)
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(3 * 1024 * 1024))
+        conn.endheaders()
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+
+
 def test_http_errors_have_fitting_statuses_and_write_nothing(http_server, demo_db):
     base = http_server()
     before = memory_tables(demo_db)
@@ -309,7 +328,7 @@ def test_http_errors_have_fitting_statuses_and_write_nothing(http_server, demo_d
         (http("POST", base + "/remember", {"text": "tea", "sensitivty": "hyper"}), 422, "sensitivty"),
         (http("POST", base + "/remember", {"text": "tea", "scope": "private:eve"}), 403, "not open"),
         (http("POST", base + "/forget", {"memory_id": "nope"}), 404, "no memory with id 'nope'"),
-        (http("POST", base + "/remember", raw=b'{"text": "' + b"y" * (3 * 1024 * 1024) + b'"}'), 413, "MiB"),
+        (oversized_post(base + "/remember"), 413, "MiB"),
         (http("GET", base + "/health", headers={"Host": "attacker.example"}), 403, "addressed to"),
         (http("POST", base + "/remember", {"text": "pwned"}, headers={"Origin": "http://evil.example"}), 403,
          "web pages"),
@@ -354,3 +373,15 @@ def test_streamable_http_mcp_endpoint(http_server, demo_db):
         entries = activity_log.recent(store, 5)
     assert [(e.tool, e.door, e.client, e.ok) for e in entries[:2]] == [
         ("remember", "mcp", "remote-agent 1.0", False), ("recall", "mcp", "remote-agent 1.0", True)]
+
+
+def test_readme_mcp_snippet_is_valid_and_its_arguments_parse(capsys):
+    from app.cli import main
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    block = readme.split("## Connect an agent", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    server = json.loads(block)["mcpServers"]["mnemoscope"]
+    assert server["args"][0] == "mcp"
+    assert main([*server["args"], "--help"]) == 0
+    assert "Usage: mnemoscope mcp" in capsys.readouterr().out

@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     return code if isinstance(code, int) else 0
 
 
-from . import compile_commands, serve_commands, store_commands  # noqa: E402  (they register on ``cli``)
+from . import compile_commands, owner_commands, serve_commands, store_commands  # noqa: E402  (they register on ``cli``)
 
 __all__ = ["cli", "main", "Failure", "open_store", "db_option", "json_option", "emit_json"]
-_ = (compile_commands, serve_commands, store_commands)
+_ = (compile_commands, owner_commands, serve_commands, store_commands)

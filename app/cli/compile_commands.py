@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from ..compiler import ContextCompiler, MemoryItem, quote_for
+from ..compiler import PROFILES, ContextCompiler, MemoryItem, get_profile, quote_for
 from ..compiler.providers import FORMATS, render
 from ..compiler.types import TIER_BY_NAME, TIER_NAMES
 from . import cli, db_option, emit_json, json_option, open_store
@@ -19,7 +20,22 @@ REQUEST_COMPILE_FIELDS = (
     "middle_extras", "use_prompt_caching_split",
 )
 REQUEST_COMPILER_FIELDS = ("max_tokens", "model_id", "core_content", "memory_placement",
-                           "include_interrupt_instruction", "trim_history")
+                           "include_interrupt_instruction", "trim_history", "reserve_output_tokens")
+
+
+class Price(click.ParamType):
+    """A price per 1,000 input tokens: a finite number, not negative."""
+
+    name = "price"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            price = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(price) or price < 0:
+            self.fail(f"{value!r} must be a finite number >= 0", param, ctx)
+        return price
 
 
 def parse_memory_flag(spec: str) -> MemoryItem:
@@ -77,6 +93,10 @@ def compile_options(fn: Callable) -> Callable:
         click.option("--system", help="system rules (core content)"),
         click.option("--history", metavar="FILE", help="JSON list of prior messages (role, content)"),
         click.option("--placement", type=click.Choice(["end", "system"]), help="where memories go (default end)"),
+        click.option("--profile", type=click.Choice(list(PROFILES)),
+                     help="a preset of the options above ('mnemoscope profile explain NAME'); flags win"),
+        click.option("--reserve-output-tokens", type=click.IntRange(min=0), metavar="N",
+                     help="tokens of the model's window kept free for the reply (default from the capability map)"),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -122,6 +142,8 @@ def build_request(opts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any],
         compiler_kw["core_content"] = opts["system"]
     if opts["placement"]:
         compiler_kw["memory_placement"] = opts["placement"]
+    if opts["reserve_output_tokens"] is not None:
+        compiler_kw["reserve_output_tokens"] = opts["reserve_output_tokens"]
     if opts["history"]:
         compile_kw["conversation_messages"] = load_json_file(opts["history"], "history file")
     return compiler_kw, compile_kw, memories, user_message
@@ -129,8 +151,17 @@ def build_request(opts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any],
 
 def _compile(opts: dict[str, Any]):
     compiler_kw, compile_kw, memories, user_message = build_request(opts)
-    compiler = ContextCompiler(**compiler_kw)
-    return compiler, compiler.compile(memories, user_message, **compile_kw)
+    if opts["profile"]:
+        compiler = ContextCompiler.from_profile(opts["profile"], **compiler_kw)
+    else:
+        compiler = ContextCompiler(**compiler_kw)
+    result = compiler.compile(memories, user_message, **compile_kw)
+    md = result.metadata
+    if md["budget_exceeded"]:
+        click.echo(f"warning: the budget of {md['tokens_budget']:,} tokens cannot hold the rules and the current "
+                   f"turn{' and the history' if md['history_messages_offered'] else ''}; no memories were "
+                   "included and the prompt is over budget", err=True)
+    return compiler, result
 
 
 format_option = click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
@@ -151,7 +182,7 @@ def compile_command(fmt: str, as_json: bool, **opts: Any) -> None:
 
 @cli.command("quote")
 @compile_options
-@click.option("--price-per-1k-input-tokens", "price", type=click.FloatRange(min=0), required=True, metavar="P",
+@click.option("--price-per-1k-input-tokens", "price", type=Price(), required=True, metavar="P",
               help="your provider's price in USD per 1,000 input tokens")
 @json_option
 def quote_command(price: float, as_json: bool, **opts: Any) -> None:
@@ -202,3 +233,16 @@ def preview_command(user_message: str, history: str | None, model: str, max_toke
     with open_store() as store:
         result = preview(store, request).result
     click.echo(render(result, "json" if as_json else fmt, request.model_id))
+
+
+@cli.group("profile")
+def profile_group() -> None:
+    """Profiles: named presets of the compiler's options (minimal, coding, conversational)."""
+
+
+@profile_group.command("explain")
+@click.argument("name", type=click.Choice(list(PROFILES)))
+@click.option("--model", help="model id, to show options that depend on its window")
+def profile_explain(name: str, model: str | None) -> None:
+    """Say which options a profile sets, and why."""
+    click.echo(get_profile(name).explain(model))

@@ -17,8 +17,9 @@ from typing import Any
 
 import click
 
-from store import KINDS, LAYERS, SENSITIVITIES, MemoryStore
+from store import KINDS, LAYERS, SENSITIVITIES, MemoryStore, privacy
 from store import activity as activity_log
+from store.backup import BULK_ADVANCE_DAYS, snapshot_before_bulk_change
 from store.capture import SOURCE_KINDS, parse_capture_request
 from store.demo import default_db_path, load_demo
 from store.errors import StoreError
@@ -42,8 +43,15 @@ def logged(store: MemoryStore, tool: str, args: dict[str, Any], client: str = CL
     finally:
         with suppress(StoreError):  # the log must not hide the command's own outcome
             activity_log.record(store, client=client, door="cli", tool=tool, scope=str(args.get("scope") or ""),
-                                summary=activity_log.summarize(args), memory_ids=ids,
+                                trust=str(args.get("trust") or ""), args=args, memory_ids=ids,
                                 duration_ms=(time.perf_counter() - started) * 1000, ok=not error, error=error)
+
+
+def _snapshot_first(store: MemoryStore) -> None:
+    """A bulk change a person starts is preceded by a snapshot (store.backup)."""
+    path = snapshot_before_bulk_change(store)
+    if path is not None:
+        click.echo(f"snapshot before the change: {path}", err=True)
 
 
 def _create_at(path: str | None) -> str:
@@ -122,7 +130,8 @@ def recall_command(query: str, k: int, scope: str, trust: str, explain: bool, re
     """Find the memories most relevant to a query (writes nothing unless --reinforce)."""
     with open_store() as store:
         if reinforce:
-            with logged(store, "recall", {"query": query, "k": k, "scope": scope}, client_name) as ids:
+            with logged(store, "recall", {"query": query, "k": k, "scope": scope, "trust": trust},
+                        client_name) as ids:
                 hits = store.recall(query, k=k, scope=scope, trust=trust, explain=explain, reinforce=True)
                 ids.extend(h.id for h in hits)
         else:
@@ -221,6 +230,8 @@ def restore_command(memory_id: str | None, client_name: str, as_json: bool) -> N
 def tick_command(advance_days: float | None, client_name: str, as_json: bool) -> None:
     """Run the forgetting clock: write strengths and layers."""
     with open_store() as store, logged(store, "tick", {"advance_days": advance_days}, client_name):
+        if advance_days and advance_days > BULK_ADVANCE_DAYS:
+            _snapshot_first(store)
         report = store.tick(advance_days=advance_days)
     if as_json:
         emit_json({"tick_id": report.tick_id, "summary": report.summary(), "changed": report.changed,
@@ -320,6 +331,8 @@ def import_command(file: str, on_conflict: str, partial: bool, client_name: str,
     line is listed with its number and reason)."""
     with open_store(create=True) as store, logged(store, "import", {"file": file, "on_conflict": on_conflict},
                                                   client_name):
+        if on_conflict == "overwrite":
+            _snapshot_first(store)
         report = store.import_jsonl(file, policy=on_conflict, partial=partial)
     if as_json:
         emit_json({"summary": report.summary(), "imported": report.imported,
@@ -342,10 +355,14 @@ def export_command(out: str | None, kind: str | None, layer: str | None, scope: 
     """Export memories as JSONL (one memory per line)."""
     with open_store() as store:
         data = store.export_jsonl(out, kind=kind, layer=layer, scope=scope)
+        texts = [m.text for m in store.list(kind=kind, layer=layer, scope=scope, with_links=False)]
     if out is None:
         click.echo(data, nl=False)
     else:
         click.echo(f"exported {data.count(chr(10))} memories to {out}", err=True)
+    warning = privacy.output_warning(texts, "the export")
+    if warning:
+        click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)
 
 
 @cli.command("activity")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -35,6 +36,7 @@ from store.errors import ValidationError as StoreValidationError
 from .. import __version__
 from .operations import CALLER, Operations, ScopeRefused
 
+log = logging.getLogger("mnemoscope.http")
 MAX_BODY = 2 * 1024 * 1024
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 # path → (method, tool); GET endpoints take their arguments from the query string.
@@ -133,6 +135,10 @@ def endpoint(ops: Operations, tool: str, method: str) -> Callable[[Request], Awa
         except StoreError as exc:
             extra = {"field": exc.field} if isinstance(exc, StoreValidationError) else {}
             return error_response(_status_for(exc), str(exc), **extra)
+        except Exception as exc:  # a bug of ours: say so in JSON, keep serving, log it for the owner
+            log.exception("%s failed", tool)
+            return error_response(500, f"internal error in {tool}: {type(exc).__name__}; the server log has "
+                                       "the details")
         return JSONResponse({"ok": True, **result})
 
     return handle

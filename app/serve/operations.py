@@ -53,6 +53,12 @@ def _status(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def _conflicts(conflicts: list) -> list[dict[str, str]]:
+    """The memories a new one likely contradicts (store.conflicts): ids and what about, for
+    the agent to recall, update or forget."""
+    return [{"id": c.older, "about": c.subject, "slot": c.slot} for c in conflicts]
+
+
 class Operations:
     """The agents' operations over one store, with the scopes and trust fixed here."""
 
@@ -75,6 +81,7 @@ class Operations:
     def _scope(self, scope: str | None) -> str:
         if scope is None or scope == "":
             return self.scopes[0]
+        scope = validate_scope(scope)  # the store's spelling of it, so look-alikes compare equal
         if scope not in self.scopes:
             raise ScopeRefused(f"scope {scope!r} is not open to this server; it may use "
                                f"{', '.join(self.scopes)}")
@@ -124,7 +131,7 @@ class Operations:
         with suppress(StoreError):  # a read-only or busy database must not turn a good answer into a failure
             activity_log.record(self.store, client=caller.get("client") or self.client,
                                 door=caller.get("door") or self.door, tool=tool,
-                                scope=str(scope)[:140], summary=activity_log.summarize(_loggable(args)),
+                                scope=str(scope)[:140], trust=self.trust, args=_loggable(args),
                                 memory_ids=ids, duration_ms=(time.perf_counter() - started) * 1000,
                                 ok=error is None, error=message)
         caller["logged"] = True
@@ -158,7 +165,8 @@ class Operations:
                                      scope=self._scope(scope), sensitivity=sensitivity, tags=tags,
                                      entities=entities)
         return {"id": result.memory.id, "created": result.created, "message": result.message,
-                "memory": self._shown(result.memory), "memory_ids": [result.memory.id]}
+                "memory": self._shown(result.memory), "conflicts": _conflicts(result.conflicts),
+                "memory_ids": [result.memory.id]}
 
     def recall(
         self,
@@ -271,7 +279,7 @@ class Operations:
         result = self.store.capture(content, **kwargs)
         return {"id": result.primary.id, "memory": self._shown(result.primary),
                 "entities_created": [e.name for e in result.created_entities], "edges": len(result.edges),
-                "memory_ids": [result.primary.id]}
+                "conflicts": _conflicts(result.conflicts), "memory_ids": [result.primary.id]}
 
     def compile_prompt(
         self,

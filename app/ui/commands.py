@@ -6,7 +6,8 @@ from typing import Any
 
 from PySide6.QtGui import QUndoCommand
 
-from store import DeletedMemory, Memory, TickReport
+from store import DeletedMemory, Memory, StoreError, TickReport, activity
+from store.activity import Forgotten
 
 from .session import StoreSession
 
@@ -108,3 +109,73 @@ class TickCommand(QUndoCommand):
     def undo(self) -> None:
         self.session.store.undo_tick(self.report.tick_id)
         self.session.notify(None)
+
+
+class RestoreForgottenCommand(QUndoCommand):
+    """Bring back a memory an agent forgot; undo forgets it again (restorable as before)."""
+
+    def __init__(self, session: StoreSession, forgotten: Forgotten) -> None:
+        super().__init__("Restore forgotten memory")
+        self.session = session
+        self.forgotten = forgotten
+        self.error = ""
+
+    def redo(self) -> None:
+        try:
+            activity.restore_forgotten(self.session.store, self.forgotten.memory_id)
+        except StoreError as exc:  # restored elsewhere meanwhile, or the id is taken: leave no step behind
+            self.error = str(exc)
+            self.setObsolete(True)
+            return
+        self.session.notify({self.forgotten.memory_id})
+        self.session.select(self.forgotten.memory_id)
+
+    def undo(self) -> None:
+        activity.forget(self.session.store, self.forgotten.memory_id, client=self.forgotten.client)
+        if self.session.selected_id == self.forgotten.memory_id:
+            self.session.select(None)
+        self.session.notify({self.forgotten.memory_id})
+
+
+class SupersedeCommand(QUndoCommand):
+    """``newer`` replaces ``older``: the older memory is archived (store.conflicts.supersede)."""
+
+    def __init__(self, session: StoreSession, newer: str, older: str) -> None:
+        super().__init__("Supersede memory")
+        self.session = session
+        self.newer, self.older = newer, older
+        self.result = None
+
+    def redo(self) -> None:
+        from store.conflicts import supersede
+
+        self.result = supersede(self.session.store, self.newer, self.older)
+        self.session.notify({self.newer, self.older})
+
+    def undo(self) -> None:
+        from store.conflicts import undo_supersede
+
+        undo_supersede(self.session.store, self.result)
+        self.session.notify({self.newer, self.older})
+
+
+class KeepBothCommand(QUndoCommand):
+    """Two memories that seemed to conflict both stay: the pair is no longer flagged."""
+
+    def __init__(self, session: StoreSession, a: str, b: str) -> None:
+        super().__init__("Keep both memories")
+        self.session = session
+        self.a, self.b = a, b
+        self.edges: list[tuple[str, str, str]] = []
+
+    def redo(self) -> None:
+        from store.conflicts import keep_both
+
+        self.edges = keep_both(self.session.store, self.a, self.b)
+        self.session.notify({self.a, self.b})
+
+    def undo(self) -> None:
+        from store.conflicts import remove_edges
+
+        remove_edges(self.session.store, self.edges)
+        self.session.notify({self.a, self.b})

@@ -22,13 +22,16 @@ from PySide6.QtWidgets import (
 )
 
 from store import MemoryStore, StoreError
+from store.backup import BULK_ADVANCE_DAYS
 from store.demo import load_demo
 
+from .activity_dock import ActivityDock
 from .commands import TickCommand
 from .decay_plot import DecayPlot
 from .editor import MemoryEditor
 from .memory_map import RadialMap
 from .memory_table import MemoryTable
+from .owner_tools import OwnerTools
 from .prompt_preview import PromptPreview
 from .session import StoreSession
 
@@ -73,6 +76,7 @@ class MainWindow(QMainWindow):
         self.preview_dock.setObjectName("preview_dock")
         self.preview_dock.setWidget(self.preview)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.preview_dock)
+        self._build_activity()
         self._build_actions()
         self._build_toolbar()
         self._build_menus()
@@ -85,6 +89,9 @@ class MainWindow(QMainWindow):
         self.session.changed.connect(lambda _ids: self._update_status())
         self.session.undo_stack.indexChanged.connect(lambda _i: self._update_status())
         self._restore_settings()
+        # Set after restoring: a layout saved before the Activity dock existed would undo it.
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         if store is not None:
             self.set_store(store)
 
@@ -98,6 +105,19 @@ class MainWindow(QMainWindow):
         self.tick_action = QAction("Tick", self)
         self.tick_action.setToolTip("Run the forgetting clock now: write every memory's strength and layer")
         self.tick_action.triggered.connect(lambda: self.advance(0))
+
+    def _build_activity(self) -> None:
+        """Agents' calls under the map; the side docks keep the full height."""
+        self.activity = ActivityDock(self.session, self)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.activity)
+        self.activity.call_picked.connect(self.map.show_call)
+        self.activity.memories_arrived.connect(self.map.mark_arrivals)
+        self.activity.replay_requested.connect(self._replay)
+
+    def _replay(self, arguments: dict) -> None:
+        self.preview_dock.show()
+        self.preview_dock.raise_()
+        self.preview.replay(**arguments)
 
     def _build_toolbar(self) -> None:
         bar = self.addToolBar("Time")
@@ -147,6 +167,8 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
+        view_menu.addAction(self.activity.toggleViewAction())
+        self.owner = OwnerTools(self, file_menu, view_menu)  # backups, privacy and conflicts
         self._refresh_recent()
 
     # -- the database ----------------------------------------------------------------
@@ -212,7 +234,7 @@ class MainWindow(QMainWindow):
 
     def _export_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export JSONL", "memories.jsonl", "JSON Lines (*.jsonl)")
-        if path:
+        if path and self.owner.confirm_output([m.text for m in self.session.memories()], "the export"):
             try:
                 data = self.session.store.export_jsonl(path)
             except (StoreError, OSError) as exc:
@@ -242,6 +264,8 @@ class MainWindow(QMainWindow):
         if self.session.store is None:
             return
         self.preview_slider.setValue(0)
+        if days > BULK_ADVANCE_DAYS:
+            self.owner.before_bulk_change()
         cmd = TickCommand(self.session, days)
         try:
             self.session.undo_stack.push(cmd)

@@ -9,6 +9,7 @@ projection of a future day instead, which writes nothing.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,13 +34,15 @@ from store import KINDS
 
 from ..map_layout import ENTITY_ORBIT, group_key, mean_angle, place, sector_centres
 from .session import StoreSession
-from .theme import ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
+from .theme import ARRIVAL_COLOUR, CALL_COLOUR, ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
 
 LAYER_TOGGLES = ("habit", "fading", "edge", "archived")
 ANIMATION_MS = 450
 ANIMATION_STEPS = 12
 ENTITY_CROWDING = 0.16  # radians
 LINES_MAX = 2500
+HALO_SECONDS = 8.0
+HALO_FRAME_MS = 250
 
 
 @dataclass
@@ -85,6 +88,7 @@ class RadialMap(QWidget):
         self._anim_timer.setInterval(ANIMATION_MS // ANIMATION_STEPS)
         self._anim_timer.timeout.connect(self._animate)
         self._build()
+        self._build_call_marks()
         session.changed.connect(self._on_changed)
         session.selection_changed.connect(lambda _id: self._draw_selection())
         session.preview_changed.connect(lambda _d: self.reload(animate=False))
@@ -289,6 +293,7 @@ class RadialMap(QWidget):
                              symbol="o")
         self._draw_entities(visible, pos)
         self._draw_selection(pos)
+        self._draw_call_marks(pos)
         self._update_caption(visible)
 
     def _draw_entities(self, visible: list[Dot], pos) -> None:
@@ -480,6 +485,51 @@ class RadialMap(QWidget):
     def highlight_entity(self, name: str | None) -> None:
         self.hover_entity = name
         self._draw_entity_highlight()
+
+    # -- agents' calls (the Activity dock) ----------------------------------------------
+    def _build_call_marks(self) -> None:
+        self.call_ids: list[str] = []          # the memories of the call picked in the Activity dock
+        self.arrivals: dict[str, float] = {}   # memory id → when its halo goes (time.monotonic)
+        self.call_rings = pg.ScatterPlotItem(pxMode=True, symbol="o", size=22, pen=pg.mkPen(CALL_COLOUR, width=3),
+                                             brush=pg.mkBrush(0, 0, 0, 0))
+        self.call_rings.setZValue(6.5)
+        self.plot.addItem(self.call_rings)
+        self.arrival_halos = pg.ScatterPlotItem(pxMode=True, symbol="o", brush=pg.mkBrush(0, 0, 0, 0))
+        self.arrival_halos.setZValue(4)
+        self.plot.addItem(self.arrival_halos)
+        self._halo_timer = QTimer(self)
+        self._halo_timer.setInterval(HALO_FRAME_MS)
+        self._halo_timer.timeout.connect(self._draw_call_marks)
+
+    def show_call(self, memory_ids: list[str]) -> None:
+        """Ring the memories a call returned or wrote (an empty list clears the rings)."""
+        self.call_ids = list(memory_ids)
+        self._draw_call_marks()
+
+    def mark_arrivals(self, memory_ids: list[str]) -> None:
+        """Give memories an agent just wrote a halo that fades within ``HALO_SECONDS``."""
+        until = time.monotonic() + HALO_SECONDS
+        self.arrivals.update(dict.fromkeys(memory_ids, until))
+        self._draw_call_marks()
+        self._halo_timer.start()
+
+    def _draw_call_marks(self, pos=None) -> None:
+        pos = pos or self._positions
+        shown = set(self.visible_ids)
+        ringed = [mid for mid in self.call_ids if mid in shown]
+        self.call_rings.setData([pos[m][0] for m in ringed], [pos[m][1] for m in ringed])
+        now = time.monotonic()
+        self.arrivals = {mid: until for mid, until in self.arrivals.items() if until > now}
+        if not self.arrivals:
+            self._halo_timer.stop()
+        haloed = [mid for mid in self.arrivals if mid in shown]
+        pens = []
+        for mid in haloed:
+            colour = QColor(ARRIVAL_COLOUR)
+            colour.setAlphaF(max(0.15, min(1.0, (self.arrivals[mid] - now) / HALO_SECONDS)))
+            pens.append(pg.mkPen(colour, width=3))
+        self.arrival_halos.setData([pos[m][0] for m in haloed], [pos[m][1] for m in haloed], pen=pens,
+                                   size=30)
 
 
 __all__ = ["RadialMap", "Dot"]

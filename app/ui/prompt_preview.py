@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QGuiApplication
@@ -78,6 +79,8 @@ class PromptPreview(QWidget):
         self.kinds: dict[str, str] = {}
         self.texts: dict[str, str] = {}
         self.error = ""
+        # Asked before a copy leaves the window (the owner tools' privacy warning), if set.
+        self.confirm_output: Callable[[list[str], str], bool] | None = None
         self._build()
         self._recompile_timer = QTimer(self)
         self._recompile_timer.setSingleShot(True)
@@ -351,6 +354,21 @@ class PromptPreview(QWidget):
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump(self.history_messages(), fh, ensure_ascii=False, indent=2)
 
+    def replay(self, user_message: str, scope: str, *, trust: str | None = None, k: int | None = None,
+               model: str | None = None, budget: int | None = None) -> None:
+        """Load an agent's call into the inputs (what is not given stays as it is)."""
+        self.user_message.setPlainText(user_message)
+        self.scope.setCurrentText(scope or "global")
+        if trust:
+            self.trust.setCurrentText(trust)
+        if k is not None:
+            self.k.setValue(k)
+        if model:
+            self.model.setCurrentText(model)
+        if budget is not None:
+            self.budget_spin.setValue(budget)
+        self.schedule()
+
     def request(self) -> PreviewRequest:
         return PreviewRequest(
             user_message=self.user_message.toPlainText(), history=self.history_messages(),
@@ -584,7 +602,14 @@ class PromptPreview(QWidget):
     def copy(self, fmt: str) -> None:
         if self.result is None:
             return
-        QGuiApplication.clipboard().setText(self.export_text(fmt))
+        try:
+            text = self.export_text(fmt)
+        except ValueError as exc:  # e.g. an Anthropic request for a model that is not Claude
+            self._set_error(str(exc))
+            return
+        if self.confirm_output is not None and not self.confirm_output([text], "the copied prompt"):
+            return
+        QGuiApplication.clipboard().setText(text)
         self.summary.setToolTip(f"Copied as {fmt}")
 
     def _save_dialog(self) -> None:
