@@ -135,9 +135,12 @@ def check_file(path: str) -> None:
                               f"{path} is not a SQLite database (it starts with {header[:8]!r}); "
                               "open a Mnemoscope database or create a new one with File › New")
     # immutable=1: read the file as it lies, without the WAL machinery that would create
-    # -wal and -shm files beside it (and leave them there when the file is refused).
-    # A file that passes is then opened normally, WAL included.
-    uri = Path(path).resolve().as_uri() + "?mode=ro&immutable=1"
+    # -wal and -shm files beside it (and leave them there when the file is refused). When
+    # a -wal with writes in it is already there (another program has the file open, or
+    # crashed), those writes count: read through it.
+    wal = path + "-wal"
+    pending = os.path.exists(wal) and os.path.getsize(wal) > 0
+    uri = Path(path).resolve().as_uri() + ("?mode=ro" if pending else "?mode=ro&immutable=1")
     try:
         conn = sqlite3.connect(uri, uri=True)
     except sqlite3.DatabaseError as exc:

@@ -187,3 +187,19 @@ def test_a_memory_deleted_between_recalls_read_and_its_reinforcement_is_skipped(
         s.tables.write = real_write
         assert {h.id for h in hits} == {"a", "b"}
         assert s.get("b").recall_count == 1 and not s.exists("a")
+
+
+def test_a_newer_versions_mark_still_in_the_wal_is_seen(db_path):
+    with MemoryStore(db_path) as s:
+        s.remember("a memory")
+    writer = sqlite3.connect(db_path)  # another program, still open: its last write is only in the WAL
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+                   "VALUES ('mnemoscope', 'm099_future', '2030-01-01')")
+    writer.commit()
+    try:
+        assert os.path.getsize(db_path + "-wal") > 0
+        with pytest.raises(DatabaseRefused, match="newer"):
+            MemoryStore(db_path)
+    finally:
+        writer.close()
