@@ -120,6 +120,11 @@ def _configure(conn: sqlite3.Connection) -> sqlite3.Connection:
     return conn
 
 
+def _kind_of_file(header: bytes) -> str:
+    text = all(32 <= b < 127 or b in b"\t\r\n" for b in header)
+    return "it looks like a text file" if text else "its first bytes are not the SQLite header"
+
+
 def check_file(path: str) -> None:
     """Refuse, without writing, a file that is not a database, is another program's, is
     corrupt, or is newer. Refusing leaves no ``-wal`` or ``-shm`` file behind."""
@@ -132,7 +137,7 @@ def check_file(path: str) -> None:
         return  # an empty file is an empty database
     if header[:16] != SQLITE_HEADER:
         raise DatabaseRefused(path, "not_a_database",
-                              f"{path} is not a SQLite database (it starts with {header[:8]!r}); "
+                              f"{path} is not a SQLite database ({_kind_of_file(header[:16])}); "
                               "open a Mnemoscope database or create a new one with File › New")
     # immutable=1: read the file as it lies, without the WAL machinery that would create
     # -wal and -shm files beside it (and leave them there when the file is refused). When
