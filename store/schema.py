@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
 # program's id is refused before anything is written to it.
@@ -153,6 +153,20 @@ def m006_layer_clock(db: Database) -> None:
     if last is not None:
         db["meta"].insert({"key": "ticked_at", "value": repr(last)}, replace=True)
     db["meta"].insert({"key": "schema_version", "value": "6"}, replace=True)
+
+
+@migrations()
+def m007_scopes_nfkc(db: Database) -> None:
+    """Scopes are compared in their NFKC form: a scope stored by an older version in
+    another spelling of the same name (full-width letters, a decomposed accent) joins it."""
+    import unicodedata
+
+    for table in ("memories", "entities"):
+        for (scope,) in db.execute(f"SELECT DISTINCT scope FROM {table}").fetchall():
+            canonical = unicodedata.normalize("NFKC", scope)
+            if canonical != scope:
+                db.execute(f"UPDATE {table} SET scope = ? WHERE scope = ?", (canonical, scope))
+    db["meta"].insert({"key": "schema_version", "value": "7"}, replace=True)
 
 
 KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)

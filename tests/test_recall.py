@@ -132,3 +132,20 @@ def test_free_form_scopes_follow_the_isolation_rule(store):
     assert {h.scope for h in other} == {"global"}
     with pytest.raises(ValidationError, match="no spaces"):
         store.remember("x y z", scope="project auth")
+
+
+def test_scopes_stored_by_an_older_version_are_normalised_on_upgrade(tmp_path):
+    import sqlite3
+
+    from store import MemoryStore
+
+    path = str(tmp_path / "old.db")
+    with MemoryStore(path) as s:
+        s.remember("the chess club meets on Fridays", scope="group:chess")
+    conn = sqlite3.connect(path)
+    with conn:  # as an older version stored it: full-width letters, and no record of the migration
+        conn.execute("UPDATE memories SET scope = 'group:ｃｈｅｓｓ'")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm007_scopes_nfkc'")
+    conn.close()
+    with MemoryStore(path) as s:
+        assert s.recall("chess club Fridays", scope="group:chess")[0].scope == "group:chess"
