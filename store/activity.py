@@ -97,7 +97,7 @@ def record(store: MemoryStore, *, client: str, door: str, tool: str, scope: str 
     args = args or {}
     summary = summarize(args) if summary is None else summary
     at = store.now() if at is None else at
-    with store._write():
+    with store.tables.write():
         row_id = store.conn.execute(
             "INSERT INTO activity (at, client, door, tool, scope, trust, summary, args, memory_ids, duration_ms, "
             "ok, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -127,7 +127,7 @@ def recent(store: MemoryStore, limit: int = 500, *, client: str | None = None, t
     sql = ("SELECT id, at, client, door, tool, scope, trust, summary, args, memory_ids, duration_ms, ok, error "
            "FROM activity "
            f"WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?")
-    with store._lock:
+    with store.tables.reading():
         try:
             rows = store.conn.execute(sql, [*params, int(limit)]).fetchall()
         except sqlite3.OperationalError:  # a database opened read-only before the log existed
@@ -136,7 +136,7 @@ def recent(store: MemoryStore, limit: int = 500, *, client: str | None = None, t
 
 
 def clients_and_tools(store: MemoryStore) -> tuple[list[str], list[str]]:
-    with store._lock:
+    with store.tables.reading():
         try:
             clients = [r[0] for r in store.conn.execute("SELECT DISTINCT client FROM activity ORDER BY client")]
             tools = [r[0] for r in store.conn.execute("SELECT DISTINCT tool FROM activity ORDER BY tool")]
@@ -150,7 +150,7 @@ def prune(store: MemoryStore, now: float) -> int:
     forgotten memories older than ``forgotten_keep_days``. Part of the caller's
     transaction; returns how many log rows went."""
     cfg = store.config.activity
-    with store._write():
+    with store.tables.write():
         cur = store.conn.execute(
             "DELETE FROM activity WHERE at < ? OR id <= (SELECT coalesce(max(id), 0) FROM activity) - ?",
             (now - cfg.keep_days * decay.DAY, cfg.keep_entries))
@@ -161,7 +161,7 @@ def prune(store: MemoryStore, now: float) -> int:
 # -- forgetting, with a way back ----------------------------------------------------------
 def forget(store: MemoryStore, memory_id: str, *, client: str = "") -> DeletedMemory:
     """Delete a memory and keep what restoring it needs, in one transaction."""
-    with store._write():
+    with store.tables.write():
         deleted = store.delete(memory_id)
         payload = {"row": deleted.row, "edges": [list(e) for e in deleted.edges],
                    "recall_events": deleted.recall_events}
@@ -181,7 +181,7 @@ class Forgotten:
 
 def forgotten(store: MemoryStore) -> list[Forgotten]:
     """Memories agents forgot that can still be restored, newest first."""
-    with store._lock:
+    with store.tables.reading():
         try:
             rows = store.conn.execute("SELECT memory_id, at, client, text FROM forgotten ORDER BY at DESC").fetchall()
         except sqlite3.OperationalError:
@@ -193,7 +193,7 @@ def restore_forgotten(store: MemoryStore, memory_id: str) -> Memory:
     """Put a forgotten memory back, with its links and recall history."""
     from .store import DeletedMemory
 
-    with store._write():
+    with store.tables.write():
         row = store.conn.execute("SELECT payload FROM forgotten WHERE memory_id = ?", (memory_id,)).fetchone()
         if row is None:
             raise NotFound("forgotten memory", memory_id)

@@ -178,12 +178,12 @@ def _side(conn: sqlite3.Connection, path: str) -> Side:
 
 def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparison:
     """What differs between the database ``current`` and ``snapshot``; writes nothing."""
-    from .store import _check_file
+    from .tables import check_file
 
     for p in (current, snapshot):
         if not os.path.isfile(p):
             raise StoreError(f"cannot compare: {p} does not exist")
-    _check_file(os.fspath(snapshot))
+    check_file(os.fspath(snapshot))
     a, b = _connect_ro(current), _connect_ro(snapshot)
     try:
         cols = "id, text, kind, importance, who, topic, scope, sensitivity, tags, pinned, updated_at"

@@ -45,6 +45,9 @@ class Limits:
     duplicate_similarity: float = 0.9
     min_semantic_relevance: float = 0.35
     candidate_limit: int = 400
+    # Ticks that keep what they overwrote (the memories whose layer they changed), so
+    # they can be undone; older ones keep only their summary and transitions.
+    undoable_ticks: int = 100
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,8 @@ class StoreConfig:
         for f in fields(Weights):
             if getattr(self.weights, f.name) < 0:
                 raise ConfigError(f"{source}: weights.{f.name} must not be negative")
+        if self.limits.undoable_ticks < 1:
+            raise ConfigError(f"{source}: limits.undoable_ticks must be at least 1, got {self.limits.undoable_ticks}")
         if self.limits.max_text_chars <= 0 or not 0 < self.limits.duplicate_similarity <= 1:
             raise ConfigError(f"{source}: limits.max_text_chars must be > 0 and duplicate_similarity in (0, 1]")
         act = self.activity

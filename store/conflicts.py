@@ -265,7 +265,7 @@ class _Row:
 def _subjects(store: MemoryStore, rows: list[tuple]) -> dict[str, str]:
     """Each memory's subject: its ``who``, else the entity named first in its text."""
     names: dict[str, list[str]] = defaultdict(list)
-    with store._lock:
+    with store.tables.reading():
         for src, name in store.conn.execute(
                 "SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst WHERE x.edge = 'mentions_entity'"):
             names[src].append(name)
@@ -333,7 +333,7 @@ def scan(store: MemoryStore, *, include_archived: bool = False) -> list[Conflict
     """Every conflict among the memories (archived ones left out unless asked), newest first.
     Each claim is compared with the newest claim of the same subject and slot."""
     where = "" if include_archived else " WHERE layer != 'archived'"
-    with store._lock:
+    with store.tables.reading():
         rows = store.conn.execute(f"SELECT id, text, who, created_at, terms FROM memories{where}").fetchall()
     subjects = _subjects(store, rows)
     parsed = {}
@@ -347,7 +347,7 @@ def scan(store: MemoryStore, *, include_archived: bool = False) -> list[Conflict
             for key in _bucket_keys(c):
                 buckets[key].append(mid)
     found: dict[tuple[str, str], Conflict] = {}
-    with store._lock:
+    with store.tables.reading():
         kept = _kept(store)
     for ids in buckets.values():
         if len(ids) < 2:
@@ -368,7 +368,7 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
     see: the same scope or global, not archived, and no more sensitive than it (an agent
     cannot write above its trust, so nothing above its trust is named). Looks only at the
     candidates the full-text index finds for each claim, so it stays fast on big stores."""
-    with store._lock:
+    with store.tables.reading():
         row = store.conn.execute("SELECT id, text, who, created_at, scope, sensitivity, terms FROM memories "
                                  "WHERE id = ?", (memory_id,)).fetchone()
         if row is None:
@@ -449,18 +449,18 @@ def _check_pair(store: MemoryStore, a: str, b: str) -> None:
 def supersede(store: MemoryStore, newer_id: str, older_id: str) -> SupersedeResult:
     """``newer_id`` replaces ``older_id``: a ``supersedes`` edge and its inverse, and the
     older memory archived (out of recall). Undo with :func:`undo_supersede`."""
-    with store._write():
+    with store.tables.write():
         _check_pair(store, newer_id, older_id)
         before = store.get(older_id)
         edges: list[tuple[str, str, str]] = []
-        store._edge_pair(newer_id, "supersedes", older_id, "superseded_by", store.now(), edges)
+        store.tables.edge_pair(newer_id, "supersedes", older_id, "superseded_by", store.now(), edges)
         store.conn.execute("UPDATE memories SET layer = 'archived' WHERE id = ?", (older_id,))
         return SupersedeResult(newer_id, before, store.get(older_id), edges)
 
 
 def undo_supersede(store: MemoryStore, result: SupersedeResult) -> Memory:
     """Take back :func:`supersede`: the edges go and the older memory is as it was."""
-    with store._write():
+    with store.tables.write():
         remove_edges(store, result.edges)
         return store.restore_state(result.before)
 
@@ -468,16 +468,16 @@ def undo_supersede(store: MemoryStore, result: SupersedeResult) -> Memory:
 def keep_both(store: MemoryStore, a: str, b: str) -> list[tuple[str, str, str]]:
     """The person keeps both ``a`` and ``b``: a ``kept_with`` edge each way, and the pair is
     no longer reported as a conflict. Returns the edges written (undo: :func:`remove_edges`)."""
-    with store._write():
+    with store.tables.write():
         _check_pair(store, a, b)
         edges: list[tuple[str, str, str]] = []
-        store._edge_pair(a, KEPT, b, KEPT, store.now(), edges)
+        store.tables.edge_pair(a, KEPT, b, KEPT, store.now(), edges)
         return edges
 
 
 def remove_edges(store: MemoryStore, edges: list[tuple[str, str, str]]) -> None:
     """Delete ``edges`` (as :func:`supersede` or :func:`keep_both` returned them)."""
-    with store._write():
+    with store.tables.write():
         store.conn.executemany("DELETE FROM edges WHERE src = ? AND edge = ? AND dst = ?", edges)
 
 

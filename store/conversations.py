@@ -46,7 +46,7 @@ def save_turn(store: MemoryStore, conversation_id: str, ref_map: dict[str, str],
     """Store ``ref_map`` as the next turn of ``conversation_id``."""
     conversation_id = check_conversation_id(conversation_id)
     at = store.now()
-    with store._write():
+    with store.tables.write():
         last = store.conn.execute("SELECT max(turn) FROM conversations WHERE conversation_id = ?",
                                   (conversation_id,)).fetchone()[0]
         turn = (last or 0) + 1
@@ -64,7 +64,7 @@ def get_turn(store: MemoryStore, conversation_id: str, turn: int | None = None) 
     if turn is not None:
         sql += " AND turn = ?"
         params.append(int(turn))
-    with store._lock:
+    with store.tables.reading():
         try:
             row = store.conn.execute(sql + " ORDER BY turn DESC LIMIT 1", params).fetchone()
         except sqlite3.OperationalError:
@@ -76,7 +76,7 @@ def get_turn(store: MemoryStore, conversation_id: str, turn: int | None = None) 
 
 
 def conversation_ids(store: MemoryStore, limit: int = 200) -> list[str]:
-    with store._lock:
+    with store.tables.reading():
         try:
             return [r[0] for r in store.conn.execute(
                 "SELECT conversation_id FROM conversations GROUP BY conversation_id ORDER BY max(at) DESC LIMIT ?",

@@ -304,7 +304,7 @@ def check(store: MemoryStore, *, all_findings: bool = False) -> list[Finding]:
     """Findings in every memory of ``store`` (archived ones too: they can still be exported),
     oldest memory first. Reads only."""
     out: list[Finding] = []
-    with store._lock:
+    with store.tables.reading():
         rows = store.conn.execute("SELECT id, text, sensitivity FROM memories ORDER BY created_at, id").fetchall()
     for mid, text, sensitivity in rows:
         out += findings_in(mid, text, sensitivity, all_findings=all_findings)

@@ -19,10 +19,10 @@ WRITER = textwrap.dedent("""
     n = 0
     while not os.path.exists(stop):
         n += 1
-        with s._write():
+        with s.tables.write():
             s.remember(f"pair {n} first half about tea and boats", memory_id=f"a-{n}", dedupe=False)
             s.remember(f"pair {n} second half about coffee and trains", memory_id=f"b-{n}", dedupe=False)
-            s._set_meta("writer_n", str(n))
+            s.tables.set_meta("writer_n", str(n))
         if n == 5:
             open(ready, "w").close()
     s.close()
@@ -30,7 +30,7 @@ WRITER = textwrap.dedent("""
 
 
 def _seed(path, n):
-    with MemoryStore(path) as s, s._write():
+    with MemoryStore(path) as s, s.tables.write():
         for i in range(n):
             s.remember(f"seed memory number {i} about topic {i % 37} with some padding text " * 3,
                        memory_id=f"seed-{i}", dedupe=False, now=1_700_000_000 + i)

@@ -136,9 +136,27 @@ def test_store_commands_refuse_bad_input(tmp_path, capsys):
     assert "text: must not be empty" in err and "Traceback" not in err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "text": "fine"}\nnot json\n{"id": "b", "text": ""}\n')
-    assert main(["--db", db, "import", str(bad)]) == 1
+    assert main(["--db", db, "import", str(bad)]) != 0
     err = capsys.readouterr().err
-    assert "line 2" in err and "line 3" in err
+    assert "line 2" in err and "line 3" in err and "nothing was imported" in err
+    assert main(["--db", db, "stats", "--json"]) == 0 and json.loads(capsys.readouterr().out)["memories"] == 0
+    assert main(["--db", db, "import", "--partial", str(bad)]) == 1  # some lines were bad, said on stderr
+    captured = capsys.readouterr()
+    assert "1 imported, 2 bad line(s)" in captured.out and "line 2" in captured.err
+    assert main(["--db", db, "stats", "--json"]) == 0 and json.loads(capsys.readouterr().out)["memories"] == 1
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["export", "--out", "/nonexistent/x.jsonl"], "folder /nonexistent does not exist"),
+    (["import", "/nonexistent/x.jsonl"], "cannot read /nonexistent/x.jsonl"),
+])
+def test_store_failures_exit_1_with_a_sentence_not_a_traceback(tmp_path, capsys, argv, words):
+    db = str(tmp_path / "x.db")
+    assert main(["--db", db, "demo"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, *argv]) == 1
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
 
 
 def test_eval_reaches_the_recall_target(capsys):

@@ -78,7 +78,7 @@ def test_edit_save_then_undo_restores(window):
 def test_invalid_input_is_shown_next_to_the_field_and_nothing_is_written(window):
     window.session.select("mem-006")
     before = window.session.store.get("mem-006")
-    window.editor.scope.setText("team:7")
+    window.editor.scope.setText("team 7")
     assert not window.editor.save()
     assert window.editor.errors["scope"].isVisibleTo(window.editor)
     assert "group:ID" in window.editor.errors["scope"].text()

@@ -76,7 +76,7 @@ def open_store(*, create: bool = False, read_only: bool = False):
         return open_default()
     if not create and not os.path.exists(path):
         raise Failure(f"{path} does not exist; create it with 'mnemoscope --db {path} init' (or 'demo')")
-    return MemoryStore(path)
+    return MemoryStore(path, read_only=read_only)
 
 
 def emit_json(data: Any) -> None:

@@ -20,15 +20,12 @@ import click
 from store import KINDS, LAYERS, SENSITIVITIES, MemoryStore, privacy
 from store import activity as activity_log
 from store.backup import BULK_ADVANCE_DAYS, snapshot_before_bulk_change
+from store.capture import SOURCE_KINDS, parse_capture_request
 from store.demo import default_db_path, load_demo
 from store.errors import StoreError
 from store.jsonl import POLICIES
 
 from . import CLI_CLIENT, Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
-
-SOURCE_KINDS = ("observation", "tool_output", "event", "agent_turn", "working_state")
-CAPTURE_OPTIONS = ("source", "source_kind", "context", "reason_to_remember", "proposed_kind", "summary", "tags",
-                   "scope", "sensitivity", "timestamp", "importance")
 
 
 @contextmanager
@@ -291,8 +288,8 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
     """Capture arbitrary JSON content (a FILE, or - for standard input) as a memory.
 
     The JSON is the content itself, or a request object with "content" and any of
-    source, source_kind, context, reason_to_remember, proposed_kind, summary, tags,
-    scope, sensitivity, timestamp, importance."""
+    source, source_kind, context, reason_to_remember, proposed_type (or proposed_kind),
+    summary, tags, scope, sensitivity, timestamp, importance; any other key is refused."""
     try:
         raw = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
     except (OSError, UnicodeDecodeError) as exc:
@@ -305,12 +302,8 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
                               "source": source}
     content = payload
     if isinstance(payload, dict) and "content" in payload:  # a full request with options
-        content = payload["content"]
-        unknown = sorted(set(payload) - {"content", *CAPTURE_OPTIONS})
-        if unknown:  # a misspelt "sensitivty" must not pass as "low"
-            raise Failure(f"capture request in {file} has unknown key(s) {', '.join(unknown)}; "
-                          f"known: content, {', '.join(CAPTURE_OPTIONS)}")
-        kwargs.update({key: payload[key] for key in CAPTURE_OPTIONS if key in payload})
+        content, options = parse_capture_request(payload)  # an unknown key is refused, not dropped
+        kwargs.update(options)
     with open_store(create=True) as store, logged(store, "capture", {"file": file, **kwargs}, client_name) as ids:
         result = store.capture(content, **kwargs)
         ids.append(result.primary.id)
@@ -329,15 +322,18 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
 @click.argument("file")
 @click.option("--on-conflict", type=click.Choice(POLICIES), default="skip", show_default=True,
               help="what to do with an id that exists")
+@click.option("--partial", is_flag=True,
+              help="import the good lines even if some are bad (by default one bad line imports nothing)")
 @client_option
 @json_option
-def import_command(file: str, on_conflict: str, client_name: str, as_json: bool) -> None:
-    """Import memories from a JSONL file."""
+def import_command(file: str, on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:
+    """Import memories from a JSONL file: all of it, or nothing if a line is bad (each bad
+    line is listed with its number and reason)."""
     with open_store(create=True) as store, logged(store, "import", {"file": file, "on_conflict": on_conflict},
                                                   client_name):
         if on_conflict == "overwrite":
             _snapshot_first(store)
-        report = store.import_jsonl(file, policy=on_conflict)
+        report = store.import_jsonl(file, policy=on_conflict, partial=partial)
     if as_json:
         emit_json({"summary": report.summary(), "imported": report.imported,
                    "errors": [{"line": n, "reason": r} for n, r in report.errors]})
