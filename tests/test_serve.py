@@ -107,7 +107,8 @@ def test_stdio_server_calls_every_tool(demo_db):
                                                                    "topic": "work"}))
         out["capture"] = payload(await client.call_tool(
             "capture", {"content": {"subject": "Mara", "predicate": "prefers_editor", "object": "Helix"},
-                        "source_kind": "observation", "reason_to_remember": "editor setup"}))
+                        "source_kind": "observation", "reason_to_remember": "editor setup",
+                        "context": {"task": "setting up her laptop"}, "proposed_type": "semantic"}))
         out["compile"] = payload(await client.call_tool(
             "compile_prompt", {"user_message": "What should I avoid cooking for Mara?", "max_tokens": 2048,
                                "conversation_id": "chat-42"}))
@@ -126,7 +127,9 @@ def test_stdio_server_calls_every_tool(demo_db):
     hits = out["recall"]["hits"]
     assert hits[0]["id"] == "mem-006" and set(hits[0]["why"]) >= {"keyword", "semantic", "recency"}
     assert out["update"]["memory"]["importance"] == 0.9 and out["update"]["changed"] == ["importance", "topic"]
-    assert "Mara prefers editor Helix" in out["capture"]["memory"]["text"]
+    captured = out["capture"]["memory"]
+    assert "Mara prefers editor Helix" in captured["text"] and captured["kind"] == "fact"
+    assert captured["context"] == {"task": "setting up her laptop"}
     compiled = out["compile"]
     assert compiled["messages"][-1]["role"] == "user" and compiled["turn"] == 1
     assert "mem-006" in compiled["ref_map"].values()

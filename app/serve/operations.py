@@ -23,6 +23,7 @@ from pydantic import Field
 
 from store import KINDS, SENSITIVITIES, MemoryStore, conversations
 from store import activity as activity_log
+from store.capture import PROPOSED_TYPES, SOURCE_KINDS
 from store.config import Limits
 from store.errors import NotFound, StoreError, ValidationError
 from store.model import SENSITIVITY_RANK, validate_scope
@@ -258,11 +259,14 @@ class Operations:
         self,
         content: Annotated[Any, Field(description="any JSON: a sentence, a tool's output, an "
                                       "observation {subject, predicate, object}, a working state")],
-        source_kind: Literal["observation", "tool_output", "event", "agent_turn", "working_state"] = "event",
+        source_kind: Literal[SOURCE_KINDS] = "event",  # type: ignore[valid-type]
         source: Short = "",
+        context: Annotated[Any, Field(description="what was going on (any JSON), kept with the memory")] = None,
         reason_to_remember: Annotated[str, Field(max_length=500, description="why this is worth keeping")] = "",
         summary: Annotated[str, Field(max_length=MAX_TEXT, description="one sentence to store instead of "
                                       "the raw content")] = "",
+        proposed_type: Annotated[Literal[tuple(PROPOSED_TYPES)] | None,  # type: ignore[valid-type]
+                                 Field(description="the kind of memory it should become")] = None,
         proposed_kind: Kind | None = None,
         tags: Names = [],  # noqa: B006
         scope: ScopeArg = None,
@@ -274,8 +278,8 @@ class Operations:
         kwargs: dict[str, Any] = {"source_kind": source_kind, "source": source,
                                   "reason_to_remember": reason_to_remember, "summary": summary, "tags": tags,
                                   "scope": self._scope(scope), "sensitivity": sensitivity}
-        if proposed_kind is not None:
-            kwargs["proposed_kind"] = proposed_kind
+        optional = {"context": context, "proposed_type": proposed_type, "proposed_kind": proposed_kind}
+        kwargs.update({k: v for k, v in optional.items() if v is not None})
         result = self.store.capture(content, **kwargs)
         return {"id": result.primary.id, "memory": self._shown(result.primary),
                 "entities_created": [e.name for e in result.created_entities], "edges": len(result.edges),
