@@ -43,6 +43,13 @@ def run_selftest() -> int:
         report["memories_in_prompt"] = len(result.ref_map)
         if not result.ref_map:
             raise RuntimeError("recall found no memories for the self-test question")
+        from store.privacy import scan_text
+
+        # detect-secrets (without requests, which the bundle leaves out) and phonenumbers' data
+        found = sorted(d.what for d in scan_text("key AKIAIOSFODNN7EXAMPLE; call +44 20 7946 0958"))
+        if found != ["AWS Access Key", "phone number"]:
+            raise RuntimeError(f"the privacy check found {found} in its self-test text")
+        report["privacy_check"] = found
 
         from PySide6 import __version__ as pyside_version
         from PySide6.QtCore import QSettings, qVersion

@@ -2,12 +2,12 @@
 imports. Plain Python (sqlite-utils, networkx); no Qt."""
 
 from .config import KINDS, StoreConfig
-from .errors import ConfigError, DatabaseRefused, NotFound, StoreError, ValidationError
+from .errors import ConfigError, DatabaseRefused, ImportRefused, NotFound, StoreError, ValidationError
 from .model import LAYERS, SENSITIVITIES, Memory
 from .store import DeletedMemory, Entity, MemoryStore, RememberResult, TickReport, UpdateResult
 
 __all__ = [
-    "KINDS", "LAYERS", "SENSITIVITIES", "ConfigError", "DatabaseRefused", "DeletedMemory", "Entity", "Memory",
+    "KINDS", "LAYERS", "SENSITIVITIES", "ConfigError", "DatabaseRefused", "ImportRefused", "DeletedMemory", "Entity", "Memory",
     "MemoryStore", "NotFound", "RememberResult", "StoreConfig", "StoreError", "TickReport", "UpdateResult",
     "ValidationError",
 ]

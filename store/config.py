@@ -45,6 +45,18 @@ class Limits:
     duplicate_similarity: float = 0.9
     min_semantic_relevance: float = 0.35
     candidate_limit: int = 400
+    # Ticks that keep what they overwrote (the memories whose layer they changed), so
+    # they can be undone; older ones keep only their summary and transitions.
+    undoable_ticks: int = 100
+
+
+@dataclass(frozen=True)
+class Activity:
+    """How much of the activity log (and of forgotten memories) is kept."""
+
+    keep_entries: int = 20_000
+    keep_days: float = 90.0
+    forgotten_keep_days: float = 90.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,7 @@ class StoreConfig:
     decay: Decay = field(default_factory=Decay)
     weights: Weights = field(default_factory=Weights)
     limits: Limits = field(default_factory=Limits)
+    activity: Activity = field(default_factory=Activity)
 
     @classmethod
     def load(cls, path: str) -> StoreConfig:
@@ -66,7 +79,7 @@ class StoreConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config") -> StoreConfig:
-        sections = {"decay": Decay(), "weights": Weights(), "limits": Limits()}
+        sections = {"decay": Decay(), "weights": Weights(), "limits": Limits(), "activity": Activity()}
         unknown = set(data) - set(sections)
         if unknown:
             raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))}; "
@@ -100,8 +113,13 @@ class StoreConfig:
         for f in fields(Weights):
             if getattr(self.weights, f.name) < 0:
                 raise ConfigError(f"{source}: weights.{f.name} must not be negative")
+        if self.limits.undoable_ticks < 1:
+            raise ConfigError(f"{source}: limits.undoable_ticks must be at least 1, got {self.limits.undoable_ticks}")
         if self.limits.max_text_chars <= 0 or not 0 < self.limits.duplicate_similarity <= 1:
             raise ConfigError(f"{source}: limits.max_text_chars must be > 0 and duplicate_similarity in (0, 1]")
+        act = self.activity
+        if act.keep_entries < 1 or act.keep_days <= 0 or act.forgotten_keep_days <= 0:
+            raise ConfigError(f"{source}: activity.keep_entries must be >= 1, keep_days and forgotten_keep_days > 0")
 
 
 def _section(default: Any, values: dict[str, Any], where: str) -> Any:

@@ -45,27 +45,90 @@ def state_at(row: dict, now: float, decay: Decay) -> tuple[float, str]:
     return s, layer_for(s, row["recall_count"], row["ref_time"], now, pinned, decay)
 
 
+def next_change(row: dict, at: float, decay: Decay) -> float | None:
+    """The first moment after ``at`` at which the memory's layer will differ from its
+    layer at ``at`` (no recall assumed), or None if it never will (pinned)."""
+    return next_changes([inputs(row)], at, decay)[0]
+
+
+def inputs(row: dict) -> tuple:
+    """The decay inputs of a stored memory row, as :func:`states_at` takes them."""
+    return row["kind"], row["recall_count"], row.get("half_life_days"), row["pinned"], row["base"], row["ref_time"]
+
+
+def _arrays(rows: list[tuple], decay: Decay):
+    import numpy as np
+
+    kind, rc, hl, pinned, base, ref = zip(*rows)
+    base_hl = np.array([o if o else decay.half_life_days[k] for k, o in zip(kind, hl)], dtype=float)
+    rc = np.array(rc, dtype=float)
+    half_life = base_hl * (1.0 + decay.recall_half_life_growth * np.maximum(rc, 0))
+    return rc, half_life, np.array(pinned, dtype=bool), np.array(base, dtype=float), np.array(ref, dtype=float)
+
+
+def _states(rc, half_life, pinned, base, ref, now, decay: Decay):
+    """Strengths and layer codes (0 habit, 1 fading, 2 edge, 3 archived) at ``now``
+    (one time, or one per memory)."""
+    import numpy as np
+
+    age_days = np.maximum(now - ref, 0.0) / DAY
+    strength = np.where(pinned, base, base * np.power(0.5, age_days / half_life))
+    layer = np.where(strength < decay.edge_below, 2, 1)
+    layer[(rc >= decay.habit_min_recalls) & (strength >= decay.habit_min_strength)] = 0
+    layer[~pinned & ((now - ref) / DAY >= decay.archive_after_days)] = 3
+    return strength, layer
+
+
+_LAYER_NAMES = ("habit", "fading", "edge", "archived")
+
+
 def states_at(rows: list[tuple], now: float, decay: Decay) -> tuple[list[float], list[str]]:
     """Strength and layer of many memories at once (numpy): ``rows`` are
     (kind, recall_count, half_life_days, pinned, base, ref_time) tuples. Same answers as
     :func:`state_at`, for ticks and previews of a whole store."""
+    if not rows:
+        return [], []
+    strength, layer = _states(*_arrays(rows, decay), now, decay)
+    return strength.tolist(), [_LAYER_NAMES[i] for i in layer.tolist()]
+
+
+def next_changes(rows: list[tuple], at: float, decay: Decay) -> list[float | None]:
+    """For each memory (rows as :func:`states_at` takes them), the first moment after
+    ``at`` at which its layer will differ from its layer at ``at``, or None if it never
+    will (pinned).
+
+    Strength only falls, so a layer can change only where strength crosses the habit or
+    the edge line, or when the archive age is reached: a tick reads just the memories
+    whose moment has come instead of every memory."""
+    return tick_states(rows, at, decay)[2]
+
+
+def tick_states(rows: list[tuple], at: float, decay: Decay) -> tuple[list[float], list[str], list[float | None]]:
+    """Strength, layer and next change (see :func:`next_changes`) of many memories at ``at``."""
     import numpy as np
 
     if not rows:
-        return [], []
-    kind, rc, hl, pinned, base, ref = zip(*rows)
-    base_hl = np.array([o if o else decay.half_life_days[k] for k, o in zip(kind, hl)], dtype=float)
-    rc = np.array(rc, dtype=float)
-    pinned = np.array(pinned, dtype=bool)
-    base = np.array(base, dtype=float)
-    ref = np.array(ref, dtype=float)
-    half_life = base_hl * (1.0 + decay.recall_half_life_growth * np.maximum(rc, 0))
-    age_days = np.maximum(now - ref, 0.0) / DAY
-    strength = np.where(pinned, base, base * np.power(0.5, age_days / half_life))
-    layer = np.where(strength < decay.edge_below, "edge", "fading").astype(object)
-    layer[(rc >= decay.habit_min_recalls) & (strength >= decay.habit_min_strength)] = "habit"
-    layer[~pinned & ((now - ref) / DAY >= decay.archive_after_days)] = "archived"
-    return strength.tolist(), layer.tolist()
+        return [], [], []
+    rc, half_life, pinned, base, ref = _arrays(rows, decay)
+    strength, layer_now = _states(rc, half_life, pinned, base, ref, at, decay)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        def crossing(line: float, where):
+            return np.where(where & (base > line), ref + half_life * DAY * np.log2(base / line), np.inf)
+
+        moments = np.sort(np.stack([ref + decay.archive_after_days * DAY, crossing(decay.edge_below, True),
+                                    crossing(decay.habit_min_strength, rc >= decay.habit_min_recalls)]), axis=0)
+    result = np.full(len(rows), np.inf)
+    for moment in moments:
+        # A millisecond past the line, where the float arithmetic has surely crossed it.
+        moment = np.round(moment + 0.001, 3)
+        finite = np.isfinite(moment)
+        probe = np.where(finite, moment, at)
+        _, layer_then = _states(rc, half_life, pinned, base, ref, probe, decay)
+        found = finite & (moment > at) & (layer_then != layer_now) & np.isinf(result)
+        result[found] = moment[found]
+    result[pinned] = np.inf
+    return (strength.tolist(), [_LAYER_NAMES[i] for i in layer_now.tolist()],
+            [None if np.isinf(t) else float(t) for t in result.tolist()])
 
 
 def strength_curve(row: dict, start: float, end: float, decay: Decay, points: int = 200) -> list[tuple[float, float]]:

@@ -40,7 +40,7 @@ def load_demo(store: MemoryStore, now: Any = None) -> ImportReport:
     """Import the demo memories (ages relative to ``now``) and tick once."""
     from .jsonl import import_jsonl
 
-    now = store._now(now)
+    now = store.tables.now(now)
     report = import_jsonl(store, rebased_demo(now), policy="skip", now=now)
     store.tick(now)
     return report

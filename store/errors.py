@@ -40,3 +40,18 @@ class NotFound(StoreError, KeyError):
 
 class ConfigError(StoreError, ValueError):
     """The TOML configuration is unreadable or holds an invalid value."""
+
+
+class ImportRefused(StoreError):
+    """An import found bad lines and wrote nothing. ``errors`` lists every one as
+    (line number, reason); importing with ``partial=True`` takes the good lines."""
+
+    def __init__(self, source: str, errors: list[tuple[int, str]]) -> None:
+        shown = "\n".join(f"  line {n}: {why}" for n, why in errors[:MAX_LISTED])
+        more = f"\n  … and {len(errors) - MAX_LISTED} more" if len(errors) > MAX_LISTED else ""
+        super().__init__(f"{source}: {len(errors)} bad line(s), so nothing was imported; fix them, or import "
+                         f"only the good lines (partial import):\n{shown}{more}")
+        self.errors = errors
+
+
+MAX_LISTED = 50  # bad lines named in the message; ``errors`` keeps them all

@@ -7,7 +7,7 @@ expects nothing passes when recall returns nothing.
 from __future__ import annotations
 
 import json
-import os
+from importlib import resources
 from typing import Any
 
 from .config import StoreConfig
@@ -17,27 +17,34 @@ from .store import MemoryStore
 DEMO_NOW = "2026-11-19T12:00:00Z"
 
 
-def default_cases_path() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.join(os.path.dirname(here), "tests", "data", "recall_eval.jsonl")
+CASES_RESOURCE = ("resources.demo", "recall_eval.jsonl")  # shipped with the demo memories
 
 
-def load_cases(path: str | None) -> list[dict[str, Any]]:
-    path = path or default_cases_path()
-    if not os.path.exists(path):
-        raise StoreError(f"evaluation set {path} not found; pass --cases FILE")
+def load_cases(path: str | None = None) -> list[dict[str, Any]]:
+    """The evaluation cases in ``path``, or the ones shipped with the program."""
+    if path is None:
+        package, name = CASES_RESOURCE
+        text, where = resources.files(package).joinpath(name).read_text(encoding="utf-8"), name
+    else:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text, where = fh.read(), path
+        except FileNotFoundError:
+            raise StoreError(f"evaluation set {path} not found; pass --cases FILE") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreError(f"cannot read the evaluation set {path}: {exc}") from None
     cases = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                case = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise StoreError(f"{path} line {number} is not valid JSON: {exc}") from None
-            if not isinstance(case.get("query"), str) or not isinstance(case.get("expect"), list):
-                raise StoreError(f"{path} line {number}: a case needs 'query' (text) and 'expect' (list of ids)")
-            cases.append(case)
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            case = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise StoreError(f"{where} line {number} is not valid JSON: {exc}") from None
+        if not isinstance(case, dict) or not isinstance(case.get("query"), str) \
+                or not isinstance(case.get("expect"), list):
+            raise StoreError(f"{where} line {number}: a case needs 'query' (text) and 'expect' (list of ids)")
+        cases.append(case)
     return cases
 
 

@@ -14,10 +14,10 @@ def build_graph(store: MemoryStore) -> nx.MultiDiGraph:
     """Nodes carry ``type`` ('memory' or 'entity') and their main fields; every stored
     edge (both directions) is an edge with ``edge`` set to its kind."""
     g = nx.MultiDiGraph()
-    with store._lock:
-        for mid, kind, layer, strength, topic, who in store.conn.execute(
-                "SELECT id, kind, layer, strength, topic, who FROM memories"):
-            g.add_node(mid, type="memory", kind=kind, layer=layer, strength=strength, topic=topic, who=who)
+    with store.tables.reading():
+        for m in store.tables.memories(with_links=False):
+            g.add_node(m.id, type="memory", kind=m.kind, layer=m.layer, strength=m.strength, topic=m.topic,
+                       who=m.who)
         for eid, name, kind, scope in store.conn.execute("SELECT id, name, kind, scope FROM entities"):
             g.add_node(eid, type="entity", name=name, kind=kind, scope=scope)
         for src, edge, dst in store.conn.execute("SELECT src, edge, dst FROM edges"):

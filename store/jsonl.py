@@ -2,8 +2,9 @@
 
 Export is canonical (sorted keys, fixed time format, memories ordered by creation time
 then id), so export → import into an empty store → export gives the same bytes.
-Import checks every line, reports each bad one with its number and reason, imports the
-good ones in one transaction, and resolves id conflicts by policy.
+Import checks every line first and writes nothing if one is bad (naming each bad line
+with its number and reason), unless asked for a partial import; it writes in one
+transaction and resolves id conflicts by policy.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import StoreError, ValidationError
-from .model import ENTITY_KINDS, iso, parse_time, validate_fields
+from .errors import ImportRefused, StoreError, ValidationError
+from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 POLICIES = ("skip", "overwrite", "merge")
 FIELDS = ("id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
           "source_kind", "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at",
-          "pinned", "half_life_days", "entities", "references", "recall_events")
+          "pinned", "half_life_days", "entities", "references", "recall_events", "context", "reason_to_remember")
 
 
 @dataclass
@@ -46,17 +47,27 @@ class ImportReport:
 
 
 def _entity_records(store: MemoryStore, memory_id: str) -> list[dict[str, Any]]:
-    rows = store.conn.execute(
+    rows = store.tables.rows(
         "SELECT e.name, e.kind, e.aliases FROM edges x JOIN entities e ON e.id = x.dst "
-        "WHERE x.src = ? AND x.edge = 'mentions_entity' ORDER BY lower(e.name), e.name", (memory_id,)).fetchall()
+        "WHERE x.src = ? AND x.edge = 'mentions_entity' ORDER BY lower(e.name), e.name", (memory_id,))
     out = []
-    for name, kind, aliases in rows:
-        rec: dict[str, Any] = {"name": name, "kind": kind}
-        al = json.loads(aliases or "[]")
-        if al:
-            rec["aliases"] = al
+    for r in rows:
+        rec: dict[str, Any] = {"name": r["name"], "kind": r["kind"]}
+        aliases = json.loads(r["aliases"] or "[]")
+        if aliases:
+            rec["aliases"] = aliases
         out.append(rec)
     return out
+
+
+def _time(ts: float | None) -> str | float | None:
+    """A stored time for export: ISO 8601, or the raw seconds for one outside the years an
+    ISO time can hold (written by an older version), so the backup still works and
+    importing it names the field."""
+    try:
+        return iso(ts)
+    except (ValueError, OverflowError, OSError):
+        return ts
 
 
 def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
@@ -65,16 +76,30 @@ def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
         "id": mid, "text": row["text"], "kind": row["kind"], "importance": row["importance"],
         "who": row["who"] or "", "topic": row["topic"] or "", "scope": row["scope"],
         "sensitivity": row["sensitivity"], "tags": json.loads(row["tags"] or "[]"), "source": row["source"] or "",
-        "source_kind": row["source_kind"] or "", "created_at": iso(row["created_at"]),
-        "updated_at": iso(row["updated_at"]), "ref_time": iso(row["ref_time"]), "base": row["base"],
-        "recall_count": row["recall_count"], "last_recalled_at": iso(row["last_recalled_at"]),
+        "source_kind": row["source_kind"] or "", "created_at": _time(row["created_at"]),
+        "updated_at": _time(row["updated_at"]), "ref_time": _time(row["ref_time"]), "base": row["base"],
+        "recall_count": row["recall_count"], "last_recalled_at": _time(row["last_recalled_at"]),
         "pinned": bool(row["pinned"]), "half_life_days": row["half_life_days"],
+        "context": None if row["context"] is None else json.loads(row["context"]),
+        "reason_to_remember": row["reason_to_remember"] or "",
         "entities": _entity_records(store, mid),
-        "references": [r[0] for r in store.conn.execute(
+        "references": [r["dst"] for r in store.tables.rows(
             "SELECT dst FROM edges WHERE src = ? AND edge = 'references_record' ORDER BY dst", (mid,))],
-        "recall_events": [iso(r[0]) for r in store.conn.execute(
+        "recall_events": [_time(r["at"]) for r in store.tables.rows(
             "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (mid,))],
     }
+
+
+# Characters that some readers take for a line break (Python's str.splitlines, JavaScript
+# line terminators). json.dumps leaves them raw with ensure_ascii=False; escaped, every
+# line of an export is exactly one memory to any reader.
+_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_LINE_BREAK_TABLE = str.maketrans(_LINE_BREAKS)
+
+
+def _line(record: dict[str, Any]) -> str:
+    text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return text.translate(_LINE_BREAK_TABLE)
 
 
 def export_jsonl(store: MemoryStore, out: Any = None, *, kind: str | None = None, layer: str | None = None,
@@ -84,21 +109,33 @@ def export_jsonl(store: MemoryStore, out: Any = None, *, kind: str | None = None
     ids = [m.id for m in store.list(kind=kind, layer=layer, scope=scope, text=text, min_strength=min_strength,
                                     with_links=False)]
     wanted = set(ids)
-    with store._lock:
-        rows = store._rows("SELECT * FROM memories ORDER BY created_at, id")
-        lines = [json.dumps(memory_record(store, r), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-                 for r in rows if r["id"] in wanted]
+    with store.tables.reading():
+        rows = store.tables.rows("SELECT * FROM memories ORDER BY created_at, id")
+        lines = [_line(memory_record(store, r)) for r in rows if r["id"] in wanted]
     data = "".join(line + "\n" for line in lines)
     if out is None:
         return data
     if isinstance(out, (str, os.PathLike)):
-        tmp = f"{out}.tmp"
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(data)
-        os.replace(tmp, out)
+        _write_file(str(out), data)
     else:
         out.write(data)
     return data
+
+
+def _write_file(path: str, data: str) -> None:
+    """Write ``data`` to ``path`` whole or not at all (a temporary file, then a rename)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise StoreError(f"cannot write {path}: the folder {folder} does not exist")
+    tmp = f"{path}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
@@ -107,11 +144,10 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
     unknown = set(obj) - set(FIELDS) - {"strength", "layer"}
     if unknown:
         raise ValidationError(sorted(unknown)[0], "is not a memory field")
-    mid = obj.get("id")
-    if not isinstance(mid, str) or not mid.strip() or len(mid) > 128 or "\x00" in mid:
-        raise ValidationError("id", f"must be a non-empty string of at most 128 characters, got {mid!r}")
+    mid = validate_id(obj.get("id"))
     editable = {k: obj[k] for k in ("text", "kind", "importance", "who", "topic", "scope", "sensitivity",
-                                    "tags", "source", "source_kind", "pinned") if k in obj}
+                                    "tags", "source", "source_kind", "pinned", "context", "reason_to_remember")
+                if k in obj}
     values = validate_fields(editable, store.config, partial=False)
     created = parse_time(obj["created_at"], "created_at") if obj.get("created_at") is not None else store.now()
     rec = dict(values, id=mid, created_at=created)
@@ -127,10 +163,7 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
     rec["recall_count"] = rc
     rec["last_recalled_at"] = (parse_time(obj["last_recalled_at"], "last_recalled_at")
                                if obj.get("last_recalled_at") else None)
-    hl = obj.get("half_life_days")
-    if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float)) or hl <= 0):
-        raise ValidationError("half_life_days", f"must be a positive number or null, got {hl!r}")
-    rec["half_life_days"] = float(hl) if hl is not None else None
+    rec["half_life_days"] = validate_half_life(obj.get("half_life_days"))
     ents = obj.get("entities") or []
     if not isinstance(ents, list):
         raise ValidationError("entities", "must be a list")
@@ -146,11 +179,15 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
         aliases = e.get("aliases") or []
         if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
             raise ValidationError("entities.aliases", "must be a list of strings")
-        clean_ents.append({"name": e["name"].strip(), "kind": kind, "aliases": aliases})
+        for alias in aliases:
+            check_text("entities.aliases", alias)
+        clean_ents.append({"name": check_text("entities", e["name"]).strip(), "kind": kind, "aliases": aliases})
     rec["entities"] = clean_ents
     refs = obj.get("references") or []
     if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
         raise ValidationError("references", "must be a list of memory ids")
+    for ref in refs:
+        check_text("references", ref)
     rec["references"] = refs
     events = obj.get("recall_events") or []
     if not isinstance(events, list):
@@ -159,31 +196,53 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
     return rec
 
 
-def _lines(source: Any) -> list[str]:
-    looks_like_data = isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{"))
+def _read(source: Any) -> tuple[str, str]:
+    """(text, name for messages) of a path, a string of JSONL, a text or binary stream,
+    or an iterable of lines."""
+    looks_like_data = isinstance(source, str) and ("\n" in source or source.lstrip("\ufeff \t").startswith("{"))
     if isinstance(source, (str, os.PathLike)) and not looks_like_data:
         try:
-            with open(source, encoding="utf-8") as fh:
-                return fh.read().splitlines()
+            with open(source, encoding="utf-8-sig", newline="") as fh:
+                return fh.read(), str(source)
         except OSError as exc:
             raise StoreError(f"cannot read {source}: {exc.strerror or exc}") from None
         except UnicodeDecodeError as exc:
-            raise StoreError(f"{source} is not UTF-8 text: {exc}") from None
+            raise StoreError(f"{source} is not UTF-8 text (byte {exc.start + 1}): {exc.reason}") from None
     if isinstance(source, str):
-        return source.splitlines()
+        return source, "the import"
     if isinstance(source, io.IOBase) or hasattr(source, "read"):
-        return source.read().splitlines()
-    return [str(x) for x in source]
+        data = source.read()
+        if isinstance(data, bytes):
+            try:
+                data = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise StoreError(f"the import is not UTF-8 text (byte {exc.start + 1}): {exc.reason}") from None
+        return data, getattr(source, "name", "the import")
+    return "\n".join(str(x).rstrip("\n") for x in source), "the import"
 
 
-def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any = None) -> ImportReport:
-    """Import memories from JSONL (a path, a string of lines, or a stream)."""
+def _lines(text: str) -> list[str]:
+    """The lines of a JSONL text, split on ``\n`` alone (JSON itself never contains a raw
+    newline, but a memory's text may hold U+2028 or U+0085, which str.splitlines takes
+    for line breaks). A UTF-8 byte order mark and CRLF endings are accepted."""
+    text = text.removeprefix("\ufeff")
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any = None,
+                 partial: bool = False) -> ImportReport:
+    """Import memories from JSONL (a path, a string of lines, or a stream).
+
+    Every line is checked before anything is written. If any line is bad, nothing is
+    imported and :class:`ImportRefused` lists every bad line; with ``partial=True`` the
+    good lines are imported and the bad ones are listed in the report's ``errors``."""
     if policy not in POLICIES:
         raise ValidationError("policy", f"must be one of {', '.join(POLICIES)}, got {policy!r}")
+    text, name = _read(source)
     report = ImportReport()
     parsed: list[tuple[int, dict[str, Any]]] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(_lines(source), 1):
+    for number, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
         try:
@@ -201,8 +260,10 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
             continue
         seen[rec["id"]] = number
         parsed.append((number, rec))
-    tick_now = store._now(now)
-    with store._write():
+    if report.errors and not partial:
+        raise ImportRefused(name, report.errors)
+    tick_now = store.tables.now(now)
+    with store.tables.write():
         for _, rec in parsed:
             exists = store.exists(rec["id"])
             if exists and policy == "skip":
@@ -214,9 +275,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                 report.ids.append(rec["id"])
                 continue
             if exists:
-                store.conn.execute("DELETE FROM edges WHERE src = ? OR dst = ?", (rec["id"], rec["id"]))
-                store.conn.execute("DELETE FROM recall_events WHERE memory_id = ?", (rec["id"],))
-                store.conn.execute("DELETE FROM memories WHERE id = ?", (rec["id"],))
+                store.tables.delete_memory(rec["id"])
                 report.overwritten += 1
             else:
                 report.imported += 1
@@ -225,7 +284,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
         for _, rec in parsed:
             for ref in rec["references"]:
                 if store.exists(ref) and store.exists(rec["id"]):
-                    store._reference(rec["id"], ref, rec["created_at"], [])
+                    store.tables.reference(rec["id"], ref, rec["created_at"], [])
     return report
 
 
@@ -234,10 +293,9 @@ def _insert(store: MemoryStore, rec: dict[str, Any], now: float) -> None:
     row["tags"] = json.dumps(row["tags"], ensure_ascii=False)
     row["pinned"] = int(row["pinned"])
     row["ticked_at"] = now
-    store._insert_row(row, now)
-    store._set_entities(rec["id"], rec["entities"], rec["scope"], rec["created_at"], [], [])
-    store.conn.executemany("INSERT INTO recall_events (memory_id, at) VALUES (?, ?)",
-                           [(rec["id"], t) for t in rec["recall_events"]])
+    store.tables.insert_memory(row, now)
+    store.tables.set_entities(rec["id"], rec["entities"], rec["scope"], rec["created_at"], [], [])
+    store.tables.add_recall_events(rec["id"], rec["recall_events"])
 
 
 def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:
@@ -246,13 +304,15 @@ def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:
     newer = rec["updated_at"] > current.updated_at
     changes: dict[str, Any] = {}
     if newer:
-        for key in ("text", "kind", "importance", "who", "topic", "sensitivity", "source", "source_kind", "pinned"):
+        for key in ("text", "kind", "importance", "who", "topic", "sensitivity", "source", "source_kind", "pinned",
+                    "context", "reason_to_remember"):
             changes[key] = rec[key]
     changes["tags"] = list(dict.fromkeys(current.tags + rec["tags"]))
     changes["entities"] = list(dict.fromkeys(current.entities + [e["name"] for e in rec["entities"]]))
-    store.update(rec["id"], now=max(rec["updated_at"], current.updated_at), **changes)
+    store.update(rec["id"], now=max(rec["updated_at"], current.updated_at), touch=False, **changes)
     if rec["recall_count"] > current.recall_count or rec["ref_time"] > current.ref_time:
-        store.conn.execute(
+        store.tables.conn.execute(
             "UPDATE memories SET recall_count = max(recall_count, ?), ref_time = max(ref_time, ?), "
             "base = CASE WHEN ? > ref_time THEN ? ELSE base END WHERE id = ?",
             (rec["recall_count"], rec["ref_time"], rec["ref_time"], rec["base"], rec["id"]))
+        store.tables.refresh_state(rec["id"])

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -15,11 +17,19 @@ SENSITIVITIES = ("public", "low", "medium", "high", "hyper")
 SENSITIVITY_RANK = {s: i for i, s in enumerate(SENSITIVITIES)}
 LAYERS = ("habit", "fading", "edge", "archived")
 ENTITY_KINDS = ("person", "group", "topic", "tool", "project", "file", "place", "other")
-SCOPE_RE = re.compile(r"^(global|(group|private):[^\s:]{1,128})$")
+# A scope is an opaque name ('global', 'group:7', 'private:ana', 'project-auth'), compared
+# after NFKC normalisation, so that look-alike spellings of one name are one scope.
+SCOPE_RE = re.compile(r"^(?!(?:group|private):$)\S{1,128}$")  # "group:" alone names no group
+SCOPE_HELP = "'global' or a name such as 'group:ID', 'private:ID' or 'project-auth' (no spaces, at most 128)"
+# Format, control, private-use, surrogate and unassigned code points: invisible or
+# meaningless in a name, and a way to make two scopes that look the same.
+_INVISIBLE_CATEGORIES = frozenset(("Cf", "Cc", "Co", "Cs", "Cn"))
 
 # Fields a caller may set on a memory (``remember``/``update``).
 EDITABLE = ("text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
-            "source_kind", "pinned", "entities")
+            "source_kind", "pinned", "entities", "context", "reason_to_remember")
+MAX_CONTEXT_CHARS = 20_000  # a capture's execution context, as JSON
+MAX_REASON_CHARS = 1000
 
 
 @dataclass
@@ -48,6 +58,8 @@ class Memory:
     ticked_at: float | None
     entities: list[str] = field(default_factory=list)
     references: list[str] = field(default_factory=list)
+    context: Any = None  # the execution context a capture came with (any JSON value)
+    reason_to_remember: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,26 +71,57 @@ def iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+# Times the store keeps: from the epoch to the end of year 9999, the range every export
+# (ISO 8601 with a four-digit year) can write back.
+EARLIEST = 0.0
+LATEST = 253402300799.999  # 9999-12-31T23:59:59.999Z
+
+
 def parse_time(value: Any, field_name: str) -> float:
-    """Seconds since the epoch from a number, an ISO 8601 string or a datetime (ms precision)."""
+    """Seconds since the epoch from a number, an ISO 8601 string or a datetime (ms
+    precision), between 1970 and the end of 9999."""
     if isinstance(value, datetime):
         dt = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return round(dt.timestamp(), 3)
-    if isinstance(value, bool):
+        ts = dt.timestamp()
+    elif isinstance(value, bool):
         raise ValidationError(field_name, f"must be a time, got {value!r}")
-    if isinstance(value, (int, float)):
+    elif isinstance(value, (int, float)):
         if not math.isfinite(value):
             raise ValidationError(field_name, f"must be a finite time, got {value!r}")
-        return round(float(value), 3)
-    if isinstance(value, str):
+        ts = float(value)
+    elif isinstance(value, str):
         try:
             dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             raise ValidationError(field_name, f"is not an ISO 8601 time: {value!r}") from None
         if dt.tzinfo is None:
             dt = dt.replace(tzinfo=UTC)
-        return round(dt.timestamp(), 3)
-    raise ValidationError(field_name, f"must be a time (ISO 8601 string or seconds), got {type(value).__name__}")
+        ts = dt.timestamp()
+    else:
+        raise ValidationError(field_name,
+                              f"must be a time (ISO 8601 string or seconds), got {type(value).__name__}")
+    if not EARLIEST <= ts <= LATEST:
+        raise ValidationError(field_name, f"must be a time between 1970 and 9999, got {value!r}")
+    return round(ts, 3)
+
+
+def check_text(name: str, value: str) -> str:
+    """Refuse what SQLite, JSON export or a later reader would choke on: a NUL, or a lone
+    surrogate (half of a UTF-16 pair, which cannot be written as UTF-8)."""
+    if "\x00" in value:
+        raise ValidationError(name, "contains a NUL byte")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError(name, f"contains a lone surrogate U+{ord(value[exc.start]):04X} at character "
+                                    f"{exc.start + 1}; it is not a character and cannot be stored as UTF-8") from None
+    return value
+
+
+def validate_id(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 128:
+        raise ValidationError("id", f"must be a non-empty string of at most 128 characters, got {value!r}")
+    return check_text("id", value)
 
 
 def _clean_str(name: str, value: Any, *, limit: int = 200, allow_empty: bool = True) -> str:
@@ -86,9 +129,7 @@ def _clean_str(name: str, value: Any, *, limit: int = 200, allow_empty: bool = T
         value = ""
     if not isinstance(value, str):
         raise ValidationError(name, f"must be a string, got {type(value).__name__}")
-    if "\x00" in value:
-        raise ValidationError(name, "contains a NUL byte")
-    value = value.strip()
+    value = check_text(name, value).strip()
     if not allow_empty and not value:
         raise ValidationError(name, "must not be empty")
     if len(value) > limit:
@@ -96,12 +137,45 @@ def _clean_str(name: str, value: Any, *, limit: int = 200, allow_empty: bool = T
     return value
 
 
+def validate_context(value: Any) -> Any:
+    """A capture's execution context: any JSON value (None for none), at most
+    MAX_CONTEXT_CHARS as JSON, with no lone surrogate or NUL in it."""
+    if value is None:
+        return None
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("context", f"must be JSON-compatible: {exc}") from None
+    check_text("context", text)
+    if len(text) > MAX_CONTEXT_CHARS:
+        raise ValidationError("context", f"is {len(text):,} characters as JSON; the limit is {MAX_CONTEXT_CHARS:,}")
+    return value
+
+
+def validate_half_life(value: Any) -> float | None:
+    """A memory's own half-life in days (None: its kind's)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValidationError("half_life_days", f"must be a positive number of days or null, got {value!r}")
+    return float(value)
+
+
 def validate_scope(value: Any, name: str = "scope") -> str:
+    """The canonical (NFKC) form of a scope name; refuses invisible characters."""
     if value is None:
         return "global"
-    if not isinstance(value, str) or not SCOPE_RE.match(value):
-        raise ValidationError(name, f"must be 'global', 'group:ID' or 'private:ID', got {value!r}")
-    return value
+    if not isinstance(value, str):
+        raise ValidationError(name, f"must be {SCOPE_HELP}, got {type(value).__name__}")
+    scope = unicodedata.normalize("NFKC", value)
+    invisible = [ch for ch in scope if unicodedata.category(ch) in _INVISIBLE_CATEGORIES]
+    if invisible:
+        codes = ", ".join(dict.fromkeys(f"U+{ord(ch):04X}" for ch in invisible))
+        raise ValidationError(name, f"contains invisible character(s) {codes} in {value!r}; "
+                                    "type the scope name again without them")
+    if not SCOPE_RE.match(scope):
+        raise ValidationError(name, f"must be {SCOPE_HELP}, got {value!r}")
+    return scope
 
 
 def validate_sensitivity(value: Any, name: str = "sensitivity") -> str:
@@ -149,6 +223,11 @@ def validate_fields(values: dict[str, Any], config: StoreConfig, *, partial: boo
         if not isinstance(pinned, bool):
             raise ValidationError("pinned", f"must be true or false, got {pinned!r}")
         out["pinned"] = pinned
+    if "reason_to_remember" in values or not partial:
+        out["reason_to_remember"] = _clean_str("reason_to_remember", values.get("reason_to_remember"),
+                                               limit=MAX_REASON_CHARS)
+    if "context" in values or not partial:
+        out["context"] = validate_context(values.get("context"))
     if "entities" in values:
         ents = values.get("entities") or []
         if isinstance(ents, str) or not isinstance(ents, (list, tuple)):

@@ -11,6 +11,7 @@ back redacted).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 GRAPH_SEEDS = 3
 NEIGHBOUR_SCORE = 0.5  # graph score of a memory reached only through a seed's entity
 MIN_SCORE = 0.12
+MAX_K = 1000  # hits one recall may ask for
 # What scoring reads of a candidate memory (the FTS hits and the graph neighbours alike).
 CANDIDATE_COLUMNS = ("m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, "
                      "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic")
@@ -57,25 +59,30 @@ def _trust_rank(trust: str | None) -> int:
     return SENSITIVITY_RANK[trust]
 
 
-def _visible_scopes(scope: str) -> tuple[str, ...]:
-    scope = validate_scope(scope)
-    return ("global",) if scope == "global" else (scope, "global")
+def _visible_scopes(scope: str | Sequence[str]) -> tuple[str, ...]:
+    """``global`` and the scope, or each of the scopes a trust context names."""
+    names = [scope] if isinstance(scope, str) or scope is None else list(scope)
+    if not names:
+        raise ValidationError("scope", "a trust context must name at least one scope (or 'global')")
+    return tuple(dict.fromkeys([*(validate_scope(s) for s in names), "global"]))
 
 
-def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global", trust: str | None = "medium",
+def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[str] = "global", trust: str | None = "medium",
            now: Any = None, explain: bool = False, reinforce: bool = False) -> list[Hit]:
     """The ``k`` memories most relevant to ``query`` visible from ``scope`` at ``trust``.
+    ``scope`` may be a list: a trust context that names several scopes sees each of
+    them, and ``global``.
 
     Changes nothing unless ``reinforce`` is true, in which case every returned
-    (unredacted) memory counts one recall.
+    (unredacted) memory counts one recall (not in a store opened read-only).
     """
     if not isinstance(query, str):
         raise ValidationError("query", f"must be a string, got {type(query).__name__}")
-    if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
-        raise ValidationError("k", f"must be a positive whole number, got {k!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= MAX_K:
+        raise ValidationError("k", f"must be a whole number from 1 to {MAX_K}, got {k!r}")
     max_rank = _trust_rank(trust)
     scopes = _visible_scopes(scope)
-    now = store._now(now)
+    now = store.tables.now(now)
     cfg = store.config
     w = cfg.weights
     q_terms = list(dict.fromkeys(terms(query)))
@@ -84,8 +91,8 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
     q_vec = vector(query)
     fts = " OR ".join('"' + t.replace('"', '""') + '"' for t in q_terms)
     placeholders = ",".join("?" * len(scopes))
-    with store._lock:
-        rows = store._rows(
+    with store.tables.reading():
+        rows = store.tables.rows(
             f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
             # CROSS JOIN keeps the full-text index as the outer loop: SQLite would
             # otherwise walk every memory of the scope and test each against the index.
@@ -97,6 +104,9 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
         scored: dict[str, dict[str, Any]] = {}
         q_set = set(q_terms)
         for row in rows:
+            rank = SENSITIVITY_RANK.get(row["sensitivity"])
+            if rank is None or rank > max_rank + 1:
+                continue  # unknown sensitivity is denied; two levels above is hidden
             strength, layer = decay.state_at(row, now, cfg.decay)
             if layer == "archived":
                 continue
@@ -106,23 +116,28 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
             if keyword == 0 and semantic < cfg.limits.min_semantic_relevance:
                 continue
             scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=keyword, semantic=semantic,
-                                     graph=0.0, neighbour=False)
-        entity_map = _entities_of(store, list(scored))
-        prelim = sorted(scored.values(), key=lambda r: -(w.keyword * r["keyword"] + w.semantic * r["semantic"]))
+                                     graph=0.0, neighbour=False, redacted=rank > max_rank)
+        # Only what the caller may read takes part in the graph: a memory above its trust
+        # must not pull its neighbours in, nor lend its entities to anyone's score.
+        visible = [r for r in scored.values() if not r["redacted"]]
+        entity_map = _entities_of(store, [r["id"] for r in visible])
+        prelim = sorted(visible, key=lambda r: -(w.keyword * r["keyword"] + w.semantic * r["semantic"]))
         seed_entities: set[str] = set()
         for r in prelim[:GRAPH_SEEDS]:
             seed_entities |= entity_map.get(r["id"], set())
         if seed_entities:
-            for r in scored.values():
+            for r in visible:
                 shared = len(entity_map.get(r["id"], set()) & seed_entities)
                 r["graph"] = min(shared / 3.0, 1.0)
             # Neighbour fallback: memories that share a seed's entity but no query term.
             ph = ",".join("?" * len(seed_entities))
-            neighbours = store._rows(
+            readable = SENSITIVITIES[:max_rank + 1]
+            neighbours = store.tables.rows(
                 f"SELECT DISTINCT {CANDIDATE_COLUMNS} FROM edges x "
                 f"JOIN memories m ON m.id = x.dst WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
-                f"AND m.scope IN ({placeholders}) AND m.layer != 'archived' LIMIT 200",
-                (*seed_entities, *scopes),
+                f"AND m.scope IN ({placeholders}) AND m.layer != 'archived' "
+                f"AND m.sensitivity IN ({','.join('?' * len(readable))}) LIMIT 200",
+                (*seed_entities, *scopes, *readable),
             )
             n_entities = _entities_of(store, [n["id"] for n in neighbours if n["id"] not in scored])
             for row in neighbours:
@@ -134,44 +149,54 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str = "global",
                 shared = len(n_entities.get(row["id"], set()) & seed_entities)
                 scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=0.0,
                                          semantic=max(cosine(q_vec, vector(row["text"])), 0.0),
-                                         graph=min(shared / 3.0, 1.0) * NEIGHBOUR_SCORE, neighbour=True)
+                                         graph=min(shared / 3.0, 1.0) * NEIGHBOUR_SCORE, neighbour=True,
+                                         redacted=False)
                 entity_map[row["id"]] = n_entities.get(row["id"], set())
-        hits: list[Hit] = []
+        ranked: list[tuple[float, Hit]] = []
         for r in scored.values():
-            rank = SENSITIVITY_RANK.get(r["sensitivity"])
-            if rank is None or rank > max_rank + 1:
-                continue  # unknown sensitivity is denied; two levels above is hidden
             score = (w.semantic * r["semantic"] + w.keyword * r["keyword"] + w.importance * r["importance"]
                      + w.recency * r["strength"] + w.graph * r["graph"])
             if r["neighbour"] and score < MIN_SCORE * 2:
                 continue
             if score < MIN_SCORE:
                 continue
-            redacted = rank > max_rank
+            if r["redacted"]:
+                ranked.append((score, _redacted_hit(r, explain)))
+                continue
             why = {"semantic": round(r["semantic"], 3), "keyword": round(r["keyword"], 3),
                    "importance": round(r["importance"], 3), "recency": round(r["strength"], 3),
                    "graph": round(r["graph"], 3), "neighbor": r["neighbour"]} if explain else {}
-            hits.append(Hit(r["id"], round(score, 4), r["kind"], r["layer"], r["scope"], r["sensitivity"],
-                            None if redacted else r["text"], redacted, r["strength"], r["importance"], why,
-                            sorted(_names(store, entity_map.get(r["id"], set())))))
-        hits.sort(key=lambda h: (-h.score, h.id))
-        hits = hits[:k]
-    if reinforce:
+            ranked.append((score, Hit(r["id"], round(score, 4), r["kind"], r["layer"], r["scope"],
+                                      r["sensitivity"], r["text"], False, r["strength"], r["importance"], why,
+                                      sorted(_names(store, entity_map.get(r["id"], set()))))))
+        # A redacted hit keeps its place (an agent may say that something relevant exists)
+        # but shows no score: the place is all a caller learns of how well it matched.
+        ranked.sort(key=lambda sh: (-sh[0], sh[1].id))
+        hits = [h for _, h in ranked[:k]]
+    if reinforce and not store.read_only:  # a read-only store answers, and counts nothing
         targets = [h.id for h in hits if not h.redacted]
         if targets:
-            with store._write():
+            with store.tables.write():
                 for mid in targets:
-                    store._reinforce(mid, now)
+                    store.tables.reinforce(mid, now)  # skips a memory deleted since it was read
     return hits
 
 
+
+
+def _redacted_hit(r: dict[str, Any], explain: bool) -> Hit:
+    """What a caller may know of a memory one level above its trust: that it exists,
+    and its id, kind, layer, scope and sensitivity (implied by the caller's trust);
+    not its text, entities, strength, importance or score."""
+    return Hit(r["id"], 0.0, r["kind"], r["layer"], r["scope"], r["sensitivity"], None, True, 0.0, 0.0,
+               {"redacted": True} if explain else {}, [])
 
 
 def _names(store: MemoryStore, ids: set[str]) -> list[str]:
     if not ids:
         return []
     ph = ",".join("?" * len(ids))
-    return [r[0] for r in store.conn.execute(f"SELECT name FROM entities WHERE id IN ({ph})", list(ids))]
+    return [r["name"] for r in store.tables.rows(f"SELECT name FROM entities WHERE id IN ({ph})", list(ids))]
 
 
 def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str]]:
@@ -179,22 +204,22 @@ def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str
     for start in range(0, len(memory_ids), 500):
         chunk = memory_ids[start:start + 500]
         ph = ",".join("?" * len(chunk))
-        for src, dst in store.conn.execute(
+        for r in store.tables.rows(
                 f"SELECT src, dst FROM edges WHERE edge = 'mentions_entity' AND src IN ({ph})", chunk):
-            out.setdefault(src, set()).add(dst)
+            out.setdefault(r["src"], set()).add(r["dst"])
     return out
 
 
-def brief(store: MemoryStore, limit: int = 5, scope: str = "global", trust: str = "medium",
+def brief(store: MemoryStore, limit: int = 5, scope: str | Sequence[str] = "global", trust: str = "medium",
           now: Any = None) -> str:
     """Wake-up text: the few strongest, most important facts and lessons visible here."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
         raise ValidationError("limit", f"must be a positive whole number, got {limit!r}")
     max_rank = _trust_rank(trust)
     scopes = _visible_scopes(scope)
-    now = store._now(now)
+    now = store.tables.now(now)
     ph = ",".join("?" * len(scopes))
-    rows = store._rows(
+    rows = store.tables.rows(
         "SELECT id, text, kind, importance, sensitivity, recall_count, half_life_days, pinned, base, ref_time "
         f"FROM memories WHERE kind IN ('fact', 'lesson') AND scope IN ({ph}) AND layer != 'archived'", scopes)
     ranked = []

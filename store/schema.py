@@ -10,8 +10,15 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 7
 MIGRATION_SET = "mnemoscope"
+# SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
+# program's id is refused before anything is written to it.
+APPLICATION_ID = int.from_bytes(b"MNEM", "big")
+# SQLite's own folding of case and accents for the terms index. Not the trigram
+# tokenizer: it matches only queries of three characters or more, and two-syllable
+# Korean and two-character Chinese words are the common case; bigram terms do that job.
+FTS_TOKENIZER = "unicode61 remove_diacritics 2"
 
 migrations = Migrations(MIGRATION_SET)
 
@@ -36,15 +43,7 @@ def m001_initial(db: Database) -> None:
     db["memories"].create_index(["scope", "layer"])
     db["memories"].create_index(["layer"])
     db["memories"].create_index(["created_at"])
-    db["memories"].enable_fts(["terms"], create_triggers=True, tokenize="unicode61")
-    # Re-index only when the terms change: a tick rewrites strength and layer of every
-    # row, and re-indexing each one made a 100,000-memory tick five times slower.
-    db.execute('DROP TRIGGER "memories_au"')
-    db.execute(
-        'CREATE TRIGGER "memories_au" AFTER UPDATE OF "terms" ON "memories" BEGIN\n'
-        '  INSERT INTO "memories_fts" ("memories_fts", rowid, "terms") VALUES(\'delete\', old.rowid, old."terms");\n'
-        '  INSERT INTO "memories_fts" (rowid, "terms") VALUES (new.rowid, new."terms");\nEND'
-    )
+    _index_terms(db, "unicode61")
     db["entities"].create(
         {"id": str, "name": str, "kind": str, "scope": str, "aliases": str, "created_at": float},
         pk="id", not_null={"name", "kind", "scope"}, defaults={"aliases": "[]"},
@@ -70,9 +69,104 @@ def m001_initial(db: Database) -> None:
     )
     db.execute("CREATE INDEX idx_tick_log_tick ON tick_log (tick_id)")
     db["meta"].insert_all(
-        [{"key": "schema_version", "value": str(SCHEMA_VERSION)}, {"key": "clock_offset", "value": "0"}],
+        [{"key": "schema_version", "value": "1"}, {"key": "clock_offset", "value": "0"}],
         replace=True,
     )
+
+
+@migrations()
+def m002_activity(db: Database) -> None:
+    """The activity log of agents' calls, forgotten memories kept for restoring, and the
+    citation maps of agents' compiled prompts (see ``store/activity.py`` and
+    ``store/conversations.py``)."""
+    db["activity"].create(
+        {"id": int, "at": float, "client": str, "door": str, "tool": str, "scope": str, "trust": str,
+         "summary": str, "args": str, "memory_ids": str, "duration_ms": float, "ok": int, "error": str},
+        pk="id", not_null={"at", "client", "door", "tool"},
+        defaults={"scope": "", "trust": "", "summary": "", "args": "{}", "memory_ids": "[]", "duration_ms": 0.0,
+                  "ok": 1, "error": ""},
+    )
+    db["activity"].create_index(["at"])
+    db["forgotten"].create({"memory_id": str, "at": float, "client": str, "text": str, "payload": str},
+                           pk="memory_id", not_null={"at", "payload"})
+    db["conversations"].create(
+        {"conversation_id": str, "turn": int, "at": float, "model": str, "query": str, "ref_map": str},
+        pk=("conversation_id", "turn"), not_null={"at", "ref_map"},
+    )
+    db["conversations"].create_index(["at"])
+    db["meta"].insert({"key": "schema_version", "value": "2"}, replace=True)
+
+
+@migrations()
+def m003_application_id(db: Database) -> None:
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db["meta"].insert({"key": "schema_version", "value": "3"}, replace=True)
+
+
+@migrations()
+def m004_every_script(db: Database) -> None:
+    """Recall in every script: the terms of each memory are worked out again (words of
+    any script, accents folded, Korean and Japanese bigrams), in place, and the index is
+    rebuilt with SQLite's own case and accent folding (unicode61 remove_diacritics 2)."""
+    from .text import term_string
+
+    db["memories"].disable_fts()
+    rows = db.execute("SELECT rowid, text, who, topic FROM memories").fetchall()
+    db.conn.executemany("UPDATE memories SET terms = ? WHERE rowid = ?",
+                        [(term_string(text, who or "", topic or ""), rowid) for rowid, text, who, topic in rows])
+    _index_terms(db, FTS_TOKENIZER)
+    db["meta"].insert({"key": "schema_version", "value": "4"}, replace=True)
+
+
+def _index_terms(db: Database, tokenize: str) -> None:
+    """The full-text index of the memories' terms (filled from the rows there are)."""
+    db["memories"].enable_fts(["terms"], create_triggers=True, tokenize=tokenize)
+    # Re-index only when the terms change: a tick rewrites strength and layer of every
+    # row, and re-indexing each one made a 100,000-memory tick five times slower.
+    db.execute('DROP TRIGGER "memories_au"')
+    db.execute(
+        'CREATE TRIGGER "memories_au" AFTER UPDATE OF "terms" ON "memories" BEGIN\n'
+        '  INSERT INTO "memories_fts" ("memories_fts", rowid, "terms") VALUES(\'delete\', old.rowid, old."terms");\n'
+        '  INSERT INTO "memories_fts" (rowid, "terms") VALUES (new.rowid, new."terms");\nEND'
+    )
+
+
+@migrations()
+def m005_capture_context(db: Database) -> None:
+    """What a capture brings besides its content: the caller's execution context (JSON)
+    and why it should be remembered."""
+    db["memories"].add_column("context", str)
+    db["memories"].add_column("reason_to_remember", str, not_null_default="")
+    db["meta"].insert({"key": "schema_version", "value": "5"}, replace=True)
+
+
+@migrations()
+def m006_layer_clock(db: Database) -> None:
+    """When each memory's layer will next change, so that a tick reads and writes only the
+    memories whose moment has come; strength is derived from the stored inputs when read
+    (a pure function of time), not rewritten for every memory at every tick. Every
+    moment starts at 0, so the first tick after the upgrade looks at every memory once."""
+    db["memories"].add_column("next_change_at", float)  # NULL: never (a pinned memory)
+    db.execute("UPDATE memories SET next_change_at = 0")
+    db["memories"].create_index(["next_change_at"])
+    last = db.execute("SELECT max(at) FROM ticks WHERE undone != 1").fetchone()[0]
+    if last is not None:
+        db["meta"].insert({"key": "ticked_at", "value": repr(last)}, replace=True)
+    db["meta"].insert({"key": "schema_version", "value": "6"}, replace=True)
+
+
+@migrations()
+def m007_scopes_nfkc(db: Database) -> None:
+    """Scopes are compared in their NFKC form: a scope stored by an older version in
+    another spelling of the same name (full-width letters, a decomposed accent) joins it."""
+    import unicodedata
+
+    for table in ("memories", "entities"):
+        for (scope,) in db.execute(f"SELECT DISTINCT scope FROM {table}").fetchall():
+            canonical = unicodedata.normalize("NFKC", scope)
+            if canonical != scope:
+                db.execute(f"UPDATE {table} SET scope = ? WHERE scope = ?", (canonical, scope))
+    db["meta"].insert({"key": "schema_version", "value": "7"}, replace=True)
 
 
 KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)

@@ -10,52 +10,35 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import threading
 import time
 import uuid
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 
-from . import decay
+from . import activity, decay
+from .capture import CaptureResult, capture, check_request_keys
 from .config import KINDS, StoreConfig
 from .errors import DatabaseRefused, NotFound, StoreError, ValidationError
+from .jsonl import ImportReport, export_jsonl, import_jsonl
 from .model import (
-    ENTITY_KINDS,
     LAYERS,
     SENSITIVITIES,
     Memory,
-    parse_time,
+    iso,
     validate_fields,
+    validate_half_life,
+    validate_id,
     validate_scope,
 )
-from .schema import KNOWN_MIGRATIONS, MIGRATION_SET, SCHEMA_VERSION, migrations
+from .recall import Hit, brief, recall
+from .schema import SCHEMA_VERSION, migrations
+from .tables import MEMORY_COLUMNS, Entity, Tables, context_json, open_connection
 from .text import cosine, term_string, vector
 
-SQLITE_HEADER = b"SQLite format 3\x00"
 CONFIG_ENV = "MNEMOSCOPE_CONFIG"  # a TOML file with the store's numbers
-BUSY_TIMEOUT_MS = 10_000
-_MEMORY_COLUMNS = (
-    "id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source", "source_kind",
-    "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at", "pinned",
-    "half_life_days", "strength", "layer", "ticked_at",
-)
-_SELECT = "SELECT " + ", ".join(_MEMORY_COLUMNS) + " FROM memories"
-
-
-@dataclass
-class Entity:
-    id: str
-    name: str
-    kind: str
-    scope: str
-    aliases: list[str]
 
 
 @dataclass
@@ -67,6 +50,7 @@ class RememberResult:
     before: Memory | None = None  # the reinforced memory before, when not created
     entities_created: list[Entity] = field(default_factory=list)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
+    conflicts: list = field(default_factory=list)  # likely conflicts with older memories (store.conflicts)
 
 
 @dataclass
@@ -114,42 +98,33 @@ class MemoryStore:
     """The decay store over one SQLite file (``":memory:"`` for an in-memory one)."""
 
     def __init__(self, path: str | os.PathLike = ":memory:", config: StoreConfig | None = None,
-                 *, create: bool = True) -> None:
+                 *, create: bool = True, read_only: bool = False) -> None:
         self.path = str(path)
         if config is None and os.environ.get(CONFIG_ENV):
             config = StoreConfig.load(os.environ[CONFIG_ENV])
         self.config = config or StoreConfig()
-        self._lock = threading.RLock()
-        in_memory = self.path == ":memory:"
-        if not in_memory:
-            exists = os.path.exists(self.path)
-            if not exists and not create:
-                raise DatabaseRefused(self.path, "missing", f"{self.path} does not exist")
-            if exists:
-                _check_file(self.path)
-            elif not os.path.isdir(os.path.dirname(os.path.abspath(self.path))):
-                raise DatabaseRefused(self.path, "unreadable",
-                                      f"cannot create {self.path}: its folder does not exist")
-        try:
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                   check_same_thread=False)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            if not in_memory and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: a 100,000-memory tick stays in memory
-        except sqlite3.DatabaseError as exc:
-            raise DatabaseRefused(self.path, "unreadable", f"cannot open {self.path}: {exc}") from None
+        conn, read_only = open_connection(self.path, create=create, read_only=read_only)
         self.conn = conn
+        self.tables = Tables(conn, self.path, self.config, read_only=read_only)
         self.db = Database(conn)
         if migrations.pending(self.db):
-            with self._write():
+            if read_only:
+                conn.close()
+                raise DatabaseRefused(self.path, "unreadable",
+                                      f"{self.path} was written by an older Mnemoscope and must be upgraded, "
+                                      "but it is read-only here; open it once where it may be written")
+            with self.tables.write():
                 migrations.apply(self.db)
+
+    @property
+    def read_only(self) -> bool:
+        """True when the database is open read-only (asked for, or a file or folder we
+        may not write): reads work, every write raises :class:`StoreError`."""
+        return self.tables.read_only
 
     # -- plumbing ------------------------------------------------------------------------
     def close(self) -> None:
-        with self._lock:
+        with self.tables.reading():
             self.conn.close()
 
     def __enter__(self) -> MemoryStore:
@@ -158,90 +133,35 @@ class MemoryStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction. ``BEGIN IMMEDIATE`` takes the write lock up front, so a
-        writer in another process makes us wait (busy timeout) instead of failing."""
-        with self._lock:
-            if self.conn.in_transaction:  # nested: part of the caller's transaction
-                yield self.conn
-                return
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StoreError(f"the database {self.path} is busy (another program is writing); "
-                                 f"try again: {exc}") from None
-            try:
-                yield self.conn
-            except BaseException:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                raise
-            else:
-                self.conn.execute("COMMIT")
-
-    def _rows(self, sql: str, params: tuple | list = ()) -> list[dict[str, Any]]:
-        with self._lock:
-            cur = self.conn.execute(sql, params)
-            names = [d[0] for d in cur.description]
-            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-
-    def _meta(self, key: str, default: str | None = None) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else default
-
-    def _set_meta(self, key: str, value: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
-
     def data_version(self) -> int:
         """Changes whenever another connection commits a write (for live refresh)."""
-        with self._lock:
+        with self.tables.reading():
             return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
     # -- the clock -----------------------------------------------------------------------
     @property
     def clock_offset(self) -> float:
-        with self._lock:
-            return float(self._meta("clock_offset", "0") or 0)
+        return self.tables.clock_offset()
 
     def now(self) -> float:
         """The store's clock: real time plus the offset the user advanced it by."""
-        return round(time.time() + self.clock_offset, 3)
-
-    def _now(self, now: Any) -> float:
-        return self.now() if now is None else parse_time(now, "now")
+        return self.tables.now()
 
     def advance(self, days: float) -> float:
         """Move the clock ``days`` forward; returns the new offset in seconds."""
         days = _check_days(days)
-        with self._write():
-            offset = self.clock_offset + days * decay.DAY
-            self._set_meta("clock_offset", repr(offset))
-        return offset
+        with self.tables.write():
+            return self.tables.advance(days)
 
     # -- reading -------------------------------------------------------------------------
-    def _memory(self, row: dict[str, Any], links: tuple[list[str], list[str]] = ([], [])) -> Memory:
-        ents, refs = links
-        return Memory(
-            id=row["id"], text=row["text"], kind=row["kind"], importance=row["importance"], who=row["who"] or "",
-            topic=row["topic"] or "", scope=row["scope"], sensitivity=row["sensitivity"],
-            tags=json.loads(row["tags"] or "[]"), source=row["source"] or "", source_kind=row["source_kind"] or "",
-            created_at=row["created_at"], updated_at=row["updated_at"], ref_time=row["ref_time"],
-            base=row["base"], recall_count=row["recall_count"], last_recalled_at=row["last_recalled_at"],
-            pinned=bool(row["pinned"]), half_life_days=row["half_life_days"], strength=row["strength"],
-            layer=row["layer"], ticked_at=row["ticked_at"], entities=list(ents), references=list(refs),
-        )
-
     def get(self, memory_id: str) -> Memory:
-        with self._lock:
-            rows = self._rows(_SELECT + " WHERE id = ?", (memory_id,))
-            if not rows:
-                raise NotFound("memory", memory_id)
-            return self._memory(rows[0], self._links_for([memory_id]).get(memory_id, ([], [])))
+        found = self.tables.memories("id = ?", (memory_id,))
+        if not found:
+            raise NotFound("memory", memory_id)
+        return found[0]
 
     def exists(self, memory_id: str) -> bool:
-        with self._lock:
-            return self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+        return self.tables.exists(memory_id)
 
     def list(self, *, kind: str | None = None, layer: str | None = None, scope: str | None = None,
              text: str | None = None, min_strength: float | None = None, include_archived: bool = True,
@@ -266,97 +186,55 @@ class MemoryStore:
         if text:
             where.append("text LIKE ? ESCAPE '\\'")
             params.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-        if min_strength is not None:
-            where.append("strength >= ?")
-            params.append(float(min_strength))
-        sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at DESC, id"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        with self._lock:
-            rows = self._rows(sql, params)
-            links = self._links_for([r["id"] for r in rows]) if with_links else {}
-            return [self._memory(r, links.get(r["id"], ([], []))) for r in rows]
-
-    def _links_for(self, ids: list[str]) -> dict[str, tuple[list[str], list[str]]]:
-        """Entity names (sorted) and referenced record ids of each memory in ``ids``."""
-        out: dict[str, tuple[list[str], list[str]]] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            ph = ",".join("?" * len(chunk))
-            for src, name in self.conn.execute(
-                "SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst "
-                f"WHERE x.edge = 'mentions_entity' AND x.src IN ({ph}) ORDER BY e.name", chunk):
-                out.setdefault(src, ([], []))[0].append(name)
-            for src, dst in self.conn.execute(
-                f"SELECT src, dst FROM edges WHERE edge = 'references_record' AND src IN ({ph}) ORDER BY dst",
-                chunk):
-                out.setdefault(src, ([], []))[1].append(dst)
-        return out
+        suffix = " ORDER BY created_at DESC, id"
+        if min_strength is None:
+            if limit is not None:
+                suffix += f" LIMIT {int(limit)}"
+            return self.tables.memories(" AND ".join(where), params, with_links=with_links, suffix=suffix)
+        # Strength is derived when read (as of the last tick), so it is filtered here.
+        found = [m for m in self.tables.memories(" AND ".join(where), params, with_links=with_links, suffix=suffix)
+                 if m.strength >= float(min_strength)]
+        return found if limit is None else found[:int(limit)]
 
     def count(self) -> int:
-        with self._lock:
+        with self.tables.reading():
             return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
-    def stats(self) -> dict[str, Any]:
-        with self._lock:
+    def stats(self, scopes: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
+        """Counts per layer, kind and scope (of the memories in ``scopes`` when given)."""
+        where, params = "", []
+        if scopes is not None:
+            scopes = [validate_scope(s) for s in scopes]
+            where, params = f" WHERE scope IN ({','.join('?' * len(scopes))})", scopes
+        with self.tables.reading():
             layers = dict.fromkeys(LAYERS, 0)
-            layers.update(dict(self.conn.execute("SELECT layer, count(*) FROM memories GROUP BY layer").fetchall()))
+            layers.update(dict(self.conn.execute(f"SELECT layer, count(*) FROM memories{where} GROUP BY layer",
+                                                 params).fetchall()))
             kinds = dict.fromkeys(KINDS, 0)
-            kinds.update(dict(self.conn.execute("SELECT kind, count(*) FROM memories GROUP BY kind").fetchall()))
-            scopes = dict(self.conn.execute("SELECT scope, count(*) FROM memories GROUP BY scope ORDER BY scope"))
+            kinds.update(dict(self.conn.execute(f"SELECT kind, count(*) FROM memories{where} GROUP BY kind",
+                                                params).fetchall()))
+            scope_counts = dict(self.conn.execute(
+                f"SELECT scope, count(*) FROM memories{where} GROUP BY scope ORDER BY scope", params))
             entities = self.conn.execute("SELECT count(*) FROM entities").fetchone()[0]
             offset = self.clock_offset
         return {
             "path": self.path, "memories": sum(layers.values()), "layers": layers, "kinds": kinds,
-            "scopes": scopes, "entities": entities, "clock_offset_days": round(offset / decay.DAY, 4),
-            "now": self.now(), "schema_version": SCHEMA_VERSION,
+            "scopes": scope_counts, "entities": entities, "clock_offset_days": round(offset / decay.DAY, 4),
+            "now": self.now(), "schema_version": SCHEMA_VERSION, "read_only": self.read_only,
         }
 
     def scopes(self) -> list[str]:
-        with self._lock:
+        with self.tables.reading():
             return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM memories ORDER BY scope")]
 
     def recall_events(self, memory_id: str) -> list[float]:
-        with self._lock:
+        with self.tables.reading():
             return [r[0] for r in self.conn.execute(
                 "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (memory_id,))]
 
     # -- entities ------------------------------------------------------------------------
     def entities(self, scope: str | None = None) -> list[Entity]:
-        sql = "SELECT id, name, kind, scope, aliases FROM entities"
-        params: list[Any] = []
-        if scope is not None:
-            sql += " WHERE scope IN (?, 'global')"
-            params.append(scope)
-        with self._lock:
-            return [Entity(r[0], r[1], r[2], r[3], json.loads(r[4] or "[]"))
-                    for r in self.conn.execute(sql + " ORDER BY name", params)]
-
-    def _resolve_entity(self, name: str, kind: str | None, scope: str, now: float,
-                        created: list[Entity], aliases: list[str] | None = None) -> str:
-        """The id of the entity called ``name`` (or with that alias), same scope first,
-        then global; created in ``scope`` when none exists."""
-        low = name.strip().lower()
-        rows = self.conn.execute(
-            "SELECT id, scope FROM entities WHERE lower(name) = ? AND scope IN (?, 'global') "
-            "ORDER BY scope = ? DESC LIMIT 1", (low, scope, scope)).fetchall()
-        if not rows:
-            for eid, escope, al in self.conn.execute(
-                "SELECT id, scope, aliases FROM entities WHERE aliases != '[]' AND scope IN (?, 'global') "
-                "ORDER BY scope = ? DESC", (scope, scope)):
-                if low in (a.lower() for a in json.loads(al)):
-                    rows = [(eid, escope)]
-                    break
-        if rows:
-            return rows[0][0]
-        if kind is not None and kind not in ENTITY_KINDS:
-            raise ValidationError("entities.kind", f"must be one of {', '.join(ENTITY_KINDS)}, got {kind!r}")
-        eid = "e-" + uuid.uuid4().hex[:12]
-        ent = Entity(eid, name.strip(), kind or "other", scope, list(aliases or []))
-        self.conn.execute("INSERT INTO entities (id, name, kind, scope, aliases, created_at) VALUES (?,?,?,?,?,?)",
-                          (eid, ent.name, ent.kind, scope, json.dumps(ent.aliases, ensure_ascii=False), now))
-        created.append(ent)
-        return eid
+        return self.tables.entities(scope)
 
     def add_entity(self, name: str, kind: str = "other", scope: str = "global",
                    aliases: list[str] | None = None) -> Entity:
@@ -365,8 +243,8 @@ class MemoryStore:
             raise ValidationError("name", "an entity needs a name")
         scope = validate_scope(scope)
         created: list[Entity] = []
-        with self._write():
-            eid = self._resolve_entity(name, kind, scope, self.now(), created, aliases)
+        with self.tables.write():
+            eid = self.tables.resolve_entity(name, kind, scope, self.now(), created, aliases)
         return created[0] if created else next(e for e in self.entities() if e.id == eid)
 
     def known_entities_in(self, text: str, scope: str) -> list[str]:
@@ -381,40 +259,15 @@ class MemoryStore:
                     break
         return found
 
-    def _edge_pair(self, src: str, edge: str, dst: str, inverse: str, now: float,
-                   edges: list[tuple[str, str, str]]) -> None:
-        """Write an edge and its inverse; record in ``edges`` the ones that were new."""
-        for a, kind, b in ((src, edge, dst), (dst, inverse, src)):
-            cur = self.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
-                                    (a, kind, b, now))
-            if cur.rowcount:
-                edges.append((a, kind, b))
-
-    def _link(self, memory_id: str, entity_id: str, now: float, edges: list[tuple[str, str, str]]) -> None:
-        self._edge_pair(memory_id, "mentions_entity", entity_id, "mentioned_in", now, edges)
-
     def link_records(self, src_id: str, dst_id: str) -> list[tuple[str, str, str]]:
         """``src`` references ``dst`` (and ``dst`` is referenced by ``src``)."""
         edges: list[tuple[str, str, str]] = []
-        with self._write():
+        with self.tables.write():
             for mid in (src_id, dst_id):
                 if not self.exists(mid):
                     raise NotFound("memory", mid)
-            self._reference(src_id, dst_id, self.now(), edges)
+            self.tables.reference(src_id, dst_id, self.now(), edges)
         return edges
-
-    def _reference(self, src: str, dst: str, now: float, edges: list[tuple[str, str, str]]) -> None:
-        self._edge_pair(src, "references_record", dst, "referenced_by", now, edges)
-
-    def _set_entities(self, memory_id: str, names: list[str], scope: str, now: float,
-                      created: list[Entity], edges: list[tuple[str, str, str]]) -> None:
-        self.conn.execute("DELETE FROM edges WHERE (src = ? AND edge = 'mentions_entity') "
-                          "OR (dst = ? AND edge = 'mentioned_in')", (memory_id, memory_id))
-        for spec in names:
-            name, kind = (spec.get("name"), spec.get("kind")) if isinstance(spec, dict) else (spec, None)
-            aliases = spec.get("aliases") if isinstance(spec, dict) else None
-            eid = self._resolve_entity(name, kind, scope, now, created, aliases)
-            self._link(memory_id, eid, now, edges)
 
     # -- writing -------------------------------------------------------------------------
     def _find_duplicate(self, text: str, scope: str) -> tuple[str, float] | None:
@@ -440,28 +293,25 @@ class MemoryStore:
                  tags: list[str] | None = None, source: str = "", source_kind: str = "",
                  pinned: bool = False, entities: list[Any] | None = None, now: Any = None,
                  memory_id: str | None = None, half_life_days: float | None = None,
-                 dedupe: bool = True) -> RememberResult:
+                 dedupe: bool = True, context: Any = None, reason_to_remember: str = "") -> RememberResult:
         """Write a memory, with choice: near-duplicate text in the same scope reinforces the
         existing memory instead of adding a copy."""
         values = validate_fields(
             {"text": text, "kind": kind, "importance": importance, "who": who, "topic": topic, "scope": scope,
              "sensitivity": sensitivity, "tags": tags or [], "source": source, "source_kind": source_kind,
-             "pinned": pinned}, self.config)
+             "pinned": pinned, "context": context, "reason_to_remember": reason_to_remember}, self.config)
         if entities:
             validate_fields({"entities": entities}, self.config, partial=True)
-        if memory_id is not None and (not isinstance(memory_id, str) or not memory_id.strip()
-                                      or len(memory_id) > 128 or "\x00" in memory_id):
-            raise ValidationError("id", f"must be a non-empty string of at most 128 characters, got {memory_id!r}")
-        if half_life_days is not None and (isinstance(half_life_days, bool) or
-                                           not isinstance(half_life_days, (int, float)) or half_life_days <= 0):
-            raise ValidationError("half_life_days", f"must be a positive number of days, got {half_life_days!r}")
-        now = self._now(now)
-        with self._write():
+        if memory_id is not None:
+            validate_id(memory_id)
+        half_life_days = validate_half_life(half_life_days)
+        now = self.tables.now(now)
+        with self.tables.write():
             if dedupe:
                 dup = self._find_duplicate(values["text"], values["scope"])
                 if dup is not None:
                     before = self.get(dup[0])
-                    self._reinforce(dup[0], now, importance=values["importance"])
+                    self.tables.reinforce(dup[0], now, importance=values["importance"])
                     after = self.get(dup[0])
                     return RememberResult(after, False, f"reinforced existing memory {dup[0]} "
                                           f"(similarity {dup[1]:.2f}) instead of adding a copy", dup[1], before)
@@ -471,7 +321,7 @@ class MemoryStore:
             row = dict(values, id=mid, tags=json.dumps(values["tags"], ensure_ascii=False),
                        pinned=int(values["pinned"]), created_at=now, updated_at=now, ref_time=now, base=1.0,
                        recall_count=0, last_recalled_at=None, half_life_days=half_life_days, ticked_at=now)
-            self._insert_row(row, now)
+            self.tables.insert_memory(row, now)
             names = list(entities or [])
             if values["who"]:
                 names.insert(0, {"name": values["who"], "kind": "person"})
@@ -480,66 +330,59 @@ class MemoryStore:
             names += [k for k in known if k.lower() not in lowered]
             created: list[Entity] = []
             edges: list[tuple[str, str, str]] = []
-            self._set_entities(mid, names, values["scope"], now, created, edges)
-            return RememberResult(self.get(mid), True, f"remembered {mid}", entities_created=created, edges=edges)
+            self.tables.set_entities(mid, names, values["scope"], now, created, edges)
+            from .conflicts import likely_conflicts
 
-    def _insert_row(self, row: dict[str, Any], now: float) -> None:
-        s, layer = decay.state_at(row, now, self.config.decay)
-        row = dict(row, strength=s, layer=layer,
-                   terms=term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
-        cols = [*_MEMORY_COLUMNS, "terms"]
-        self.conn.execute(f"INSERT INTO memories ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                          [row.get(c) for c in cols])
-
-    def _reinforce(self, memory_id: str, now: float, importance: float | None = None) -> None:
-        row = self._rows("SELECT * FROM memories WHERE id = ?", (memory_id,))[0]
-        row["recall_count"] += 1
-        row["base"] = 1.0
-        row["ref_time"] = now
-        row["last_recalled_at"] = now
-        if importance is not None:
-            row["importance"] = max(row["importance"], importance)
-        s, layer = decay.state_at(row, now, self.config.decay)
-        self.conn.execute(
-            "UPDATE memories SET recall_count = ?, base = 1.0, ref_time = ?, last_recalled_at = ?, "
-            "importance = ?, strength = ?, layer = ?, ticked_at = ? WHERE id = ?",
-            (row["recall_count"], now, now, row["importance"], s, layer, now, memory_id))
-        self.conn.execute("INSERT INTO recall_events (memory_id, at) VALUES (?, ?)", (memory_id, now))
+            conflicts = likely_conflicts(self, mid)
+            message = f"remembered {mid}" + "".join(f"; it may conflict with {c.older} ({c.summary()})"
+                                                    for c in conflicts)
+            return RememberResult(self.get(mid), True, message, entities_created=created, edges=edges,
+                                  conflicts=conflicts)
 
     def reinforce(self, memory_id: str, now: Any = None) -> UpdateResult:
         """Count one recall of a memory: it is refreshed and its half-life grows."""
-        now = self._now(now)
-        with self._write():
+        now = self.tables.now(now)
+        with self.tables.write():
             before = self.get(memory_id)
-            self._reinforce(memory_id, now)
+            self.tables.reinforce(memory_id, now)
             return UpdateResult(before, self.get(memory_id))
 
-    def update(self, memory_id: str, now: Any = None, **changes: Any) -> UpdateResult:
+    def update(self, memory_id: str, now: Any = None, *, touch: bool = True, **changes: Any) -> UpdateResult:
         """Change fields of a memory (any of text, kind, importance, who, topic, scope,
-        sensitivity, tags, source, source_kind, pinned, entities)."""
+        sensitivity, tags, source, source_kind, pinned, entities).
+
+        A person's edit touches the memory (``touch``): its strength goes on from where it
+        is at ``now`` but its archive clock starts again, as if it had just been written.
+        It is not a recall: the recall count and half-life stay. An import's merge passes
+        ``touch=False`` and keeps the times it brings."""
         values = validate_fields(changes, self.config, partial=True)
-        now = self._now(now)
-        with self._write():
+        now = self.tables.now(now)
+        with self.tables.write():
             before = self.get(memory_id)
             entity_names = values.pop("entities", None)
-            if values:
-                row = self._rows("SELECT * FROM memories WHERE id = ?", (memory_id,))[0]
+            if values or entity_names is not None:
+                row = self.tables.memory_row(memory_id)
                 if "tags" in values:
                     values["tags"] = json.dumps(values["tags"], ensure_ascii=False)
                 if "pinned" in values:
                     values["pinned"] = int(values["pinned"])
+                if "context" in values:
+                    values["context"] = context_json(values["context"])
                 row.update(values)
                 row["updated_at"] = now
-                s, layer = decay.state_at(row, row["ticked_at"] or now, self.config.decay)
-                row["strength"], row["layer"] = s, layer
+                sets = [*values, "updated_at", "strength", "layer", "ticked_at", "next_change_at", "terms"]
+                if touch and now > row["ref_time"]:
+                    row["base"] = decay.state_at(row, now, self.config.decay)[0]
+                    row["ref_time"] = now
+                    sets += ["base", "ref_time"]
+                row.update(self.tables.state(row, max(row["ticked_at"] or now, self.tables.last_tick(),
+                                                      row["ref_time"])))
                 row["terms"] = term_string(row["text"], row["who"] or "", row["topic"] or "")
-                sets = [*values, "updated_at", "strength", "layer", "terms"]
                 self.conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in sets)} WHERE id = ?",
                                   [row[c] for c in sets] + [memory_id])
             if entity_names is not None:
                 scope = values.get("scope", before.scope)
-                self._set_entities(memory_id, entity_names, scope, now, [], [])
-                self.conn.execute("UPDATE memories SET updated_at = ? WHERE id = ?", (now, memory_id))
+                self.tables.set_entities(memory_id, entity_names, scope, now, [], [])
             return UpdateResult(before, self.get(memory_id))
 
     def pin(self, memory_id: str, now: Any = None) -> UpdateResult:
@@ -550,18 +393,21 @@ class MemoryStore:
 
     def restore_state(self, memory: Memory) -> Memory:
         """Put a memory back exactly as ``memory`` was (undo of an update or reinforcement)."""
-        with self._write():
+        with self.tables.write():
             if not self.exists(memory.id):
                 raise NotFound("memory", memory.id)
-            row = {c: getattr(memory, c) for c in _MEMORY_COLUMNS}
+            row = {c: getattr(memory, c) for c in MEMORY_COLUMNS}
             row["tags"] = json.dumps(memory.tags, ensure_ascii=False)
+            row["context"] = context_json(memory.context)
             row["pinned"] = int(memory.pinned)
             row["terms"] = term_string(memory.text, memory.who, memory.topic)
+            row["next_change_at"] = decay.next_change(row, max(memory.ticked_at or 0.0, self.tables.last_tick()),
+                                                      self.config.decay)
             cols = [c for c in row if c != "id"]
             self.conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
                               [row[c] for c in cols] + [memory.id])
             now = self.now()
-            self._set_entities(memory.id, memory.entities, memory.scope, now, [], [])
+            self.tables.set_entities(memory.id, memory.entities, memory.scope, now, [], [])
             self.conn.execute(
                 "DELETE FROM recall_events WHERE memory_id = ? AND rowid NOT IN (SELECT rowid FROM recall_events "
                 "WHERE memory_id = ? ORDER BY at LIMIT ?)", (memory.id, memory.id, memory.recall_count))
@@ -569,22 +415,20 @@ class MemoryStore:
 
     def delete(self, memory_id: str) -> DeletedMemory:
         """Delete a memory and its edges; returns what :meth:`restore` needs."""
-        with self._write():
-            rows = self._rows("SELECT * FROM memories WHERE id = ?", (memory_id,))
-            if not rows:
+        with self.tables.write():
+            row = self.tables.memory_row(memory_id)
+            if row is None:
                 raise NotFound("memory", memory_id)
             edges = [tuple(r) for r in self.conn.execute(
                 "SELECT src, edge, dst, created_at FROM edges WHERE src = ? OR dst = ?", (memory_id, memory_id))]
             events = [r[0] for r in self.conn.execute(
                 "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (memory_id,))]
-            self.conn.execute("DELETE FROM edges WHERE src = ? OR dst = ?", (memory_id, memory_id))
-            self.conn.execute("DELETE FROM recall_events WHERE memory_id = ?", (memory_id,))
-            self.conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-            return DeletedMemory(rows[0], edges, events)
+            self.tables.delete_memory(memory_id)
+            return DeletedMemory(row, edges, events)
 
     def restore(self, deleted: DeletedMemory) -> Memory:
         """Undo :meth:`delete`: the memory comes back with its edges and recall history."""
-        with self._write():
+        with self.tables.write():
             if self.exists(deleted.id):
                 raise ValidationError("id", f"a memory with id {deleted.id!r} already exists")
             row = dict(deleted.row)
@@ -593,92 +437,130 @@ class MemoryStore:
                               [row[c] for c in cols])
             for src, edge, dst, created in deleted.edges:
                 other = dst if src == deleted.id else src
-                if other.startswith("e-") or self.exists(other) or self._entity_exists(other):
+                if other.startswith("e-") or self.exists(other) or self.tables.entity_exists(other):
                     self.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
                                       (src, edge, dst, created))
-            self.conn.executemany("INSERT INTO recall_events (memory_id, at) VALUES (?, ?)",
-                                  [(deleted.id, at) for at in deleted.recall_events])
+            self.tables.add_recall_events(deleted.id, deleted.recall_events)
+            # Its layer and next change as of now: time went on while it was gone (and a
+            # memory forgotten by an older version has no next change stored).
+            self.tables.refresh_state(deleted.id)
             return self.get(deleted.id)
-
-    def _entity_exists(self, eid: str) -> bool:
-        return self.conn.execute("SELECT 1 FROM entities WHERE id = ?", (eid,)).fetchone() is not None
 
     # -- forgetting ----------------------------------------------------------------------
     def _states(self, now: float) -> tuple[list[tuple], list[float], list[str]]:
         rows = self.conn.execute("SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, "
                                  "strength, layer, ticked_at FROM memories").fetchall()
         strengths, layers = decay.states_at([r[2:8] for r in rows], now, self.config.decay)
+        superseded = {r[0] for r in self.conn.execute("SELECT src FROM edges WHERE edge = 'superseded_by'")}
+        if superseded:  # a memory another one replaced stays archived (store.conflicts.supersede)
+            layers = ["archived" if r[1] in superseded else layer for r, layer in zip(rows, layers)]
         return rows, strengths, layers
 
     def project(self, now: Any = None) -> dict[str, tuple[float, str]]:
         """Strength and layer of every memory at ``now``, without writing anything."""
-        now = self._now(now)
-        with self._lock:
+        now = self.tables.now(now)
+        with self.tables.reading():
             rows, strengths, layers = self._states(now)
         return {r[1]: (s, layer) for r, s, layer in zip(rows, strengths, layers)}
 
     def tick(self, now: Any = None, *, advance_days: float | None = None) -> TickReport:
-        """Write every memory's strength, layer and archive state as of ``now`` (after
-        moving the clock ``advance_days`` forward, in the same transaction). Logs each
-        layer transition; the whole tick can be undone with :meth:`undo_tick`."""
+        """Bring every memory's layer and archive state up to ``now`` (after moving the
+        clock ``advance_days`` forward, in the same transaction). Logs each layer
+        transition; the whole tick can be undone with :meth:`undo_tick`.
+
+        Strength is a pure function of time, so a tick writes only what changed: the
+        memories whose layer changes (each knows when that will happen). Every memory's
+        strength reads as of the tick from then on."""
         if advance_days is not None:
             advance_days = _check_days(advance_days)
-        with self._write():
+        tables = self.tables
+        with tables.write():
             offset_before = self.clock_offset
-            offset_after = offset_before
-            if advance_days:
-                offset_after = offset_before + advance_days * decay.DAY
-                self._set_meta("clock_offset", repr(offset_after))
-            now = self._now(now)
-            rows, strengths, layers = self._states(now)
-            updates = []  # (strength, ticked_at, rowid): the layer stays
-            moves = []    # (strength, layer, ticked_at, rowid): the layer changes
-            undo = []
-            transitions = []
+            offset_after = tables.advance(advance_days) if advance_days else offset_before
+            now = tables.now(now)
+            ticked_before = tables.meta("ticked_at")  # the last tick not undone
+            if ticked_before is not None and now < float(ticked_before):
+                raise ValidationError("now", f"{iso(now)} is before the last tick ({iso(float(ticked_before))}); "
+                                             "time only runs forward, so undo the later ticks first to go back")
+            config_before = tables.meta("decay_config")
+            # With other decay numbers than the layers were worked out with, look at every memory.
+            full = config_before != tables.decay_fingerprint()
+            rows = tables.rows("SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, "
+                               "strength, layer, ticked_at, next_change_at FROM memories"
+                               + ("" if full else " WHERE next_change_at <= ?"), () if full else (now,))
+            moves, nexts, undo, transitions = [], [], [], []
             counts: dict[str, int] = {}
-            layer_counts = dict.fromkeys(LAYERS, 0)
-            for row, s, layer in zip(rows, strengths, layers):
-                rowid, mid, old_s, old_layer, old_t = row[0], row[1], row[8], row[9], row[10]
-                layer_counts[layer] += 1
-                if layer != old_layer:
-                    moves.append((s, layer, now, rowid))
-                    undo.append((mid, old_s, old_layer, old_t))
-                    transitions.append((mid, old_layer, layer, old_s, s))
-                    label = _transition_label(old_layer, layer)
+            strengths, layers, next_changes = decay.tick_states([decay.inputs(r) for r in rows], now,
+                                                                self.config.decay)
+            for row, s, layer, next_at in zip(rows, strengths, layers, next_changes):
+                if layer != row["layer"]:
+                    moves.append((s, layer, now, next_at, row["rowid"]))
+                    undo.append((row["id"], row["strength"], row["layer"], row["ticked_at"]))
+                    transitions.append((row["id"], row["layer"], layer, row["strength"], s))
+                    label = _transition_label(row["layer"], layer)
                     counts[label] = counts.get(label, 0) + 1
-                elif s != old_s or old_t != now:
-                    updates.append((s, now, rowid))
-                    undo.append((mid, old_s, old_layer, old_t))
-            # Setting the layer only where it changes spares two index updates per row.
-            self.conn.executemany("UPDATE memories SET strength = ?, ticked_at = ? WHERE rowid = ?", updates)
-            self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ? WHERE rowid = ?",
-                                  moves)
-            changed = len(updates) + len(moves)
-            summary = json.dumps({"counts": counts, "changed": changed}, ensure_ascii=False)
-            blob = _pack_undo(undo)
+                elif next_at != row["next_change_at"]:
+                    nexts.append((next_at, row["rowid"]))
+            self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
+                                  "WHERE rowid = ?", moves)
+            self.conn.executemany("UPDATE memories SET next_change_at = ? WHERE rowid = ?", nexts)
+            tables.set_meta("ticked_at", repr(now))
+            tables.set_meta("decay_config", tables.decay_fingerprint())
+            info = {"counts": counts, "changed": len(moves), "ticked_before": ticked_before}
+            if full:  # what an undo puts back; kept only when it differs (it is a few hundred bytes)
+                info["config_before"] = config_before
             tick_id = self.conn.execute(
                 "INSERT INTO ticks (at, offset_before, offset_after, created, summary, undo) VALUES (?,?,?,?,?,?)",
-                (now, offset_before, offset_after, time.time(), summary, blob)).lastrowid
+                (now, offset_before, offset_after, time.time(), json.dumps(info, ensure_ascii=False),
+                 _pack_undo(undo))).lastrowid
             self.conn.executemany(
                 "INSERT INTO tick_log (tick_id, memory_id, from_layer, to_layer, strength_before, strength_after) "
                 "VALUES (?,?,?,?,?,?)", [(tick_id, *t) for t in transitions])
+            # Only the last ``undoable_ticks`` keep their undo record: the history stays bounded.
+            self.conn.execute(
+                "UPDATE ticks SET undo = NULL WHERE undo IS NOT NULL AND id <= "
+                "(SELECT id FROM ticks ORDER BY id DESC LIMIT 1 OFFSET ?)", (self.config.limits.undoable_ticks,))
+            activity.prune(self, now)
+            layer_counts = dict.fromkeys(LAYERS, 0)
+            layer_counts.update(self.conn.execute("SELECT layer, count(*) FROM memories GROUP BY layer").fetchall())
         return TickReport(tick_id, now, [(t[0], t[1], t[2]) for t in transitions], counts, layer_counts,
-                          changed, offset_before, offset_after)
+                          len(moves), offset_before, offset_after)
 
     def undo_tick(self, tick_id: int) -> TickReport:
         """Put back every memory a tick changed, and the clock as it was before it."""
-        with self._write():
-            row = self.conn.execute("SELECT undo, offset_before, offset_after, undone, at FROM ticks WHERE id = ?",
-                                    (tick_id,)).fetchone()
+        tables = self.tables
+        with tables.write():
+            row = self.conn.execute("SELECT undo, offset_before, offset_after, undone, at, summary FROM ticks "
+                                    "WHERE id = ?", (tick_id,)).fetchone()
             if row is None:
                 raise NotFound("tick", str(tick_id))
-            blob, before, after, undone, at = row
+            blob, before, after, undone, at, summary = row
             if undone:
                 raise StoreError(f"tick {tick_id} was already undone")
+            if blob is None:
+                n = self.config.limits.undoable_ticks
+                raise StoreError(f"tick {tick_id} can no longer be undone: only the last {n} ticks are kept "
+                                 "undoable (limits.undoable_ticks in the store's TOML settings)")
+            later = self.conn.execute("SELECT id FROM ticks WHERE id > ? AND undone != 1 LIMIT 1",
+                                      (tick_id,)).fetchone()
+            if later is not None:
+                raise StoreError(f"tick {tick_id} cannot be undone before the later tick {later[0]}; "
+                                 "undo the latest tick first")
             undo = _unpack_undo(blob)
             self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ? WHERE id = ?",
                                   [(s, layer, t, mid) for mid, s, layer, t in undo])
-            self._set_meta("clock_offset", repr(before))
+            info = json.loads(summary or "{}")
+            marks = {"ticked_at": info.get("ticked_before")}
+            if "config_before" in info:
+                marks["decay_config"] = info["config_before"]
+            for key, value in marks.items():
+                if value is None:
+                    self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+                else:
+                    tables.set_meta(key, value)
+            for mid, *_ in undo:
+                tables.refresh_next_change(mid)
+            tables.set_meta("clock_offset", repr(before))
             self.conn.execute("UPDATE ticks SET undone = 1 WHERE id = ?", (tick_id,))
             log = self.conn.execute("SELECT memory_id, to_layer, from_layer FROM tick_log WHERE tick_id = ?",
                                     (tick_id,)).fetchall()
@@ -691,44 +573,41 @@ class MemoryStore:
 
     def redo_tick(self, tick_id: int) -> TickReport:
         """Apply an undone tick again (at the same clock time)."""
-        with self._write():
+        with self.tables.write():
             row = self.conn.execute("SELECT at, offset_before, offset_after, undone FROM ticks WHERE id = ?",
                                     (tick_id,)).fetchone()
             if row is None or not row[3]:
                 raise StoreError(f"tick {tick_id} is not undone")
-            self._set_meta("clock_offset", repr(row[1]))
+            self.tables.set_meta("clock_offset", repr(row[1]))
             self.conn.execute("UPDATE ticks SET undone = 2 WHERE id = ?", (tick_id,))
             days = (row[2] - row[1]) / decay.DAY
             return self.tick(now=row[0], advance_days=days or None)
 
     # -- higher-level operations live in their own modules ------------------------------
     def recall(self, query: str, k: int = 5, *, scope: str = "global", trust: str | None = "medium",
-               now: Any = None, explain: bool = False, reinforce: bool = False):
-        from .recall import recall
-
+               now: Any = None, explain: bool = False, reinforce: bool = False) -> list[Hit]:
         return recall(self, query, k=k, scope=scope, trust=trust, now=now, explain=explain, reinforce=reinforce)
 
     def brief(self, limit: int = 5, scope: str = "global", trust: str = "medium", now: Any = None) -> str:
-        from .recall import brief
-
         return brief(self, limit=limit, scope=scope, trust=trust, now=now)
 
-    def capture(self, content: Any, **kwargs: Any):
-        from .capture import capture
-
+    def capture(self, content: Any, **kwargs: Any) -> CaptureResult:
+        """Capture any JSON content as a memory (see :func:`store.capture.capture`); an
+        option that does not exist is a :class:`ValidationError` naming it."""
+        check_request_keys(kwargs)
         return capture(self, content, **kwargs)
 
-    def import_jsonl(self, source: Any, policy: str = "skip", now: Any = None):
-        from .jsonl import import_jsonl
-
-        return import_jsonl(self, source, policy=policy, now=now)
+    def import_jsonl(self, source: Any, policy: str = "skip", now: Any = None, *,
+                     partial: bool = False) -> ImportReport:
+        return import_jsonl(self, source, policy=policy, now=now, partial=partial)
 
     def export_jsonl(self, out: Any = None, **filters: Any) -> str:
-        from .jsonl import export_jsonl
-
         return export_jsonl(self, out, **filters)
 
     def graph(self):
+        """The store as a networkx MultiDiGraph (see :func:`store.graph.build_graph`)."""
+        # networkx is imported only here: it adds a fifth of a second to every start of the
+        # command line and the agents' servers, and the desktop bundle leaves it out.
         from .graph import build_graph
 
         return build_graph(self)
@@ -787,57 +666,6 @@ def _bounded(text: str, needle: str) -> bool:
         if not (before.isascii() and before.isalnum()) and not (after.isascii() and after.isalnum()):
             return True
         start = i + 1
-
-
-def _kind_of_file(header: bytes) -> str:
-    text = all(32 <= b < 127 or b in b"\t\r\n" for b in header)
-    return "it looks like a text file" if text else "its first bytes are not the SQLite header"
-
-
-def _check_file(path: str) -> None:
-    """Refuse, without writing, a file that is not a database, is corrupt, or is newer."""
-    try:
-        with open(path, "rb") as fh:
-            header = fh.read(16)
-    except OSError as exc:
-        raise DatabaseRefused(path, "unreadable", f"cannot read {path}: {exc.strerror or exc}") from None
-    if not header:
-        return  # an empty file is an empty database
-    if header != SQLITE_HEADER:
-        raise DatabaseRefused(path, "not_a_database",
-                              f"{path} is not a SQLite database ({_kind_of_file(header)}); "
-                              "open a Mnemoscope database or create a new one with File › New")
-    uri = Path(path).resolve().as_uri() + "?mode=ro"
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
-    except sqlite3.DatabaseError as exc:
-        raise DatabaseRefused(path, "unreadable", f"cannot open {path}: {exc}") from None
-    try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not tables:
-            return
-        if "_sqlite_migrations" not in tables or "meta" not in tables:
-            raise DatabaseRefused(path, "not_a_database",
-                                  f"{path} is a SQLite database but not a Mnemoscope one (tables: "
-                                  f"{', '.join(sorted(tables)[:6])}); it was left untouched")
-        applied = {r[0] for r in conn.execute(
-            "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", (MIGRATION_SET,))}
-        version_row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = int(version_row[0]) if version_row and str(version_row[0]).isdigit() else 0
-        unknown = applied - KNOWN_MIGRATIONS
-        if unknown or version > SCHEMA_VERSION:
-            raise DatabaseRefused(path, "newer_version",
-                                  f"{path} was written by a newer Mnemoscope (schema version {version}, "
-                                  f"this one reads up to {SCHEMA_VERSION}); upgrade Mnemoscope to open it")
-        conn.execute("SELECT count(*) FROM memories").fetchone()
-        quick = conn.execute("PRAGMA quick_check(1)").fetchone()
-        if quick and quick[0] != "ok":
-            raise DatabaseRefused(path, "corrupt", f"{path} is corrupt ({quick[0]}); restore it from a backup")
-    except sqlite3.DatabaseError as exc:
-        raise DatabaseRefused(path, "corrupt",
-                              f"{path} is corrupt or not a database ({exc}); restore it from a backup") from None
-    finally:
-        conn.close()
 
 
 __all__ = ["MemoryStore", "RememberResult", "UpdateResult", "DeletedMemory", "TickReport", "Entity",

@@ -1,14 +1,29 @@
-"""Text analysis for recall: keyword terms (English words, Chinese character bigrams) and
-hashed character-bigram vectors for a semantic score that needs no model download."""
+"""Text analysis for recall: keyword terms (words of every script; Chinese, Japanese and
+Korean character bigrams) and hashed character-bigram vectors for a semantic score that
+needs no model download."""
 
 from __future__ import annotations
 
 import math
 import re
+import unicodedata
 import zlib
 
-_TOKEN = re.compile(r"[0-9a-z]+(?:'[a-z]+)?|[\u3400-\u9fff\uf900-\ufaff]+", re.IGNORECASE)
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# A word is a run of letters, digits and the combining marks that belong to them, in
+# any script (Indic vowel signs are marks, and a word must not break at them); an
+# English possessive stays attached. Underscores split words, as in "prefers_language".
+_MARKS = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
+_INDIC = "\u0900-\u0963\u0966-\u0dff\u0e00-\u0e7f"  # Devanagari to Sinhala, Thai; not the dandas
+_TOKEN = re.compile(rf"(?:[^\W_]|[{_MARKS}{_INDIC}])+(?:'[a-z]+)?")
+# Scripts written without spaces between words (Chinese, Japanese kana) or whose words
+# carry particles (Korean): matched by character bigrams.
+_BIGRAM_SCRIPTS = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_BIGRAM_RUN = re.compile(rf"[{_BIGRAM_SCRIPTS}]+|[^{_BIGRAM_SCRIPTS}]+")
+_BIGRAM_CHAR = re.compile(rf"[{_BIGRAM_SCRIPTS}]")
+# Accents folded away, as SQLite's unicode61 tokenizer does with remove_diacritics 2:
+# Latin, Greek and Cyrillic diacritics, Hebrew points and Arabic vowel marks. Marks of
+# Indic scripts are letters' parts and stay.
+_FOLDED_MARKS = re.compile(f"[{_MARKS}]")
 STOPWORDS = frozenset(
     "a an and are as at be been but by can could did do does doing for from had has have he her hers him his how i "
     "if in into is it its me my of on or our ours she so than that the their them they this those to was we were "
@@ -37,20 +52,41 @@ def stem(word: str) -> str:
     return w
 
 
+def fold(word: str) -> str:
+    """``word`` in lower case without its accents ("Müller" → "muller", "τσάι" → "τσαι")."""
+    if word.isascii():
+        return word.lower()
+    return unicodedata.normalize("NFC", _FOLDED_MARKS.sub("", unicodedata.normalize("NFD", word.lower())))
+
+
 def terms(text: str) -> list[str]:
-    """Keyword terms of ``text``: stemmed English words without stopwords, and Chinese
-    character bigrams (a lone Chinese character counts as itself)."""
+    """Keyword terms of ``text``: words of every script in lower case without accents
+    (English ones stemmed, stopwords left out), and character bigrams of Chinese,
+    Japanese and Korean (a lone character counts as itself)."""
     out: list[str] = []
-    for tok in _TOKEN.findall(text.lower()):
-        if _CJK.match(tok):
-            if len(tok) == 1:
-                if tok not in CJK_STOP:
-                    out.append(tok)
-            else:
-                out.extend(tok[i:i + 2] for i in range(len(tok) - 1) if tok[i:i + 2] not in CJK_STOP)
-        elif tok not in STOPWORDS and (len(tok) > 1 or tok.isdigit()):
-            out.append(stem(tok))
+    for tok in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
+        if not tok.isascii() and _BIGRAM_CHAR.search(tok):
+            for run in _BIGRAM_RUN.findall(tok):
+                if _BIGRAM_CHAR.match(run):
+                    out.extend(_bigrams(run))
+                else:
+                    out.extend(_word(run))
+        else:
+            out.extend(_word(tok))
     return out
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [] if run in CJK_STOP else [run]
+    return [run[i:i + 2] for i in range(len(run) - 1) if run[i:i + 2] not in CJK_STOP]
+
+
+def _word(tok: str) -> list[str]:
+    tok = fold(tok)
+    if tok in STOPWORDS or (len(tok) < 2 and not tok.isdigit()):
+        return []
+    return [stem(tok) if tok.isascii() else tok]
 
 
 def term_string(text: str, *extra: str) -> str:

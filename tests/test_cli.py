@@ -5,31 +5,23 @@ import sys
 
 import pytest
 
-from app.cli import build_parser, main
+from app.cli import cli, main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def subcommands():
-    parser = build_parser()
-    action = next(a for a in parser._actions if a.dest == "command")
-    return sorted(action.choices)
-
-
-@pytest.mark.parametrize("command", subcommands())
+@pytest.mark.parametrize("command", sorted(cli.commands))
 def test_every_command_has_help(command, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main([command, "--help"])
-    assert exc.value.code == 0
+    assert main([command, "--help"]) == 0
     out = capsys.readouterr().out
-    assert f"usage: mnemoscope {command}" in out and len(out.splitlines()) > 3
+    assert f"Usage: mnemoscope {command}" in out and len(out.splitlines()) > 3
+    assert cli.commands[command].help, f"{command} has no help text"
 
 
 def test_top_level_help_lists_the_commands(capsys):
-    with pytest.raises(SystemExit):
-        main(["--help"])
+    assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for command in ("compile", "quote", "recall", "tick", "export", "eval"):
+    for command in ("compile", "quote", "recall", "tick", "export", "eval", "mcp", "serve", "activity"):
         assert command in out
 
 
@@ -62,18 +54,24 @@ def test_compile_request_file_json_and_anthropic(tmp_path, capsys):
     assert main(["compile", "--request", str(request), "--format", "anthropic"]) == 0
     req = json.loads(capsys.readouterr().out)
     assert req["system"][0]["cache_control"] == {"type": "ephemeral"}
-    assert req["messages"][-1]["role"] == "user" and req["model"] == "claude-sonnet-4.5"
+    assert req["messages"][-1]["role"] == "user" and req["model"] == "claude-sonnet-4-5"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["compile", "--memory", "no-pipes", "--user-message", "x"], "id|tier|content"),
-    (["compile", "--memory", "a|9|x", "--user-message", "x"], "tier must be"),
-    (["compile", "--memory", "a|2|x"], "user message is needed"),
-    (["compile", "--user-message", "x", "--max-tokens", "0"], "max_tokens"),
-    (["compile", "--request", "/nonexistent/req.json"], "cannot read request file"),
+@pytest.mark.parametrize("argv, code, message", [
+    (["compile", "--memory", "no-pipes", "--user-message", "x"], 2, "id|tier|content"),
+    (["compile", "--memory", "a|9|x", "--user-message", "x"], 2, "tier must be"),
+    (["compile", "--memory", "a|2|x"], 2, "user message is needed"),
+    (["compile", "--user-message", "x", "--max-tokens", "0"], 1, "max_tokens"),
+    (["compile", "--request", "/nonexistent/req.json"], 1, "cannot read request file"),
+    (["compile", "--user-message", "x", "--format", "yaml"], 2, "'yaml' is not one of"),
+    (["quote", "--user-message", "x", "--price-per-1k-input-tokens", "-1"], 2, "price-per-1k-input-tokens"),
+    (["no-such-command"], 2, "No such command"),
+    (["quote", "--user-message", "x", "--price-per-1k-input-tokens", "nan"], 2, "finite"),
+    (["quote", "--user-message", "x", "--price-per-1k-input-tokens", "inf"], 2, "finite"),
+    (["compile", "--user-message", "x", "--profile", "fast"], 2, "'fast' is not one of"),
 ])
-def test_compile_bad_input_is_a_clear_error(argv, message, capsys):
-    assert main(argv) == 2
+def test_compile_bad_input_is_a_clear_error(argv, code, message, capsys):
+    assert main(argv) == code
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
@@ -128,16 +126,37 @@ def test_store_commands_end_to_end(tmp_path, capsys):
 
 def test_store_commands_refuse_bad_input(tmp_path, capsys):
     db = str(tmp_path / "x.db")
-    assert main(["--db", db, "recall", "anything"]) == 2
+    assert main(["--db", db, "recall", "anything"]) == 1
     assert "does not exist" in capsys.readouterr().err
     assert main(["--db", db, "init"]) == 0
     assert main(["--db", db, "remember", "x", "--importance", "3"]) == 2
     assert "importance" in capsys.readouterr().err
+    assert main(["--db", db, "remember", "   "]) == 1
+    err = capsys.readouterr().err
+    assert "text: must not be empty" in err and "Traceback" not in err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "text": "fine"}\nnot json\n{"id": "b", "text": ""}\n')
-    assert main(["--db", db, "import", str(bad)]) == 1
+    assert main(["--db", db, "import", str(bad)]) != 0
     err = capsys.readouterr().err
-    assert "line 2" in err and "line 3" in err
+    assert "line 2" in err and "line 3" in err and "nothing was imported" in err
+    assert main(["--db", db, "stats", "--json"]) == 0 and json.loads(capsys.readouterr().out)["memories"] == 0
+    assert main(["--db", db, "import", "--partial", str(bad)]) == 1  # some lines were bad, said on stderr
+    captured = capsys.readouterr()
+    assert "1 imported, 2 bad line(s)" in captured.out and "line 2" in captured.err
+    assert main(["--db", db, "stats", "--json"]) == 0 and json.loads(capsys.readouterr().out)["memories"] == 1
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["export", "--out", "/nonexistent/x.jsonl"], "folder /nonexistent does not exist"),
+    (["import", "/nonexistent/x.jsonl"], "cannot read /nonexistent/x.jsonl"),
+])
+def test_store_failures_exit_1_with_a_sentence_not_a_traceback(tmp_path, capsys, argv, words):
+    db = str(tmp_path / "x.db")
+    assert main(["--db", db, "demo"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, *argv]) == 1
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
 
 
 def test_eval_reaches_the_recall_target(capsys):
@@ -166,6 +185,7 @@ def test_selftest_reports_ok_as_one_json_line(tmp_path):
     report = json.loads(lines[0])
     assert report["ok"] is True and report["memories"] == 65 and report["prompt_tokens"] > 0
     assert os.path.getsize(report["screenshot"]) > 10_000 and report["dots"] > 0
+    assert report["privacy_check"] == ["AWS Access Key", "phone number"]
     assert not (tmp_path / ".local" / "share" / "Mnemoscope").exists()  # the user's data is untouched
 
 
@@ -187,3 +207,40 @@ def test_bare_command_without_a_display_explains_instead_of_crashing(tmp_path):
     out = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True, cwd=tmp_path, env=env,
                          timeout=120)
     assert out.returncode == 2 and "no display" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("use_prompt_caching_split", "no", "use_prompt_caching_split must be true or false"),
+    ("trim_history", 0, "trim_history must be true or false"),
+    ("include_interrupt_instruction", "yes", "include_interrupt_instruction must be true or false"),
+    ("dynamic_directives", {"be": "brief"}, "dynamic_directives must be a str or a list"),
+    ("memories", [{"id": "a", "content": "x", "priority": 2.0}], "memories[0].priority must be 1"),
+])
+def test_compile_request_values_of_the_wrong_type_are_refused(tmp_path, capsys, field, value, message):
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"user_message": "hi", field: value}))
+    assert main(["compile", "--request", str(request)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_compile_warns_when_the_budget_cannot_hold_rules_and_turn(capsys):
+    assert main(["compile", "--user-message", "a question " * 30, "--max-tokens", "20",
+                 "--memory", "a|2|a fact"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: the budget of 20 tokens cannot hold the rules and the current turn" in captured.err
+    assert "--- Current user message ---" in captured.out
+
+
+def test_compile_with_a_profile_and_profile_explain(capsys):
+    assert main(["compile", "--user-message", "hi", "--profile", "conversational", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "SYSTEM_INTERRUPT_FETCH" not in data["messages"][0]["content"]
+    assert data["metadata"]["reserve_output_tokens"] == 1024
+    assert main(["compile", "--user-message", "hi", "--profile", "coding", "--model", "openai/gpt-4o",
+                 "--reserve-output-tokens", "500", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"]["reserve_output_tokens"] == 500
+    assert main(["profile", "explain", "coding", "--model", "openai/gpt-4o"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("coding: ") and "reserve_output_tokens = 32000" in out
+    assert main(["profile", "explain", "nope"]) == 2

@@ -154,7 +154,9 @@ def test_text_caps_by_kind_and_env_override(monkeypatch):
 
 def test_budget_is_capped_by_the_models_context_window():
     result = ContextCompiler(max_tokens=1_000_000, model_id="openai/gpt-4").compile([], "hi")
-    assert result.metadata["tokens_budget"] == 8192
+    md = result.metadata
+    # the window holds the prompt, the chat format around it and the reply's reserve
+    assert md["tokens_budget"] == 8192 - md["reserve_output_tokens"] - md["message_overhead_tokens"]
     unknown = ContextCompiler(max_tokens=1_000_000, model_id="acme/brand-new").compile([], "hi")
     assert unknown.metadata["tokens_budget"] == 1_000_000
 
@@ -245,7 +247,8 @@ def test_metadata_keys_and_message_overhead():
                 "history_messages_dropped", "prompt_cache_used", "cacheable_prefix_tokens", "dynamic_tail_tokens",
                 "budget_exceeded", "tokenizer", "token_count_exact", "message_overhead_tokens"):
         assert key in result.metadata
-    assert result.metadata["message_overhead_tokens"] == 3 * 2 + 3
+    # the cookbook's rule: 3 per message plus its role's tokens, and 3 for the reply
+    assert result.metadata["message_overhead_tokens"] == (3 + 1) * 2 + 3
     json.dumps(result.to_debug_dict())
 
 
@@ -410,14 +413,43 @@ def test_metrics_callback_receives_counts_only():
         ({"max_tokens": 100}, ([], "q", [{"role": "user", "content": 3}]), TypeError,
          r"conversation_messages\[0\]\.content"),
         ({"max_tokens": 100}, ([], "q", "not a list"), TypeError, "conversation_messages"),
-        ({"max_tokens": 100}, ([MemoryItem(id="a", content="x", priority=7)], "q"), ValueError, "tier"),
+        ({"max_tokens": 100}, ([MemoryItem(id="a", content="x", priority=7)], "q"), ValueError,
+         r"memories\[0\]\.priority must be 1"),
+        ({"max_tokens": 100}, ([MemoryItem(id="a", content="x", priority=2.0)], "q"), ValueError,
+         r"memories\[0\]\.priority must be 1 .*got 2\.0"),
+        ({"max_tokens": 100}, ([MemoryItem(id="a", content="x", kind=["x"])], "q"), TypeError,
+         r"memories\[0\]\.kind must be a str"),
+        ({"max_tokens": 100}, ([MemoryItem(id="a", content="x", score="high")], "q"), TypeError,
+         r"memories\[0\]\.score must be a number"),
+        ({"max_tokens": 100, "trim_history": "no"}, None, TypeError, "trim_history must be true or false"),
+        ({"max_tokens": 100}, ([], "q", None, {"use_prompt_caching_split": "no"}), TypeError,
+         "use_prompt_caching_split must be true or false"),
+        ({"max_tokens": 100}, ([], "q", None, {"dynamic_directives": {"a": 1}}), TypeError,
+         "dynamic_directives must be"),
+        ({"max_tokens": 100}, ([], "q", None, {"middle_extras": [("x", 2.5)]}), ValueError,
+         r"middle_extras\[0\] tier must be 1"),
     ],
 )
 def test_bad_input_names_the_field(kwargs, call, error, match):
     with pytest.raises(error, match=match):
         compiler = ContextCompiler(**kwargs)
         if call is not None:
-            compiler.compile(*call)
+            args, options = (call[:3], call[3]) if len(call) == 4 else (call, {})
+            compiler.compile(*args, **options)
+
+
+def test_memory_type_any_case_and_numpy_numbers():
+    import numpy as np
+
+    mems = [MemoryItem(id="p", content="How to deploy.", memory_type="Procedural"),
+            MemoryItem(id="e", content="We met.", memory_type="EPISODIC", score=np.float64(0.5)),
+            MemoryItem(id="s", content="A fact.", priority=np.int64(2), score=np.float32(0.25))]
+    result = ContextCompiler(max_tokens=4000).compile(mems, "q")
+    assert result.ref_map_type == {1: "procedural", 2: "episodic", 3: "semantic"}
+    other = MemoryItem(id="o", content="x")
+    # the same on the path that honours tier overrides
+    result = ContextCompiler(max_tokens=4000).compile(mems + [other], "q", tier_by_memory_id={id(other): 3})
+    assert result.ref_map_type == {1: "procedural", 2: "episodic", 3: "semantic", 4: "episodic"}
 
 
 def test_rebudget_rejects_bad_budgets():

@@ -93,8 +93,8 @@ def test_ticking_hourly_equals_ticking_once(kinds, recalls, ages, days):
     for h in range(1, days * 24 + 1):
         hourly.tick(now=T0 + h * 3600)
     once.tick(now=at(days))
-    a = hourly.conn.execute("SELECT id, strength, layer FROM memories ORDER BY id").fetchall()
-    b = once.conn.execute("SELECT id, strength, layer FROM memories ORDER BY id").fetchall()
+    a = sorted((m.id, m.strength, m.layer) for m in hourly.list())
+    b = sorted((m.id, m.strength, m.layer) for m in once.list())
     assert [(i, layer) for i, _, layer in a] == [(i, layer) for i, _, layer in b]
     for (_, sa, _), (_, sb, _) in zip(a, b):
         assert sa == pytest.approx(sb, rel=1e-12)
@@ -110,8 +110,85 @@ def test_whole_store_projection_matches_the_single_memory_function(demo_store):
 
     now = demo_store.now() + 200 * DAY
     projected = demo_store.project(now)
-    rows = demo_store._rows("SELECT id, kind, recall_count, half_life_days, pinned, base, ref_time FROM memories")
+    rows = demo_store.tables.rows("SELECT id, kind, recall_count, half_life_days, pinned, base, ref_time FROM memories")
     for row in rows:
         s, layer = state_at(row, now, demo_store.config.decay)
         assert projected[row["id"]][1] == layer
         assert projected[row["id"]][0] == pytest.approx(s, rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    specs=st.lists(st.tuples(st.sampled_from(["fact", "lesson", "skill", "reflection", "event"]),
+                             st.integers(0, 8), st.floats(0, 600), st.booleans()), min_size=1, max_size=8),
+    steps=st.lists(st.floats(0.01, 200), min_size=1, max_size=8),
+)
+def test_a_tick_that_writes_only_what_changed_agrees_with_the_full_projection(specs, steps):
+    """Each memory knows when its layer will next change, and a tick reads only those whose
+    moment has come: after every tick (and every undo) the layers and strengths must be
+    exactly what working out every memory from scratch gives."""
+    store = MemoryStore(":memory:")
+    for i, (kind, recalls, age, pinned) in enumerate(specs):
+        mid = store.remember(f"memory {i}", kind=kind, pinned=pinned, now=at(-age), dedupe=False,
+                             memory_id=f"m{i}").memory.id
+        for r in range(recalls):
+            store.reinforce(mid, now=at(-age + r * 0.5))
+    day = 0.0
+    reports = []
+    for step in steps:
+        day += step
+        reports.append(store.tick(now=at(day)))
+        projected = store.project(at(day))
+        for m in store.list():
+            assert m.layer == projected[m.id][1], (m.id, day)
+            assert m.strength == pytest.approx(projected[m.id][0], rel=1e-9)
+    store.undo_tick(reports[-1].tick_id)
+    before = day - steps[-1]
+    if len(reports) > 1:
+        projected = store.project(at(before))
+        assert all(m.layer == projected[m.id][1] for m in store.list())
+    again = store.tick(now=at(day))
+    assert again.counts == reports[-1].counts
+
+
+def test_other_decay_numbers_make_the_next_tick_look_at_every_memory(db_path):
+    from store import StoreConfig
+
+    with MemoryStore(db_path) as store:
+        mid = store.remember("a yearly fact", kind="fact", now=T0).memory.id
+        store.tick(now=at(100))
+        assert store.get(mid).layer == "fading"
+    short = StoreConfig.from_dict({"decay": {"half_life_days": {"fact": 10}}})
+    with MemoryStore(db_path, config=short) as store:
+        report = store.tick(now=at(101))
+        assert store.get(mid).layer == "edge" and report.counts == {"fading → edge": 1}
+
+
+def test_a_tick_writes_only_the_memories_whose_layer_changes(store):
+    for i in range(300):
+        store.remember(f"fact number {i} about the garden", kind="fact", now=T0, dedupe=False)
+    store.remember("a one-off event", kind="event", now=T0)
+    before = store.conn.total_changes
+    report = store.tick(now=at(60))  # only the event reaches the edge
+    assert report.counts == {"fading → edge": 1} and report.changed == 1
+    assert store.conn.total_changes - before < 20  # the moved memory, its log, the tick; not 301 rows
+    assert all(m.strength == pytest.approx(0.5 ** (60 / 365)) for m in store.list(kind="fact"))
+
+
+def test_strength_filters_and_the_graph_read_the_strength_as_of_the_last_tick(store):
+    fact = store.remember("a fact about the lake house", kind="fact", now=T0).memory.id
+    store.tick(now=at(365))  # the fact stays fading: the tick does not write it
+    assert store.get(fact).strength == pytest.approx(0.5)
+    assert store.list(min_strength=0.6) == [] and [m.id for m in store.list(min_strength=0.4)] == [fact]
+    assert store.graph().nodes[fact]["strength"] == pytest.approx(0.5)
+
+
+def test_a_memory_restored_after_a_while_takes_part_in_later_ticks(store):
+    mid = store.remember("a one-off event", kind="event", now=T0).memory.id
+    deleted = store.delete(mid)
+    deleted.row.pop("next_change_at")  # as an older version kept it
+    store.tick(now=at(60))
+    store.restore(deleted)
+    assert store.get(mid).layer == "edge"  # worked out as of the last tick
+    store.tick(now=at(401))
+    assert store.get(mid).layer == "archived"

@@ -47,3 +47,24 @@ def test_importing_store_and_compiler_loads_no_qt():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_the_doors_import_no_qt_and_the_window_no_doors():
+    # The command line may start the window, but only through app.ui.launch, lazily.
+    for folder in ("app/serve", "app/cli"):
+        found = [(p.name, m) for p, m in imports_of(folder) if m.split(".")[0] in QT]
+        assert found == [], f"{folder} imports Qt: {found}"
+    found = [(p.name, m) for p, m in imports_of("app/ui") if m.lstrip(".").split(".")[0] in ("cli", "serve")
+             or m.startswith(("app.cli", "app.serve"))]
+    assert found == [], f"the window imports the doors: {found}"
+
+
+def test_starting_the_mcp_server_loads_no_qt():
+    import subprocess
+    import sys
+
+    code = ("import sys, app.cli, app.serve.mcp_server, app.serve.http_api; "
+            f"print([m for m in sys.modules if m.split('.')[0] in {QT!r}])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

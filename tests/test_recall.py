@@ -75,3 +75,77 @@ def test_graph_neighbour_fallback_finds_linked_memories(store):
     assert hits[0].text.startswith("Theo studies")
     neighbour = [h for h in hits if h.why["neighbor"]]
     assert neighbour and neighbour[0].text.startswith("He visited")
+
+
+def test_a_memory_above_trust_is_never_a_graph_seed(store):
+    store.remember("Ana sees an oncologist, Dr. Okafor, every month.", sensitivity="hyper",
+                   entities=["Dr. Okafor"], importance=0.9)
+    store.remember("Dr. Okafor runs the infectious disease clinic.", sensitivity="public",
+                   entities=["Dr. Okafor"], importance=0.9)
+    for trust in ("public", "low", "medium", "high"):
+        hits = store.recall("Ana oncologist monthly", k=5, trust=trust, explain=True)
+        assert all("infectious" not in (h.text or "") for h in hits), trust
+    # With the trust to see it, the neighbour comes back through the graph as before.
+    hits = store.recall("Ana oncologist monthly", k=5, trust="hyper", explain=True)
+    assert any("infectious" in (h.text or "") and h.why["neighbor"] for h in hits)
+
+
+def test_a_redacted_hit_carries_nothing_that_depends_on_its_text(store):
+    store.remember("Ana has diabetes and sees Dr. Okafor.", sensitivity="high", entities=["Ana", "Dr. Okafor"])
+    seen = []
+    for q in ("Ana diabetes", "Ana cancer"):
+        hits = store.recall(q, k=5, trust="medium", explain=True)
+        assert len(hits) == 1 and hits[0].redacted
+        h = hits[0]
+        assert h.text is None and h.entities == [] and h.score == 0 and h.strength == 0 and h.importance == 0
+        assert h.why == {"redacted": True}
+        seen.append({k: v for k, v in h.to_dict().items() if k != "id"})
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("scope", ["group:１", "group:ｆｏｏ", "group:e\u0301"])
+def test_scopes_are_compared_after_unicode_normalisation(store, scope):
+    import unicodedata
+
+    store.remember("the team meets on Thursdays", scope=scope)
+    canonical = unicodedata.normalize("NFKC", scope)
+    assert store.list(scope=canonical)[0].scope == canonical
+    assert store.recall("team meets Thursdays", scope=canonical)[0].scope == canonical
+    assert store.recall("team meets Thursdays", scope=scope)[0].scope == canonical
+
+
+@pytest.mark.parametrize("bad", ["group:1\u200b", "private:\u2060ana", "group:a\u00adb", "group:\ufeffx",
+                                 "group:a\u202eb"])
+def test_invisible_characters_are_refused_in_a_scope(store, bad):
+    with pytest.raises(ValidationError, match="scope.*invisible"):
+        store.remember("hello there friend", scope=bad)
+    with pytest.raises(ValidationError, match="scope.*invisible"):
+        store.recall("hello", scope=bad)
+
+
+def test_free_form_scopes_follow_the_isolation_rule(store):
+    store.remember("auth middleware retries three times", scope="project-auth")
+    store.remember("auth tokens expire after an hour", scope="global")
+    own = store.recall("auth middleware tokens", k=5, scope="project-auth")
+    assert {h.scope for h in own} == {"project-auth", "global"}
+    other = store.recall("auth middleware tokens", k=5, scope="project-billing")
+    assert {h.scope for h in other} == {"global"}
+    with pytest.raises(ValidationError, match="no spaces"):
+        store.remember("x y z", scope="project auth")
+
+
+def test_scopes_stored_by_an_older_version_are_normalised_on_upgrade(tmp_path):
+    import sqlite3
+
+    from store import MemoryStore
+
+    path = str(tmp_path / "old.db")
+    with MemoryStore(path) as s:
+        s.remember("the chess club meets on Fridays", scope="group:chess")
+    conn = sqlite3.connect(path)
+    with conn:  # as an older version stored it: full-width letters, and no record of the migration
+        conn.execute("UPDATE memories SET scope = 'group:ｃｈｅｓｓ'")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm007_scopes_nfkc'")
+    conn.close()
+    with MemoryStore(path) as s:
+        assert s.recall("chess club Fridays", scope="group:chess")[0].scope == "group:chess"

@@ -1,5 +1,6 @@
 import hashlib
 import json
+import os
 import sqlite3
 
 import pytest
@@ -7,6 +8,8 @@ import pytest
 from store import DatabaseRefused, MemoryStore, NotFound, StoreConfig, ValidationError
 from store.config import ConfigError
 from store.schema import SCHEMA_VERSION
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def digest(path):
@@ -56,7 +59,7 @@ def test_remember_reinforces_a_near_duplicate_in_the_same_scope(store):
     ({"text": "   "}, "text"),
     ({"text": "a" * 4001}, "text"),
     ({"text": "bad\x00byte"}, "text"),
-    ({"text": "x", "scope": "team:1"}, "scope"),
+    ({"text": "x", "scope": "team 1"}, "scope"),
     ({"text": "x", "scope": "group:"}, "scope"),
     ({"text": "x", "tags": "notalist"}, "tags"),
     ({"text": 42}, "text"),
@@ -210,3 +213,26 @@ def test_config_file_named_in_the_environment_is_used(tmp_path, monkeypatch, db_
     cfg.write_text("[decay]\nedge_below = 7\n")
     with pytest.raises(ConfigError, match="edge_below"):
         MemoryStore(db_path)
+
+
+def test_eval_cases_ship_with_the_package_not_the_tests():
+    import tomllib
+    from importlib import resources
+
+    from store.evaluation import CASES_RESOURCE, run_eval
+
+    package, name = CASES_RESOURCE
+    assert package.startswith("resources.") and resources.files(package).joinpath(name).is_file()
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
+        package_data = tomllib.load(fh)["tool"]["setuptools"]["package-data"]
+    assert "*.jsonl" in package_data[package]
+    report = run_eval()
+    assert report["cases"] >= 30 and report["recall@3"] >= 0.9
+
+
+def test_sqlite_utils_is_pinned_to_the_version_with_migrations():
+    import tomllib
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
+        deps = tomllib.load(fh)["project"]["dependencies"]
+    assert any(d.replace(" ", "").startswith("sqlite-utils>=4.") for d in deps)

@@ -1,13 +1,17 @@
-"""The model capability map: context window and prompt caching per model.
+"""The model capability map: context window, prompt caching and output reserve per model.
 
 The map is a JSON resource (``resources/capabilities.json``) with two keys,
-``capabilities`` (model → ``{"prompt_caching": bool}``) and ``context_caps``
-(model → tokens). ``MNEMOSCOPE_CAPABILITY_MAP`` points at a replacement file.
+``capabilities`` (model → ``{"prompt_caching": bool}``, optionally with
+``"reserve_output_tokens"`` and, for Anthropic models, the ``"api_id"`` Anthropic's API
+spells the model with) and ``context_caps`` (model → tokens).
+``MNEMOSCOPE_CAPABILITY_MAP`` (or the reference's ``LLM_CAPABILITY_MAP_PATH``) points
+at a replacement file.
 
 Lookups forgive the spellings people use: case, a missing provider prefix
-(``gpt-4o`` → ``openai/gpt-4o``) and a date suffix (``-2024-08-06``, ``-20240620``,
-``@20250514``). An unknown model gets no context cap and no caching, and is warned
-about once.
+(``gpt-4o`` → ``openai/gpt-4o``), a date suffix (``-2024-08-06``, ``-20240620``,
+``@20250514``) and dashes for dots between digits (``claude-sonnet-4-5`` →
+``anthropic/claude-sonnet-4.5``). An unknown model gets no context cap and no caching,
+and is warned about once.
 """
 
 from __future__ import annotations
@@ -23,7 +27,26 @@ from importlib import resources
 log = logging.getLogger(__name__)
 
 ENV_VAR = "MNEMOSCOPE_CAPABILITY_MAP"
+ENV_VARS = (ENV_VAR, "LLM_CAPABILITY_MAP_PATH")  # ours first, then the reference's name
 _DATE_SUFFIX = re.compile(r"(?:[-@]\d{4}-\d{2}-\d{2}|[-@]\d{8})$")
+_DOT_BETWEEN_DIGITS = re.compile(r"(?<=\d)\.(?=\d)")
+MAX_DEFAULT_RESERVE = 4096
+
+
+def default_reserve(context_cap: int) -> int:
+    """The output reserve of a model whose map entry names none: an eighth of its window,
+    at most 4,096 tokens."""
+    return min(MAX_DEFAULT_RESERVE, context_cap // 8)
+
+
+def dashed(model_id: str) -> str:
+    """``model_id`` with dashes for dots between digits (``claude-sonnet-4.5`` →
+    ``claude-sonnet-4-5``), as Anthropic's API spells versions."""
+    return _DOT_BETWEEN_DIGITS.sub("-", model_id)
+
+
+def _key(model_id: str) -> str:
+    return dashed(model_id.strip().lower())
 
 
 class CapabilityMapError(ValueError):
@@ -36,6 +59,8 @@ class ModelCapabilities:
     known: bool
     context_cap: int | None
     prompt_caching: bool
+    reserve_output_tokens: int | None = None  # tokens kept free in the window for the reply
+    api_id: str | None = None  # how the provider's own API spells the model, when the map says
 
 
 class CapabilityMap:
@@ -47,20 +72,30 @@ class CapabilityMap:
                 f"capability map {source} must be a JSON object with 'capabilities' and 'context_caps' objects"
             )
         self.source = source
-        self._caching: dict[str, bool] = {}
+        self._ids: dict[str, str] = {}  # lookup key -> the id as the map spells it (lower case)
+        self._entries: dict[str, dict] = {}
         self._caps: dict[str, int] = {}
         for key, value in data["capabilities"].items():
+            where = f"capability map {source}: capabilities[{key!r}]"
             if not isinstance(value, dict):
-                raise CapabilityMapError(f"capability map {source}: capabilities[{key!r}] must be an object")
-            self._caching[key.lower()] = bool(value.get("prompt_caching", False))
+                raise CapabilityMapError(f"{where} must be an object")
+            reserve = value.get("reserve_output_tokens")
+            if reserve is not None and (isinstance(reserve, bool) or not isinstance(reserve, int) or reserve < 0):
+                raise CapabilityMapError(f"{where}.reserve_output_tokens must be a whole number >= 0, got {reserve!r}")
+            api_id = value.get("api_id")
+            if api_id is not None and not isinstance(api_id, str):
+                raise CapabilityMapError(f"{where}.api_id must be a string, got {api_id!r}")
+            self._ids[_key(key)] = key.lower()
+            self._entries[_key(key)] = value
         for key, value in data["context_caps"].items():
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise CapabilityMapError(
                     f"capability map {source}: context_caps[{key!r}] must be a positive integer, got {value!r}"
                 )
-            self._caps[key.lower()] = value
+            self._ids.setdefault(_key(key), key.lower())
+            self._caps[_key(key)] = value
         self._bare: dict[str, str] = {}
-        for key in set(self._caching) | set(self._caps):
+        for key in self._ids:
             bare = key.split("/", 1)[1] if "/" in key else key
             self._bare.setdefault(bare, key)
         self._warned: set[str] = set()
@@ -84,16 +119,16 @@ class CapabilityMap:
 
     @property
     def model_ids(self) -> list[str]:
-        return sorted(set(self._caching) | set(self._caps))
+        return sorted(self._ids.values())
 
     def _canonical(self, model_id: str) -> str | None:
-        mid = model_id.strip().lower()
+        mid = _key(model_id)
         candidates = [mid]
         stripped = _DATE_SUFFIX.sub("", mid)
         if stripped != mid:
             candidates.append(stripped)
         for cand in candidates:
-            if cand in self._caching or cand in self._caps:
+            if cand in self._ids:
                 return cand
             bare = cand.split("/", 1)[1] if "/" in cand else cand
             if bare in self._bare and ("/" not in cand or self._bare[bare] == cand):
@@ -115,7 +150,13 @@ class CapabilityMap:
                         self.source,
                     )
             return ModelCapabilities(norm, False, None, False)
-        return ModelCapabilities(canon, True, self._caps.get(canon), self._caching.get(canon, False))
+        entry = self._entries.get(canon, {})
+        cap = self._caps.get(canon)
+        reserve = entry.get("reserve_output_tokens")
+        if reserve is None and cap is not None:
+            reserve = default_reserve(cap)
+        return ModelCapabilities(self._ids[canon], True, cap, bool(entry.get("prompt_caching", False)), reserve,
+                                 entry.get("api_id"))
 
 
 _active: tuple[str | None, CapabilityMap] | None = None
@@ -123,9 +164,10 @@ _active_lock = threading.Lock()
 
 
 def capability_map() -> CapabilityMap:
-    """The map in force: the file named by MNEMOSCOPE_CAPABILITY_MAP, else the bundled one."""
+    """The map in force: the file named by MNEMOSCOPE_CAPABILITY_MAP (or
+    LLM_CAPABILITY_MAP_PATH), else the bundled one."""
     global _active
-    path = os.environ.get(ENV_VAR) or None
+    path = next((os.environ[name] for name in ENV_VARS if os.environ.get(name)), None)
     current = _active
     if current is not None and current[0] == path:
         return current[1]

@@ -3,28 +3,46 @@
 Trimming order is fixed before any budget is known: episodic first, then semantic,
 then procedural; inside a tier the lowest score first, and among equal scores the
 later input first. At most three procedural segments are ever kept. Because the order
-does not depend on the budget, selecting for a budget is one binary search over
-cumulative token counts, which is what lets the inspector's budget slider re-select
-thousands of memories in a few milliseconds.
+does not depend on the budget, selecting for a budget is a binary search over
+cumulative token counts for the longest tail of the order that fits, then one pass
+back over the rest for anything that still fits in the room left: a segment too big
+for the budget is trimmed alone and smaller ones after it in the order still get in.
+This is what lets the inspector's budget slider re-select thousands of memories in
+a few milliseconds.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from .layout import refs_in
+from .layout import as_line, keep_apart, refs_in
 from .tokenizers import TokenizerRegistry
 from .types import TIER_NAMES, TIER_PROCEDURAL
 
 PROCEDURAL_CAP = 3
 
 
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """Which middle segments one budget keeps: every segment from ``first_kept`` on in the
+    trim order, and the ``rescued`` ones before it that still fitted."""
+
+    first_kept: int
+    rescued: frozenset[int]
+    tokens: int  # of the kept segments
+
+    def keeps(self, rank: int, i: int) -> bool:
+        return rank >= self.first_kept or i in self.rescued
+
+
 class TrimOrder:
     """The budget-independent part of trimming a list of middle segments."""
 
-    __slots__ = ("tokens", "capped", "order", "rank", "cumulative", "total")
+    __slots__ = ("tokens", "capped", "order", "rank", "cumulative", "total", "prefix_min")
 
     def __init__(self, tiers: Sequence[int], tokens: Sequence[int], scores: Sequence[float | None]) -> None:
         n = len(tiers)
@@ -44,23 +62,30 @@ class TrimOrder:
         self.rank = [-1] * n
         for pos, i in enumerate(candidates):
             self.rank[i] = pos
-        cumulative = [0]
-        for i in candidates:
-            cumulative.append(cumulative[-1] + self.tokens[i])
-        self.cumulative = cumulative
-        self.total = cumulative[-1]
+        order_tokens = [self.tokens[i] for i in candidates]
+        self.cumulative = [0, *itertools.accumulate(order_tokens)]
+        self.total = self.cumulative[-1]
+        # prefix_min[k]: the smallest segment among the first k of the order.
+        self.prefix_min = [math.inf, *itertools.accumulate(order_tokens, min)]
 
-    def dropped_count(self, available: int) -> int:
-        """How many segments, from the front of the trim order, must go to fit ``available``."""
+    def fit(self, available: int) -> Fit:
+        """The segments kept within ``available`` tokens."""
+        order, tokens = self.order, self.tokens
         if available < 0:
-            return len(self.order)
+            return Fit(len(order), frozenset(), 0)
         need = self.total - available
-        if need <= 0:
-            return 0
-        return bisect.bisect_left(self.cumulative, need)
-
-    def is_kept(self, i: int, dropped: int) -> bool:
-        return i not in self.capped and self.rank[i] >= dropped
+        first = 0 if need <= 0 else bisect.bisect_left(self.cumulative, need)
+        room = available - (self.total - self.cumulative[first])
+        rescued = []
+        smallest = self.prefix_min
+        for pos in range(first - 1, -1, -1):
+            if room < smallest[pos + 1]:
+                break
+            t = tokens[order[pos]]
+            if t <= room:
+                rescued.append(order[pos])
+                room -= t
+        return Fit(first, frozenset(rescued), available - room)
 
 
 class PreFlightContextFirewall:
@@ -88,31 +113,25 @@ class PreFlightContextFirewall:
     ) -> tuple[str, dict[int, str], int, dict]:
         ref_map = dict(ref_map or {})
         core_block = core_text + "\n\n" if core_text else ""
-        end_block = end_text.lstrip()
-        lines = [" ".join(text.split()) + "\n" for text, _ in middle_segments]
+        end_block = keep_apart(end_text.lstrip())
+        # The caller's lines carry their own [Mem:N] tags, so only their form is tidied.
+        lines = [as_line(text) for text, _ in middle_segments]
         tiers = [tier for _, tier in middle_segments]
         count = self.adapter.count
-        tokens = [count(line) for line in lines]
+        tokens = self.adapter.count_many(lines)
         order = TrimOrder(tiers, tokens, scores or [None] * len(lines))
         fixed = (count(core_block) if core_block else 0) + (count(end_block) if end_block else 0)
-        dropped = order.dropped_count(self.max_tokens - fixed)
-        while True:
-            kept = [i for i in range(len(lines)) if order.is_kept(i, dropped)]
-            text = core_block + "".join(lines[i] for i in kept) + end_block
-            total = count(text)
-            # The layout makes counts additive; the loop only guards odd input.
-            if total <= self.max_tokens or dropped >= len(order.order):
-                break
-            dropped += 1
+        fit = order.fit(self.max_tokens - fixed)
+        kept = [i for i in range(len(lines)) if fit.keeps(order.rank[i], i)]
+        text = core_block + "".join(lines[i] for i in kept) + end_block
         kept_refs_set = {n for i in kept for n in refs_in(lines[i])[:1]}
         kept_refs = {n: rid for n, rid in ref_map.items() if n in kept_refs_set}
-        offered = len(lines)
         stats = {
-            "segments_offered": offered,
+            "segments_offered": len(lines),
             "segments_kept": len(kept),
-            "tokens_trimmed": sum(tokens) - sum(tokens[i] for i in kept),
+            "tokens_trimmed": sum(tokens) - fit.tokens,
             "tokens_budget": self.max_tokens,
             "budget_exceeded": fixed > self.max_tokens,
             "kept_by_tier": {name: sum(1 for i in kept if tiers[i] == t) for t, name in TIER_NAMES.items()},
         }
-        return text, kept_refs, total, stats
+        return text, kept_refs, fixed + fit.tokens, stats

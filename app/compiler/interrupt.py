@@ -10,11 +10,26 @@ from __future__ import annotations
 import re
 
 INTERRUPT_TAG = "SYSTEM_INTERRUPT_FETCH"
-INTERRUPT_INSTRUCTION = (
-    "When the context above does not contain a detail you need, do not guess or invent it. "
-    f"Instead output exactly <{INTERRUPT_TAG}[your precise query for the missing detail]> "
-    "and stop; the missing context will be fetched and the conversation continued."
-)
+# Where the memories are, by placement: with "end" they come with the latest user
+# message, after these rules; with "system" they follow these rules in this message.
+_WHERE = {
+    "end": "the memories given with the latest user message",
+    "system": "the memories below",
+}
+
+
+def interrupt_instruction(placement: str = "end") -> str:
+    """The instruction that teaches the model the interrupt protocol, saying where the
+    memories are for ``placement`` ("end" or "system")."""
+    return (
+        f"When {_WHERE[placement]} and the conversation do not contain a detail you need, "
+        "do not guess or invent it. "
+        f"Instead output exactly <{INTERRUPT_TAG}[your precise query for the missing detail]> "
+        "and stop; the missing context will be fetched and the conversation continued."
+    )
+
+
+INTERRUPT_INSTRUCTION = interrupt_instruction("end")
 
 _PATTERN = re.compile(r"<" + INTERRUPT_TAG + r"\[(.*?)\]>", re.DOTALL)
 

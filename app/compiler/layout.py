@@ -10,15 +10,17 @@ memory line once and re-select at any budget without tokenizing again.
 
 from __future__ import annotations
 
+import numbers
 import os
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .interrupt import INTERRUPT_INSTRUCTION
+from .interrupt import INTERRUPT_TAG, interrupt_instruction
 from .types import TIER_BY_NAME, TIER_EPISODIC, TIER_NAMES, TIER_PROCEDURAL, TIER_SEMANTIC
 
 TEXT_CAP_ENV = "MNEMOSCOPE_MEMORY_TEXT_MAX_CHARS"
+TEXT_CAP_ENV_ALIASES = (TEXT_CAP_ENV, "MEMBRANE_MEMORY_TEXT_MAX_CHARS")  # the reference's name too
 DEFAULT_TEXT_CAPS = {TIER_SEMANTIC: 200, TIER_EPISODIC: 280, TIER_PROCEDURAL: 500}
 TIER_LABELS = {TIER_SEMANTIC: "fact", TIER_EPISODIC: "episode", TIER_PROCEDURAL: "procedure"}
 
@@ -29,6 +31,10 @@ DIRECTIVES_CLOSE = "</ACTIVE_SYSTEM_DIRECTIVES>"
 
 _WS = re.compile(r"\s+")
 _REF = re.compile(r"\[Mem:(\d+)\]")
+# What could pass for the compiler's own markers inside text it was given: a citation
+# (any case, any spacing) and the opening of an interrupt tag.
+_CITATION_LIKE = re.compile(r"\[\s*mem\s*:\s*(\d+)\s*\]", re.IGNORECASE)
+_INTERRUPT_LIKE = re.compile(r"<(\s*" + INTERRUPT_TAG + ")", re.IGNORECASE)
 
 
 def one_line(text: str) -> str:
@@ -36,18 +42,51 @@ def one_line(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
+def neutralise(text: str) -> str:
+    """``text`` with anything that could pass for the compiler's markers made visibly
+    inert: ``[Mem:3]`` becomes ``(Mem 3)`` and ``<SYSTEM_INTERRUPT_FETCH`` becomes
+    ``«SYSTEM_INTERRUPT_FETCH``, so a memory can neither cite nor interrupt, and a reader
+    still sees what was written."""
+    if "[" in text:
+        text = _CITATION_LIKE.sub(r"(Mem \1)", text)
+    if "<" in text:
+        text = _INTERRUPT_LIKE.sub(r"«\1", text)
+    return text
+
+
+def keep_apart(piece: str) -> str:
+    """``piece`` made safe to follow a line: it never starts with ``/``. Under
+    ``o200k_base`` a punctuation pre-token takes the newline *and* slashes after it,
+    which would join the piece to the line before and make counts stop adding up; a
+    leading space keeps them apart."""
+    return " " + piece if piece.startswith("/") else piece
+
+
+def as_line(text: str) -> str:
+    """``text`` as one prompt line with its newline ("" when it has no text)."""
+    line = keep_apart(one_line(text))
+    return line + "\n" if line else ""
+
+
+def middle_line(text: str) -> str:
+    """A middle line from free text (an extra): one line, markers neutralised."""
+    return as_line(neutralise(text))
+
+
 def text_caps() -> dict[int, int | None]:
-    """Per-tier character caps for memory text; ``MNEMOSCOPE_MEMORY_TEXT_MAX_CHARS``
-    sets one cap for every tier, and 0 turns capping off."""
-    raw = os.environ.get(TEXT_CAP_ENV)
-    if raw is None or raw.strip() == "":
+    """Per-tier character caps for memory text; ``MNEMOSCOPE_MEMORY_TEXT_MAX_CHARS`` (or
+    the reference's ``MEMBRANE_MEMORY_TEXT_MAX_CHARS``) sets one cap for every tier, and
+    0 turns capping off."""
+    name, raw = next(((n, os.environ[n]) for n in TEXT_CAP_ENV_ALIASES if os.environ.get(n, "").strip()),
+                     (TEXT_CAP_ENV, None))
+    if raw is None:
         return dict(DEFAULT_TEXT_CAPS)
     try:
         value = int(raw)
     except ValueError:
-        raise ValueError(f"{TEXT_CAP_ENV} must be a whole number of characters, got {raw!r}") from None
+        raise ValueError(f"{name} must be a whole number of characters, got {raw!r}") from None
     if value < 0:
-        raise ValueError(f"{TEXT_CAP_ENV} must be 0 (no cap) or positive, got {value}")
+        raise ValueError(f"{name} must be 0 (no cap) or positive, got {value}")
     cap = value or None
     return {TIER_SEMANTIC: cap, TIER_EPISODIC: cap, TIER_PROCEDURAL: cap}
 
@@ -59,29 +98,41 @@ def cap_text(text: str, cap: int | None) -> tuple[str, bool]:
     return text[: max(cap - 1, 0)].rstrip() + "…", True
 
 
-def tier_of(memory: Any, override: int | None = None) -> int:
-    """The tier of a memory: an explicit override, its ``priority``, else its type."""
+def tier_of(memory: Any, override: Any = None, field: str = "priority") -> int:
+    """The tier of a memory: an explicit override, its ``priority``, else its type
+    (``memory_type`` or ``memory_kind``, any case; unknown types are semantic).
+    ``field`` names the value in the error."""
     if override is not None:
         tier = override
     else:
         tier = getattr(memory, "priority", None)
         if tier is None:
             kind = getattr(memory, "memory_type", None) or getattr(memory, "memory_kind", None) or "semantic"
-            tier = TIER_BY_NAME.get(str(kind).lower(), TIER_SEMANTIC)
-    if isinstance(tier, bool) or tier not in TIER_NAMES:
-        raise ValueError(f"tier must be 1 (procedural), 2 (semantic) or 3 (episodic), got {tier!r}")
-    return tier
+            tier = TIER_BY_NAME.get(kind)  # the usual spelling, before lower-casing
+            return tier if tier is not None else TIER_BY_NAME.get(str(kind).lower(), TIER_SEMANTIC)
+    if type(tier) is int and tier in TIER_NAMES:
+        return tier
+    if isinstance(tier, numbers.Integral) and not isinstance(tier, bool) and int(tier) in TIER_NAMES:
+        return int(tier)
+    raise ValueError(f"{field} must be 1 (procedural), 2 (semantic) or 3 (episodic), got {tier!r}")
+
+
+def kind_label(kind: Any, tier: int) -> str:
+    """The bracketed label of a memory line: its kind, else its tier's label."""
+    return neutralise(f"[{(one_line(kind) if kind else '') or TIER_LABELS[tier]}]")
 
 
 def memory_line(ref: int, label: str, text: str) -> str:
-    """The prompt line of one memory (with its trailing newline)."""
-    return f"[Mem:{ref}] [{label}] {text}\n"
+    """The prompt line of one memory (with its trailing newline); ``label`` comes from
+    :func:`kind_label` and ``text`` is already one neutralised line."""
+    return f"[Mem:{ref}] {label} {text}\n"
 
 
-def build_core(core_content: str, agent_persona_prompt: str | None = None, include_interrupt: bool = True) -> str:
+def build_core(core_content: str, agent_persona_prompt: str | None = None, include_interrupt: bool = True,
+               placement: str = "end") -> str:
     parts = [p for p in (core_content, agent_persona_prompt) if p]
     if include_interrupt:
-        parts.append(INTERRUPT_INSTRUCTION)
+        parts.append(interrupt_instruction(placement))
     return "\n\n".join(parts)
 
 
@@ -111,6 +162,8 @@ def build_end(user_message: str, last_turn: tuple[str, str] | None, directives: 
 def build_directives(directives: Sequence[str] | str | None) -> str:
     if not directives:
         return ""
+    if not isinstance(directives, (str, list, tuple)):
+        raise TypeError(f"dynamic_directives must be a str or a list of str, got {type(directives).__name__}")
     items = [directives] if isinstance(directives, str) else list(directives)
     for i, item in enumerate(items):
         if not isinstance(item, str):
@@ -159,8 +212,8 @@ class ContextLayoutEngine:
             if content is None:
                 content = getattr(memory, "text", "")
             text, _ = cap_text(one_line(str(content)), caps[tier])
-            label = getattr(memory, "kind", None) or TIER_LABELS[tier]
-            middle.append((memory_line(n, label, text).rstrip("\n"), tier))
+            label = kind_label(getattr(memory, "kind", None), tier)
+            middle.append((memory_line(n, label, neutralise(text)).rstrip("\n"), tier))
             ref_map[n] = str(memory.id)
             ref_map_type[n] = TIER_NAMES[tier]
         return middle, ref_map, ref_map_type

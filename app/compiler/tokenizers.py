@@ -182,7 +182,16 @@ class TiktokenAdapter:
                 enc = self.encoding.encode_ordinary
                 for t in missing:
                     counts[t] = len(enc(t))
-        return [counts[t] for t in texts]
+        return self._cached(texts)
+
+    def _cached(self, texts: list[str]) -> list[int]:
+        """The counts of texts just counted. The cache may have been cleared since (a
+        long-running session fills it), so anything missing is counted again."""
+        counts = self._counts
+        try:
+            return [counts[t] for t in texts]
+        except KeyError:
+            return [self.count(t) for t in texts]
 
     def count_lines_async(self, lines: list[str]):
         """Start counting ``lines`` on a worker thread; returns a function that waits for
@@ -191,7 +200,7 @@ class TiktokenAdapter:
         missing = [t for t in dict.fromkeys(lines) if t not in counts]
         if len(missing) < _ASYNC_MIN_LINES:  # a thread hand-off costs more than it saves
             self.count_many(missing)
-            return lambda: [counts[t] for t in lines]
+            return lambda: self._cached(lines)
         future = _pool().submit(self._joined_counts, missing)
 
         def wait() -> list[int]:
@@ -202,7 +211,7 @@ class TiktokenAdapter:
                 if len(counts) + len(missing) > self._CACHE_LIMIT:
                     counts.clear()
                 counts.update(zip(missing, found))
-            return [counts[t] for t in lines]
+            return self._cached(lines)
 
         return wait
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .compiler import _Plan
+from typing import Any, Protocol
 
 TIER_PROCEDURAL = 1
 TIER_SEMANTIC = 2
@@ -114,6 +111,18 @@ class Segment:
         return d
 
 
+class Plan(Protocol):
+    """What a result needs of the compile plan behind it (see :mod:`.plan`)."""
+
+    core_text: str
+    end_text: str
+    directives_text: str
+
+    def select(self, max_tokens: int) -> CompileResult: ...
+
+    def segments(self, selection: Any) -> list[Segment]: ...
+
+
 class CompileResult:
     """A compiled prompt: ``messages`` to send, the ``ref_map`` from ``[Mem:N]`` to record
     ids, ``metadata`` about tokens, trimming and caching, and ``segments``, the plan
@@ -121,22 +130,33 @@ class CompileResult:
 
     def __init__(self, messages: list[dict[str, Any]], ref_map: dict[int, str], ref_map_type: dict[int, str],
                  metadata: dict[str, Any], segments: list[Segment] | None = None,
-                 debug_trace: dict[str, Any] | None = None, _plan: _Plan | None = None,
-                 _selection: tuple[int, int] | None = None) -> None:
+                 debug_trace: dict[str, Any] | None = None, plan: Plan | None = None,
+                 selection: Any = None) -> None:
         self.messages = messages
         self.ref_map = ref_map
         self.ref_map_type = ref_map_type
         self.metadata = metadata
         self.debug_trace = debug_trace
         self._segments = segments
-        self._plan = _plan
-        self._selection = _selection
+        self._plan = plan
+        self._selection = selection
 
     @property
     def segments(self) -> list[Segment]:
         if self._segments is None:
-            self._segments = self._plan.segments(*self._selection) if self._plan is not None else []
+            self._segments = self._plan.segments(self._selection) if self._plan is not None else []
         return self._segments
+
+    @property
+    def rules_text(self) -> str | None:
+        """The rules at the start of the prompt (the core), when the plan is known."""
+        return None if self._plan is None else self._plan.core_text
+
+    @property
+    def turn_text(self) -> str | None:
+        """The text the prompt ends with — the last turn, the current user message and
+        the directives — when the plan is known."""
+        return None if self._plan is None else self._plan.end_text + self._plan.directives_text
 
     def __repr__(self) -> str:
         return (f"CompileResult(messages={len(self.messages)}, ref_map={self.ref_map!r}, "

@@ -12,7 +12,8 @@ from typing import Any
 
 from PySide6.QtGui import QUndoCommand
 
-from store import DeletedMemory, Memory, TickReport
+from store import DeletedMemory, Memory, TickReport, activity
+from store.activity import Forgotten
 from store.jsonl import ImportReport
 
 from .session import StoreSession
@@ -180,3 +181,65 @@ class TickCommand(StoreCommand):
     def revert(self) -> None:
         self.session.store.undo_tick(self.report.tick_id)
         self.session.notify(None)
+
+
+class RestoreForgottenCommand(StoreCommand):
+    """Bring back a memory an agent forgot; undo forgets it again (restorable as before).
+    Restored elsewhere meanwhile, or its id taken: ``error`` says so and no step is left."""
+
+    def __init__(self, session: StoreSession, forgotten: Forgotten) -> None:
+        super().__init__(session, "Restore forgotten memory")
+        self.forgotten = forgotten
+
+    def apply(self) -> None:
+        activity.restore_forgotten(self.session.store, self.forgotten.memory_id)
+        self.session.notify({self.forgotten.memory_id})
+        self.session.select(self.forgotten.memory_id)
+
+    def revert(self) -> None:
+        activity.forget(self.session.store, self.forgotten.memory_id, client=self.forgotten.client)
+        if self.session.selected_id == self.forgotten.memory_id:
+            self.session.select(None)
+        self.session.notify({self.forgotten.memory_id})
+
+
+class SupersedeCommand(StoreCommand):
+    """``newer`` replaces ``older``: the older memory is archived (store.conflicts.supersede)."""
+
+    def __init__(self, session: StoreSession, newer: str, older: str) -> None:
+        super().__init__(session, "Supersede memory")
+        self.newer, self.older = newer, older
+        self.result = None
+
+    def apply(self) -> None:
+        from store.conflicts import supersede
+
+        self.result = supersede(self.session.store, self.newer, self.older)
+        self.session.notify({self.newer, self.older})
+
+    def revert(self) -> None:
+        from store.conflicts import undo_supersede
+
+        undo_supersede(self.session.store, self.result)
+        self.session.notify({self.newer, self.older})
+
+
+class KeepBothCommand(StoreCommand):
+    """Two memories that seemed to conflict both stay: the pair is no longer flagged."""
+
+    def __init__(self, session: StoreSession, a: str, b: str) -> None:
+        super().__init__(session, "Keep both memories")
+        self.a, self.b = a, b
+        self.edges: list[tuple[str, str, str]] = []
+
+    def apply(self) -> None:
+        from store.conflicts import keep_both
+
+        self.edges = keep_both(self.session.store, self.a, self.b)
+        self.session.notify({self.a, self.b})
+
+    def revert(self) -> None:
+        from store.conflicts import remove_edges
+
+        remove_edges(self.session.store, self.edges)
+        self.session.notify({self.a, self.b})

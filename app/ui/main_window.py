@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import os
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,15 +23,19 @@ from PySide6.QtWidgets import (
 )
 
 from store import MemoryStore, StoreError
+from store.backup import BULK_ADVANCE_DAYS
 from store.demo import rebased_demo
 
 from . import theme
 from .about import about_html, shortcuts_html
+from .activity_dock import ActivityDock
 from .commands import ImportCommand, TickCommand, days_label
 from .decay_plot import DecayPlot
 from .editor import MemoryEditor
 from .memory_map import RadialMap
 from .memory_table import MemoryTable
+from .owner_tools import OwnerTools
+from .preferences import settings
 from .prompt_preview import PromptPreview
 from .session import StoreSession
 from .widgets import ElidedLabel, jump_to_click, scrolling
@@ -39,10 +43,6 @@ from .widgets import ElidedLabel, jump_to_click, scrolling
 log = logging.getLogger(__name__)
 MAX_RECENT = 8
 PREVIEW_MAX_DAYS = 365
-
-
-def settings() -> QSettings:
-    return QSettings("Mnemoscope", "Mnemoscope")
 
 
 class MainWindow(QMainWindow):
@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self.preview_dock.setWidget(scrolling(self.preview, self))
         self.preview_dock.setMinimumWidth(320)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.preview_dock)
+        self._build_activity()
         self._build_actions()
         self._build_toolbar()
         self._build_menus()
@@ -95,8 +96,11 @@ class MainWindow(QMainWindow):
         self.session.store_replaced.connect(self._enable_writes)
         self.editor.dirty_changed.connect(self.setWindowModified)
         self._enable_writes()
+        for dock in (self.activity, self.owner.dock):  # under the map: they scroll rather than widen it
+            dock.setWidget(scrolling(dock.widget(), self))
         self._default_state = self.saveState()
         self._sized_docks = self._restore_settings()
+        self._set_corners()
         if store is not None:
             self.set_store(store)
 
@@ -121,6 +125,19 @@ class MainWindow(QMainWindow):
         self.find_action = QAction("&Find on the map", self)
         self.find_action.setShortcut(QKeySequence.StandardKey.Find)
         self.find_action.triggered.connect(self._find)
+
+    def _build_activity(self) -> None:
+        """Agents' calls under the map; the side docks keep the full height."""
+        self.activity = ActivityDock(self.session, self)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.activity)
+        self.activity.call_picked.connect(self.map.show_call)
+        self.activity.memories_arrived.connect(self.map.mark_arrivals)
+        self.activity.replay_requested.connect(self._replay)
+
+    def _replay(self, arguments: dict) -> None:
+        self.preview_dock.show()
+        self.preview_dock.raise_()
+        self.preview.replay(**arguments)
 
     def _build_toolbar(self) -> None:
         bar = self.addToolBar("Time")
@@ -176,6 +193,8 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
+        view_menu.addAction(self.activity.toggleViewAction())
+        self.owner = OwnerTools(self, file_menu, view_menu)  # backups, privacy and conflicts
         view_menu.addSeparator()
         theme_menu = view_menu.addMenu("&Theme")
         self.theme_actions = QActionGroup(self)
@@ -283,7 +302,7 @@ class MainWindow(QMainWindow):
 
     def _export_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export JSONL", "memories.jsonl", "JSON Lines (*.jsonl)")
-        if path:
+        if path and self.owner.confirm_output([m.text for m in self.session.memories()], "the export"):
             try:
                 data = self.session.store.export_jsonl(path)
             except (StoreError, OSError) as exc:
@@ -313,6 +332,8 @@ class MainWindow(QMainWindow):
         if self.session.store is None:
             return
         self.preview_slider.setValue(0)
+        if days > BULK_ADVANCE_DAYS:
+            self.owner.before_bulk_change()
         cmd = TickCommand(self.session, days)
         try:
             self.session.push(cmd)
@@ -367,23 +388,33 @@ class MainWindow(QMainWindow):
         self.map.set_dark(dark)
         self.decay.set_dark(dark)
 
+    def _set_corners(self) -> None:
+        # After any restore: a layout saved before the Activity dock existed would undo it.
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+
     def reset_layout(self) -> None:
         """Docks and toolbar back where they start, sized to fit the window."""
         self.restoreState(self._default_state)
+        self._set_corners()
         for dock in (self.memory_dock, self.preview_dock):
             dock.setFloating(False)
             dock.show()
         self._size_docks()
 
     def _size_docks(self) -> None:
-        side = max(320, self.width() // 4)
-        self.resizeDocks([self.memory_dock, self.preview_dock], [side, side], Qt.Orientation.Horizontal)
+        # the preview as wide as its form needs (it scrolls below that), the table a little less
+        preview = max(self.preview.minimumSizeHint().width() + 20, self.width() // 4)
+        memories = max(300, self.width() // 5)
+        self.resizeDocks([self.memory_dock, self.preview_dock], [memories, preview], Qt.Orientation.Horizontal)
+        # the map keeps most of the height; the Activity strip under it a quarter
+        self.resizeDocks([self.activity], [max(150, self.height() // 4)], Qt.Orientation.Vertical)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if not self._sized_docks:  # the first start: share the width; later starts restore it
             self._sized_docks = True
-            self._size_docks()
+            QTimer.singleShot(0, self._size_docks)  # once the window has its size
 
     def _restore_settings(self) -> bool:
         """Restore the saved geometry and docks; False when there were none."""

@@ -9,6 +9,7 @@ projection of a future day instead, which writes nothing.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,7 +45,7 @@ from ..map_layout import (
     sector_centre,
 )
 from .session import StoreSession
-from .theme import ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
+from .theme import ARRIVAL_COLOUR, CALL_COLOUR, ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
 from .widgets import ElidedLabel
 
 ANIMATION_MS = 450
@@ -55,6 +56,8 @@ DENSITY_BINS = 160
 SECTOR_LABELS_MAX = 24
 VIEW_RADIUS = 5.4  # what Fit view shows: the rings and the entity orbits
 LINES_MAX = 2500
+HALO_SECONDS = 8.0
+HALO_FRAME_MS = 250
 
 
 @dataclass
@@ -99,6 +102,7 @@ class RadialMap(QWidget):
         self._anim_timer.setInterval(ANIMATION_MS // ANIMATION_STEPS)
         self._anim_timer.timeout.connect(self._animate)
         self._build(dark)
+        self._build_call_marks()
         session.changed.connect(self._on_changed)
         session.selection_changed.connect(lambda _id: self._draw_selection())
         session.preview_changed.connect(lambda _d: self.reload(animate=False))
@@ -116,6 +120,7 @@ class RadialMap(QWidget):
         vb = self.plot.getViewBox()
         vb.setRange(xRange=(-VIEW_RADIUS, VIEW_RADIUS), yRange=(-VIEW_RADIUS, VIEW_RADIUS), padding=0)
         vb.sigRangeChanged.connect(lambda *_a: self._update_detail())
+        vb.sigResized.connect(lambda *_a: self._place_labels())  # same range, other pixels
         self.plot.viewport().installEventFilter(self)  # a double-click on empty space fits the view
         self.ring_labels: dict[str, pg.TextItem] = {}
         self.rings: list[QGraphicsEllipseItem] = []
@@ -341,6 +346,7 @@ class RadialMap(QWidget):
         self._draw_entities(visible, pos)
         self._update_detail()
         self._draw_selection(pos)
+        self._draw_call_marks(pos)
         self._update_caption(visible)
 
     def _draw_dots(self) -> None:
@@ -447,7 +453,9 @@ class RadialMap(QWidget):
         zooming in makes room for more."""
         if not hasattr(self, "entity_pos"):
             return
-        taken: list[QRectF] = [self._screen_rect(label) for label in self.ring_labels.values()]
+        taken: list[QRectF] = []
+        rings = {name: (0.0, ring_outer(name)) for name in reversed(self.ring_labels)}  # outermost first
+        self._place(self.ring_labels, {name: name for name in rings}, rings, taken, (0.5, 0.5), 9)
         cells = sorted(self.sector_counts.items(), key=lambda kv: (-kv[1], kv[0]))[:SECTOR_LABELS_MAX]
         sector_text = {cell: f"{group_label(cell[1])} · {n:,}" for cell, n in cells}
         sector_pos = {}
@@ -464,7 +472,6 @@ class RadialMap(QWidget):
                limit: int | None = None, fill=None) -> set:
         """Show ``pool``'s labels for ``texts`` (in order) where they overlap nothing in
         ``taken``; hide the others. Returns the keys shown."""
-        vb = self.plot.getViewBox()
         view = self.plot.viewport().rect()
         shown = set()
         for key, text in texts.items():
@@ -479,10 +486,7 @@ class RadialMap(QWidget):
             elif label.textItem.toPlainText() != text:
                 label.setText(text)
             x, y = positions[key]
-            at = self.plot.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
-            size = label.textItem.boundingRect().size()  # in pixels: labels do not scale with the view
-            rect = QRectF(at.x() - size.width() * anchor[0], at.y() - size.height() * anchor[1],
-                          size.width(), size.height()).adjusted(-2, -2, 2, 2)
+            rect = self._label_rect(label, x, y, anchor)
             if not view.contains(rect.toRect()) or any(rect.intersects(r) for r in taken):
                 continue
             taken.append(rect)
@@ -494,9 +498,13 @@ class RadialMap(QWidget):
                 label.hide()
         return shown
 
-    def _screen_rect(self, item) -> QRectF:
-        """Where a plot item is drawn, in the plot widget's pixels."""
-        return self.plot.mapFromScene(item.sceneBoundingRect()).boundingRect().toRectF()
+    def _label_rect(self, label: pg.TextItem, x: float, y: float, anchor) -> QRectF:
+        """Where ``label`` is drawn at (x, y) with ``anchor``, in the plot's pixels, with a
+        margin: worked out from the view, not from the label, which settles when painted."""
+        at = self.plot.mapFromScene(self.plot.getViewBox().mapViewToScene(QPointF(x, y)))
+        size = label.textItem.boundingRect().size()  # in pixels: labels do not scale with the view
+        return QRectF(at.x() - size.width() * anchor[0], at.y() - size.height() * anchor[1],
+                      size.width(), size.height()).adjusted(-2, -2, 2, 2)
 
     def fit_view(self) -> None:
         self.plot.getViewBox().setRange(xRange=(-VIEW_RADIUS, VIEW_RADIUS), yRange=(-VIEW_RADIUS, VIEW_RADIUS),
@@ -646,6 +654,51 @@ class RadialMap(QWidget):
     def highlight_entity(self, name: str | None) -> None:
         self.hover_entity = name
         self._draw_entity_highlight()
+
+    # -- agents' calls (the Activity dock) ----------------------------------------------
+    def _build_call_marks(self) -> None:
+        self.call_ids: list[str] = []          # the memories of the call picked in the Activity dock
+        self.arrivals: dict[str, float] = {}   # memory id → when its halo goes (time.monotonic)
+        self.call_rings = pg.ScatterPlotItem(pxMode=True, symbol="o", size=22, pen=pg.mkPen(CALL_COLOUR, width=3),
+                                             brush=pg.mkBrush(0, 0, 0, 0))
+        self.call_rings.setZValue(6.5)
+        self.plot.addItem(self.call_rings)
+        self.arrival_halos = pg.ScatterPlotItem(pxMode=True, symbol="o", brush=pg.mkBrush(0, 0, 0, 0))
+        self.arrival_halos.setZValue(4)
+        self.plot.addItem(self.arrival_halos)
+        self._halo_timer = QTimer(self)
+        self._halo_timer.setInterval(HALO_FRAME_MS)
+        self._halo_timer.timeout.connect(self._draw_call_marks)
+
+    def show_call(self, memory_ids: list[str]) -> None:
+        """Ring the memories a call returned or wrote (an empty list clears the rings)."""
+        self.call_ids = list(memory_ids)
+        self._draw_call_marks()
+
+    def mark_arrivals(self, memory_ids: list[str]) -> None:
+        """Give memories an agent just wrote a halo that fades within ``HALO_SECONDS``."""
+        until = time.monotonic() + HALO_SECONDS
+        self.arrivals.update(dict.fromkeys(memory_ids, until))
+        self._draw_call_marks()
+        self._halo_timer.start()
+
+    def _draw_call_marks(self, pos=None) -> None:
+        pos = pos or self._positions
+        shown = set(self.visible_ids)
+        ringed = [mid for mid in self.call_ids if mid in shown]
+        self.call_rings.setData([pos[m][0] for m in ringed], [pos[m][1] for m in ringed])
+        now = time.monotonic()
+        self.arrivals = {mid: until for mid, until in self.arrivals.items() if until > now}
+        if not self.arrivals:
+            self._halo_timer.stop()
+        haloed = [mid for mid in self.arrivals if mid in shown]
+        pens = []
+        for mid in haloed:
+            colour = QColor(ARRIVAL_COLOUR)
+            colour.setAlphaF(max(0.15, min(1.0, (self.arrivals[mid] - now) / HALO_SECONDS)))
+            pens.append(pg.mkPen(colour, width=3))
+        self.arrival_halos.setData([pos[m][0] for m in haloed], [pos[m][1] for m in haloed], pen=pens,
+                                   size=30)
 
 
 __all__ = ["RadialMap", "Dot"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
@@ -35,10 +36,10 @@ from PySide6.QtWidgets import (
 from store import SENSITIVITIES, StoreError
 
 from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, recall_for
-from ..compile_cli import render
 from ..compiler import CompileResult
 from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS
 from ..compiler.capabilities import capability_map, get_context_cap_for_model
+from ..compiler.providers import render
 from .history_editor import HistoryEditor
 from .preview_panes import CachePane, CitationsPane, ComparePane
 from .preview_text import (
@@ -73,6 +74,8 @@ class PromptPreview(QWidget):
         self.kinds: dict[str, str] = {}
         self.texts: dict[str, str] = {}
         self.error = ""
+        # Asked before a copy leaves the window (the owner tools' privacy warning), if set.
+        self.confirm_output: Callable[[list[str], str], bool] | None = None
         self._build()
         self._recompile_timer = QTimer(self)
         self._recompile_timer.setSingleShot(True)
@@ -221,6 +224,21 @@ class PromptPreview(QWidget):
         self.budget_slider.setValue(slider_for(self.budget_spin.value(), self.budget_cap))
         self.budget_slider.blockSignals(False)
 
+    def replay(self, user_message: str, scope: str, *, trust: str | None = None, k: int | None = None,
+               model: str | None = None, budget: int | None = None) -> None:
+        """Load an agent's call into the inputs (what is not given stays as it is)."""
+        self.user_message.setPlainText(user_message)
+        self.scope.setCurrentText(scope or "global")
+        if trust:
+            self.trust.setCurrentText(trust)
+        if k is not None:
+            self.k.setValue(k)
+        if model:
+            self.model.setCurrentText(model)
+        if budget is not None:
+            self.budget_spin.setValue(budget)
+        self.schedule()
+
     def request(self) -> PreviewRequest:
         return PreviewRequest(
             user_message=self.user_message.toPlainText(), history=self.history.messages(),
@@ -350,7 +368,14 @@ class PromptPreview(QWidget):
     def copy(self, fmt: str) -> None:
         if self.result is None:
             return
-        QGuiApplication.clipboard().setText(self.export_text(fmt))
+        try:
+            text = self.export_text(fmt)
+        except ValueError as exc:  # e.g. an Anthropic request for a model that is not Claude
+            self._set_error(str(exc))
+            return
+        if self.confirm_output is not None and not self.confirm_output([text], "the copied prompt"):
+            return
+        QGuiApplication.clipboard().setText(text)
         self.status_message.emit(copied_message(fmt, len(self.result.messages),
                                                 self.result.metadata["token_count"]))
 

@@ -105,9 +105,8 @@ class StoreSession(QObject):
             raise command.error
 
     def notify(self, ids: set[str] | None) -> None:
-        """A write of ours happened: refresh views, and do not mistake it for an outside write."""
-        if self._store is not None:
-            self._data_version = self._store.data_version()
+        """A write of ours happened: refresh views. (Our own commits leave our connection's
+        data version as it was, so the watch still sees an outside write made just before.)"""
         self._memories = None
         self.changed.emit(ids)
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
+
+from .preferences import settings
 
 KIND_COLOURS = {
     "fact": "#0072B2",        # blue
@@ -19,18 +21,21 @@ KIND_COLOURS = {
 }
 ENTITY_COLOUR = "#56B4E9"     # sky blue
 HIGHLIGHT = "#F0E442"         # yellow
+CALL_COLOUR = "#CC79A7"       # reddish purple: the memories of the agent call picked in the Activity dock
+ARRIVAL_COLOUR = "#009E73"    # bluish green: the halo of a memory an agent just wrote
+REFUSED_COLOUR = "#D55E00"    # vermillion: a refused agent call (reads on light and dark)
 THEMES = ("system", "light", "dark")
 
 
 def chosen() -> str:
     """The theme to use: MNEMOSCOPE_THEME, else the one picked in View › Theme, else system."""
-    choice = os.environ.get("MNEMOSCOPE_THEME") or QSettings("Mnemoscope", "Mnemoscope").value("theme", "system")
+    choice = os.environ.get("MNEMOSCOPE_THEME") or settings().value("theme", "system")
     return choice.lower() if isinstance(choice, str) and choice.lower() in THEMES else "system"
 
 
 def choose(choice: str) -> None:
     """Remember the theme picked in View › Theme."""
-    QSettings("Mnemoscope", "Mnemoscope").setValue("theme", choice)
+    settings().setValue("theme", choice)
 
 
 def is_dark(app: QApplication | None = None, choice: str | None = None) -> bool:

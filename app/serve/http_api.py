@@ -1,0 +1,225 @@
+"""``mnemoscope serve``: the store over HTTP (Starlette on uvicorn), JSON in and out.
+
+The endpoints are the operations of :class:`~app.serve.operations.Operations` (the
+MCP tools), checked against the same signatures; MCP's streamable-HTTP transport runs
+at ``/mcp`` in the same process. Every answer is JSON: ``{"ok": true, ...}`` or
+``{"ok": false, "error": "...", "status": N}`` with a status that fits (400 malformed
+request, 401 no or wrong token, 403 a scope or origin this server refuses, 404 unknown
+memory or conversation, 409 the database is busy or read-only, 413 body too large, 422
+arguments that do not fit), never a stack trace.
+
+Bound to loopback, the API answers only requests addressed to a loopback name and from
+no foreign web page (Host and Origin are checked, so a web page cannot reach it through
+DNS rebinding or a cross-site form). Bound to anything else it requires a bearer token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from pydantic import ValidationError as PydanticValidationError
+from pydantic import validate_call
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from store.errors import NotFound, StoreError
+from store.errors import ValidationError as StoreValidationError
+
+from .. import __version__
+from .operations import CALLER, Operations, ScopeRefused
+
+log = logging.getLogger("mnemoscope.http")
+MAX_BODY = 2 * 1024 * 1024
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+# path → (method, tool); GET endpoints take their arguments from the query string.
+ENDPOINTS = {
+    "/brief": ("GET", "brief"),
+    "/stats": ("GET", "stats"),
+    "/recall": ("POST", "recall"),
+    "/remember": ("POST", "remember"),
+    "/update": ("POST", "update"),
+    "/forget": ("POST", "forget"),
+    "/capture": ("POST", "capture"),
+    "/compile": ("POST", "compile_prompt"),
+    "/resolve_citations": ("POST", "resolve_citations"),
+    "/tick": ("POST", "tick"),
+}
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.extra = extra
+
+
+def error_response(status: int, message: str, **extra: Any) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"ok": False, "status": status, "error": message, **extra}, status_code=status,
+                        headers=headers)
+
+
+def _status_for(exc: BaseException) -> int:
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, ScopeRefused):
+        return 403
+    if isinstance(exc, (StoreValidationError, PydanticValidationError)):
+        return 422
+    return 409  # busy, read-only, already done: the request was fine, the state is not
+
+
+def _pydantic_message(exc: PydanticValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "body"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+async def _arguments(request: Request, method: str) -> dict[str, Any]:
+    if method == "GET":
+        return dict(request.query_params)  # pydantic turns "5" into 5 where a number is due
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise HttpError(413, f"the request body is over {MAX_BODY // (1024 * 1024)} MiB")
+    if not body.strip():
+        return {}
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise HttpError(400, "send the arguments as JSON with Content-Type: application/json")
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise HttpError(400, f"the body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise HttpError(400, f"the body must be a JSON object of arguments, got {type(data).__name__}")
+    return data
+
+
+def endpoint(ops: Operations, tool: str, method: str) -> Callable[[Request], Awaitable[JSONResponse]]:
+    checked = validate_call(ops.bound(tool))
+
+    async def handle(request: Request) -> JSONResponse:
+        started = time.perf_counter()
+        caller = {"client": request.headers.get("user-agent") or ops.client, "door": "http", "logged": False}
+        args: dict[str, Any] = {}
+        try:
+            args = await _arguments(request, method)
+
+            def run() -> dict[str, Any]:
+                CALLER.set(caller)
+                try:
+                    return ops.call(tool, checked, args)
+                except PydanticValidationError as exc:
+                    if not caller["logged"]:
+                        ops.log(tool, args, started, error=_pydantic_message(exc))
+                    raise
+
+            result = await anyio.to_thread.run_sync(run)
+        except HttpError as exc:
+            CALLER.set(caller)
+            ops.log(tool, args, started, error=str(exc))
+            return error_response(exc.status, str(exc))
+        except PydanticValidationError as exc:
+            return error_response(422, _pydantic_message(exc))
+        except StoreError as exc:
+            extra = {"field": exc.field} if isinstance(exc, StoreValidationError) else {}
+            return error_response(_status_for(exc), str(exc), **extra)
+        except Exception as exc:  # a bug of ours: say so in JSON, keep serving, log it for the owner
+            log.exception("%s failed", tool)
+            return error_response(500, f"internal error in {tool}: {type(exc).__name__}; the server log has "
+                                       "the details")
+        return JSONResponse({"ok": True, **result})
+
+    return handle
+
+
+class Guard:
+    """Refuses, before any route runs: requests without the token (when there is one),
+    requests addressed to a non-loopback Host or sent from a foreign Origin (when
+    bound to loopback), and bodies over the size limit."""
+
+    def __init__(self, app: ASGIApp, *, token: str | None, loopback: bool) -> None:
+        self.app = app
+        self.token = token
+        self.loopback = loopback
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refusal = self._refusal(headers, scope.get("path", ""))
+        if refusal is not None:
+            await error_response(*refusal)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, headers: dict[str, str], path: str) -> tuple[int, str] | None:
+        if self.loopback:
+            host = headers.get("host", "")
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if name not in LOOPBACK_HOSTS:
+                return 403, f"this server answers only requests addressed to 127.0.0.1 or localhost, not {host!r}"
+            origin = headers.get("origin")
+            if origin and not any(origin.startswith(f"http://{h}") for h in LOOPBACK_HOSTS):
+                return 403, f"requests from web pages ({origin}) are refused"
+        if self.token is not None and path != "/health":
+            given = headers.get("authorization", "")
+            if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+                return 401, "this server needs 'Authorization: Bearer <token>' (the token it was started with)"
+        length = headers.get("content-length")
+        if length and length.isdigit() and int(length) > MAX_BODY:
+            return 413, f"the request body is over {MAX_BODY // (1024 * 1024)} MiB"
+        return None
+
+
+def is_loopback(host: str) -> bool:
+    """``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def build_app(ops: Operations, *, token: str | None = None, loopback: bool = True) -> ASGIApp:
+    """The ASGI app: the JSON endpoints, MCP at ``/mcp``, behind the guard."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from .mcp_server import build_server
+
+    server = build_server(ops)
+
+    async def health(_request: Request) -> JSONResponse:
+        def counts() -> dict[str, Any]:
+            return ops.store.stats(scopes=(*ops.scopes, "global"))["layers"]
+
+        return JSONResponse({"ok": True, "version": __version__, "counts": await anyio.to_thread.run_sync(counts),
+                             "scopes": list(ops.scopes), "trust": ops.trust})
+
+    server.custom_route("/health", methods=["GET"])(health)
+    for path, (method, tool) in ENDPOINTS.items():
+        server.custom_route(path, methods=[method])(endpoint(ops, tool, method))
+    # The guard already checks Host and Origin for every path, /mcp included.
+    app = server.streamable_http_app(
+        host="127.0.0.1", transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    return Guard(app, token=token, loopback=loopback)
+
+
+def run_http(ops: Operations, *, host: str, port: int, token: str | None) -> None:
+    import uvicorn
+
+    app = build_app(ops, token=token, loopback=is_loopback(host))
+    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)

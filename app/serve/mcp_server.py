@@ -1,0 +1,137 @@
+"""``mnemoscope mcp``: the store as an MCP server, on the official MCP Python SDK.
+
+Every tool is one method of :class:`~app.serve.operations.Operations`; the SDK builds
+each tool's input schema from that method's signature and checks every call against it.
+A call the store refuses comes back as a tool error (``isError``) with the store's
+message; the server keeps running and writes nothing for it but its line in the
+activity log.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ValidationError as PydanticValidationError
+
+from store.errors import StoreError
+
+from .. import __version__
+from .operations import CALLER, Operations
+
+INSTRUCTIONS = (
+    "Mnemoscope is the user's long-term memory. Call brief once at the start of a conversation; call recall "
+    "before answering anything that may depend on what you were told before; call remember when you learn "
+    "something durable (one self-contained sentence: a preference, a fact about a person, a decision, a "
+    "lesson). Use update to correct a memory and forget when the user asks you to forget something. Memories "
+    "fade unless they are used; the user watches and edits them in the Mnemoscope inspector."
+)
+READ_ONLY = {"brief", "stats", "resolve_citations"}
+DESTRUCTIVE = {"forget", "update"}
+
+
+def _client_of(ctx: Any, fallback: str) -> str:
+    params = getattr(ctx.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    if info is None:
+        return fallback
+    version = getattr(info, "version", "")
+    return f"{info.name} {version}".strip() if info.name else fallback
+
+
+class CallerMiddleware:
+    """Tells the operations who is calling, and logs the calls that the SDK refused
+    before they reached an operation (arguments that do not fit the schema)."""
+
+    def __init__(self, ops: Operations) -> None:
+        self.ops = ops
+        self.known = {name: set(inspect.signature(ops.bound(name)).parameters) for name in Operations.TOOLS}
+
+    async def __call__(self, ctx: Any, call_next: Callable) -> Any:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        params = dict(ctx.params or {})
+        tool, args = str(params.get("name", "?")), dict(params.get("arguments") or {})
+        caller = {"client": _client_of(ctx, self.ops.client), "door": "mcp", "logged": False}
+        token = CALLER.set(caller)
+        started = time.perf_counter()
+        unknown = sorted(set(args) - self.known.get(tool, set(args)))
+        if unknown:  # the SDK would drop them silently: a misspelt "sensitivty" must not pass as "low"
+            message = (f"Error executing tool {tool}: unknown argument(s) {', '.join(unknown)}; "
+                       f"{tool} takes {', '.join(sorted(self.known[tool]))}")
+            self.ops.log(tool, args, started, error=message, caller=caller)
+            CALLER.reset(token)
+            return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+        try:
+            result = await call_next(ctx)
+        except Exception as exc:
+            if not caller["logged"]:
+                self.ops.log(tool, args, started, error=exc, caller=caller)
+            raise
+        finally:
+            CALLER.reset(token)
+        if _is_error(result):
+            text = _error_text(result)
+            if not caller["logged"]:
+                self.ops.log(tool, args, started, error=text, caller=caller)
+        return result
+
+
+def _is_error(result: Any) -> bool:
+    if isinstance(result, dict):
+        return bool(result.get("isError") or result.get("is_error"))
+    return bool(getattr(result, "is_error", False))
+
+
+def _error_text(result: Any) -> str:
+    """The tool error's message, tidied (pydantic's documentation links and line breaks
+    dropped) in the result the client gets as well as for the log."""
+    content = result.get("content", []) if isinstance(result, dict) else getattr(result, "content", [])
+    texts = []
+    for c in content or []:
+        text = c.get("text", "") if isinstance(c, dict) else getattr(c, "text", "")
+        tidy = " ".join(line.strip() for line in text.splitlines()
+                        if line.strip() and "errors.pydantic.dev" not in line)
+        if tidy != text:
+            if isinstance(c, dict):
+                c["text"] = tidy
+            else:
+                c.text = tidy
+        texts.append(tidy)
+    return " ".join(t for t in texts if t) or "refused"
+
+
+def _tool(ops: Operations, name: str) -> Callable[..., dict[str, Any]]:
+    """The operation as an MCP tool: logged, with the store's refusals as tool errors."""
+    method = ops.bound(name)
+
+    @functools.wraps(method)
+    def tool(**kwargs: Any) -> dict[str, Any]:
+        try:
+            return ops.call(name, method, kwargs)
+        except (StoreError, PydanticValidationError) as exc:
+            raise ToolError(str(exc)) from None
+
+    return tool
+
+
+def build_server(ops: Operations) -> MCPServer:
+    """An MCP server whose tools are the operations over ``ops.store``."""
+    server = MCPServer("mnemoscope", title="Mnemoscope memory", version=__version__, instructions=INSTRUCTIONS,
+                       log_level="WARNING", middleware=[CallerMiddleware(ops)])
+    for name in Operations.TOOLS:
+        annotations = ToolAnnotations(readOnlyHint=name in READ_ONLY, destructiveHint=name in DESTRUCTIVE,
+                                      idempotentHint=name in READ_ONLY, openWorldHint=False)
+        server.add_tool(_tool(ops, name), name=name, annotations=annotations, structured_output=False)
+    return server
+
+
+def run_stdio(ops: Operations) -> None:
+    """Serve MCP over standard input and output until the client closes them."""
+    build_server(ops).run("stdio")

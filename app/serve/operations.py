@@ -1,0 +1,360 @@
+"""The operations agents call, once for every door (MCP server, HTTP API).
+
+Each method is one store or compiler operation with JSON in and JSON out. Its
+signature is the tool's input schema (types, enums, bounds) for the MCP server and the
+HTTP API alike, and its docstring is what a model reads to decide when to call it.
+
+Scope and trust belong to whoever started the server, not to the model: a call may name
+one of the server's scopes (the first is the default) and never sees a memory above the
+server's trust. A memory outside them does not exist as far as the caller can tell.
+Every call, refused ones included, is recorded in the activity log.
+"""
+
+# No ``from __future__ import annotations``: the MCP SDK and pydantic read these
+# signatures at run time.
+
+import contextvars
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from store import KINDS, SENSITIVITIES, MemoryStore, conversations
+from store import activity as activity_log
+from store.capture import PROPOSED_TYPES, SOURCE_KINDS
+from store.config import Limits
+from store.errors import NotFound, StoreError, ValidationError
+from store.model import SENSITIVITY_RANK, validate_scope
+
+from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, memory_items
+
+MAX_TEXT = Limits().max_text_chars
+
+Kind = Literal[KINDS]  # type: ignore[valid-type]
+Sensitivity = Literal[SENSITIVITIES]  # type: ignore[valid-type]
+MemoryId = Annotated[str, Field(min_length=1, max_length=128, description="a memory id, e.g. from recall")]
+ScopeArg = Annotated[str | None, Field(max_length=140, description="one of this server's scopes; "
+                                       "omit for its default scope")]
+Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+Short = Annotated[str, Field(max_length=200)]
+Names = Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=32)]
+
+# Who is calling: set by the door around each call (the MCP client's name from its
+# ``initialize``, the HTTP User-Agent), read when the call is logged.
+CALLER: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("mnemoscope_caller", default=None)
+
+
+class ScopeRefused(StoreError):
+    """The call named a scope this server may not read or write."""
+
+
+def _status(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+def _conflicts(conflicts: list) -> list[dict[str, str]]:
+    """The memories a new one likely contradicts (store.conflicts): ids and what about, for
+    the agent to recall, update or forget."""
+    return [{"id": c.older, "about": c.subject, "slot": c.slot} for c in conflicts]
+
+
+class Operations:
+    """The agents' operations over one store, with the scopes and trust fixed here."""
+
+    TOOLS = ("remember", "recall", "brief", "tick", "stats", "update", "forget", "capture", "compile_prompt",
+             "resolve_citations")
+
+    def __init__(self, store: MemoryStore, *, scopes: list[str] | tuple[str, ...] = ("global",),
+                 trust: str = "medium", client: str = "unknown", door: str = "mcp") -> None:
+        if not scopes:
+            raise ValidationError("scope", "a server needs at least one scope")
+        self.store = store
+        self.scopes = tuple(dict.fromkeys(validate_scope(s) for s in scopes))
+        if trust not in SENSITIVITY_RANK:
+            raise ValidationError("trust", f"must be one of {', '.join(SENSITIVITIES)}, got {trust!r}")
+        self.trust = trust
+        self.client = client
+        self.door = door
+
+    # -- the rules every call follows -------------------------------------------------------
+    def _scope(self, scope: str | None) -> str:
+        if scope is None or scope == "":
+            return self.scopes[0]
+        scope = validate_scope(scope)  # the store's spelling of it, so look-alikes compare equal
+        if scope not in self.scopes:
+            raise ScopeRefused(f"scope {scope!r} is not open to this server; it may use "
+                               f"{', '.join(self.scopes)}")
+        return scope
+
+    def _visible(self, memory_id: str, *, write: bool = False):
+        """The memory if this server may see it (and, with ``write``, change it): a
+        memory outside its scopes or above its trust answers exactly as a missing one."""
+        memory = self.store.get(memory_id)
+        allowed = set(self.scopes) if write else set(self.scopes) | {"global"}
+        if memory.scope not in allowed or SENSITIVITY_RANK[memory.sensitivity] > SENSITIVITY_RANK[self.trust]:
+            raise NotFound("memory", memory_id)
+        return memory
+
+    def _shown(self, memory) -> dict[str, Any]:
+        """A memory as a caller at this trust may see it."""
+        data = memory.to_dict()
+        if SENSITIVITY_RANK[memory.sensitivity] > SENSITIVITY_RANK[self.trust]:
+            return {"id": memory.id, "kind": memory.kind, "layer": memory.layer, "redacted": True}
+        for key in ("base", "ref_time", "ticked_at", "half_life_days"):
+            data.pop(key, None)
+        return data
+
+    def _check_sensitivity(self, sensitivity: str) -> None:
+        if SENSITIVITY_RANK[sensitivity] > SENSITIVITY_RANK[self.trust]:
+            raise ValidationError("sensitivity", f"{sensitivity!r} is above this server's trust ({self.trust}); "
+                                  "it may write only what it may read")
+
+    def call(self, tool: str, fn: Callable[..., dict[str, Any]], args: dict[str, Any]) -> dict[str, Any]:
+        """Run one operation, timed and logged, refused or not."""
+        started = time.perf_counter()
+        try:
+            result = fn(**args)
+        except Exception as exc:
+            self.log(tool, args, started, error=exc)
+            raise
+        self.log(tool, args, started, result=result)
+        return result
+
+    def log(self, tool: str, args: dict[str, Any], started: float, *, result: dict[str, Any] | None = None,
+            error: BaseException | str | None = None, caller: dict[str, Any] | None = None) -> None:
+        """Record one call in the activity log (``caller``: who, when not the current one)."""
+        caller = caller if caller is not None else (CALLER.get() or {})
+        scope = args.get("scope") or (self.scopes[0] if tool not in ("tick", "stats") else "")
+        ids = (result or {}).get("memory_ids", [])
+        message = "" if error is None else (error if isinstance(error, str) else f"{_status(error)}: {error}")
+        with suppress(StoreError):  # a read-only or busy database must not turn a good answer into a failure
+            activity_log.record(self.store, client=caller.get("client") or self.client,
+                                door=caller.get("door") or self.door, tool=tool,
+                                scope=str(scope)[:140], trust=self.trust, args=_loggable(args),
+                                memory_ids=ids, duration_ms=(time.perf_counter() - started) * 1000,
+                                ok=error is None, error=message)
+        caller["logged"] = True
+
+    # -- the tools ----------------------------------------------------------------------------
+    def remember(
+        self,
+        text: Annotated[Text, Field(description="one durable sentence worth knowing next week, in the user's "
+                                    "language, e.g. 'Mara is allergic to peanuts.'")],
+        kind: Annotated[Kind, Field(description="fact: stable facts about people and things; lesson: a "
+                                    "principle learned; skill: how to do something; reflection: a feeling or "
+                                    "judgement; event: something that happened once")] = "fact",
+        importance: Annotated[float, Field(ge=0, le=1, description="0 trivia … 1 must never be forgotten; "
+                                           "0.5 when unsure")] = 0.5,
+        who: Annotated[Short, Field(description="the person it is about, if any")] = "",
+        topic: Annotated[Short, Field(description="a short topic, e.g. 'health', 'work'")] = "",
+        scope: ScopeArg = None,
+        sensitivity: Annotated[Sensitivity, Field(description="public < low < medium < high < hyper; health, "
+                                                 "money and secrets are high or hyper")] = "low",
+        tags: Annotated[Names, Field(description="a few keywords")] = [],  # noqa: B006 (pydantic copies)
+        entities: Annotated[Names, Field(description="people, groups, tools or projects it mentions")] = [],  # noqa: B006
+    ) -> dict[str, Any]:
+        """Store one thing worth remembering about the user or the work.
+
+        Use it when you learn something durable: a preference, a fact about a person, a
+        decision, a lesson from a mistake. Write one self-contained sentence; don't store
+        chit-chat, guesses or what is already remembered (a near-duplicate reinforces the
+        existing memory instead of adding a copy, and the result says so)."""
+        self._check_sensitivity(sensitivity)
+        result = self.store.remember(text, kind=kind, importance=importance, who=who, topic=topic,
+                                     scope=self._scope(scope), sensitivity=sensitivity, tags=tags,
+                                     entities=entities)
+        return {"id": result.memory.id, "created": result.created, "message": result.message,
+                "memory": self._shown(result.memory), "conflicts": _conflicts(result.conflicts),
+                "memory_ids": [result.memory.id]}
+
+    def recall(
+        self,
+        query: Annotated[str, Field(min_length=1, max_length=2000, description="what you need to know, in "
+                                    "plain words")],
+        k: Annotated[int, Field(ge=1, le=50, description="how many memories at most")] = 5,
+        scope: ScopeArg = None,
+        explain: Annotated[bool, Field(description="also return why each memory scored as it did")] = False,
+    ) -> dict[str, Any]:
+        """Find the memories most relevant to a question, best first.
+
+        Call it before answering anything that may depend on what you were told earlier
+        (names, preferences, past decisions). Each memory you get back counts as used:
+        memories recalled often become habits and fade slowly. Memories above your trust
+        come back redacted: you may say something exists, not what it says."""
+        hits = self.store.recall(query, k=k, scope=self._scope(scope), trust=self.trust, explain=explain,
+                                 reinforce=True)
+        out = []
+        for h in hits:
+            d = h.to_dict()
+            if h.redacted:
+                # nothing that depends on the text: not its score, not its entities
+                d = {"id": h.id, "kind": h.kind, "layer": h.layer, "redacted": True}
+            elif not explain:
+                d.pop("why", None)
+            out.append(d)
+        return {"hits": out, "memory_ids": [h.id for h in hits]}
+
+    def brief(
+        self,
+        limit: Annotated[int, Field(ge=1, le=50, description="how many facts")] = 5,
+        scope: ScopeArg = None,
+    ) -> dict[str, Any]:
+        """The wake-up brief: the strongest, most important facts and lessons, as a few
+        lines. Read it once at the start of a conversation."""
+        text = self.store.brief(limit=limit, scope=self._scope(scope), trust=self.trust)
+        return {"brief": text}
+
+    def tick(self) -> dict[str, Any]:
+        """Run the forgetting clock: every memory's strength and layer are brought up to
+        now (habit, fading, edge, archived). Cheap; call it once a day or so."""
+        report = self.store.tick()
+        return {"tick_id": report.tick_id, "summary": report.summary(), "changed": report.changed,
+                "transitions": len(report.transitions)}
+
+    def stats(self) -> dict[str, Any]:
+        """How much is remembered in this server's scopes: counts per layer and kind."""
+        stats = self.store.stats(scopes=(*self.scopes, "global"))
+        return {k: stats[k] for k in ("memories", "layers", "kinds", "scopes", "clock_offset_days")}
+
+    def update(
+        self,
+        memory_id: MemoryId,
+        text: Annotated[Text | None, Field(description="the corrected sentence")] = None,
+        kind: Kind | None = None,
+        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        who: Short | None = None,
+        topic: Short | None = None,
+        scope: ScopeArg = None,
+        sensitivity: Sensitivity | None = None,
+        tags: Names | None = None,
+        pinned: Annotated[bool | None, Field(description="pinned memories never fade")] = None,
+    ) -> dict[str, Any]:
+        """Correct a memory that is wrong or out of date (give only the fields that
+        change). Prefer this to remembering a contradicting sentence."""
+        self._visible(memory_id, write=True)
+        changes = {k: v for k, v in {"text": text, "kind": kind, "importance": importance, "who": who,
+                                      "topic": topic, "sensitivity": sensitivity, "tags": tags,
+                                      "pinned": pinned}.items() if v is not None}
+        if scope is not None:
+            changes["scope"] = self._scope(scope)
+        if sensitivity is not None:
+            self._check_sensitivity(sensitivity)
+        if not changes:
+            raise ValidationError("update", "give at least one field to change")
+        result = self.store.update(memory_id, **changes)
+        return {"id": memory_id, "changed": sorted(changes), "memory": self._shown(result.after),
+                "memory_ids": [memory_id]}
+
+    def forget(self, memory_id: MemoryId) -> dict[str, Any]:
+        """Forget a memory that is wrong, harmful or that the user asked you to forget.
+        The memory's owner can still restore it from the Mnemoscope inspector."""
+        memory = self._visible(memory_id, write=True)
+        caller = CALLER.get() or {}
+        activity_log.forget(self.store, memory_id, client=caller.get("client") or self.client)
+        return {"forgotten": memory_id, "text": memory.text, "restorable": True, "memory_ids": [memory_id]}
+
+    def capture(
+        self,
+        content: Annotated[Any, Field(description="any JSON: a sentence, a tool's output, an "
+                                      "observation {subject, predicate, object}, a working state")],
+        source_kind: Literal[SOURCE_KINDS] = "event",  # type: ignore[valid-type]
+        source: Short = "",
+        context: Annotated[Any, Field(description="what was going on (any JSON), kept with the memory")] = None,
+        reason_to_remember: Annotated[str, Field(max_length=500, description="why this is worth keeping")] = "",
+        summary: Annotated[str, Field(max_length=MAX_TEXT, description="one sentence to store instead of "
+                                      "the raw content")] = "",
+        proposed_type: Annotated[Literal[tuple(PROPOSED_TYPES)] | None,  # type: ignore[valid-type]
+                                 Field(description="the kind of memory it should become")] = None,
+        proposed_kind: Kind | None = None,
+        tags: Names = [],  # noqa: B006
+        scope: ScopeArg = None,
+        sensitivity: Sensitivity = "low",
+    ) -> dict[str, Any]:
+        """Capture raw material (a tool result, an observation, an event) as a memory,
+        with the entities it names linked. Use remember for a sentence you wrote yourself."""
+        self._check_sensitivity(sensitivity)
+        kwargs: dict[str, Any] = {"source_kind": source_kind, "source": source,
+                                  "reason_to_remember": reason_to_remember, "summary": summary, "tags": tags,
+                                  "scope": self._scope(scope), "sensitivity": sensitivity}
+        optional = {"context": context, "proposed_type": proposed_type, "proposed_kind": proposed_kind}
+        kwargs.update({k: v for k, v in optional.items() if v is not None})
+        result = self.store.capture(content, **kwargs)
+        return {"id": result.primary.id, "memory": self._shown(result.primary),
+                "entities_created": [e.name for e in result.created_entities], "edges": len(result.edges),
+                "conflicts": _conflicts(result.conflicts), "memory_ids": [result.primary.id]}
+
+    def compile_prompt(
+        self,
+        user_message: Annotated[str, Field(min_length=1, max_length=100_000)],
+        model: Annotated[str, Field(max_length=200, description="e.g. openai/gpt-4o, "
+                                    "anthropic/claude-sonnet-4-5")] = "openai/gpt-4o",
+        max_tokens: Annotated[int, Field(ge=64, le=2_000_000, description="the prompt's token budget")] = 4096,
+        k: Annotated[int, Field(ge=1, le=200, description="memories to recall")] = 20,
+        scope: ScopeArg = None,
+        rules: Annotated[str | None, Field(max_length=100_000, description="system rules; a short "
+                                           "assistant persona when omitted")] = None,
+        history: Annotated[list[dict[str, Any]], Field(max_length=500, description="earlier messages, "
+                                                        "[{role, content}]")] = [],  # noqa: B006
+        placement: Literal["end", "system"] = "end",
+        conversation_id: Annotated[str | None, Field(max_length=128, description="keep the citation map "
+                                                     "under this id for resolve_citations")] = None,
+    ) -> dict[str, Any]:
+        """Build the prompt to send for a user message: recall the relevant memories and
+        compile them with the rules, history and message within a token budget. Memories
+        are tagged [Mem:N]; give a conversation_id to resolve those citations later."""
+        request = PreviewRequest(user_message=user_message, history=list(history), model_id=model,
+                                 max_tokens=max_tokens, placement=placement,
+                                 rules=DEFAULT_RULES if rules is None else rules, k=k, scope=self._scope(scope),
+                                 trust=self.trust)
+        hits = self.store.recall(user_message, k=k, scope=request.scope, trust=self.trust)
+        result = compile_items(request, memory_items(hits))
+        kept = list(result.ref_map.values())
+        for memory_id in kept:  # what went into the prompt was used
+            with suppress(NotFound):  # forgotten since the recall
+                self.store.reinforce(memory_id)
+        out: dict[str, Any] = {"messages": result.messages, "ref_map": result.ref_map,
+                               "summary": _summary(result.metadata), "memory_ids": kept}
+        if conversation_id is not None:
+            turn = conversations.save_turn(self.store, conversation_id, result.ref_map, model=model,
+                                           query=user_message)
+            out.update(conversation_id=turn.conversation_id, turn=turn.turn)
+        return out
+
+    def resolve_citations(
+        self,
+        answer: Annotated[str, Field(max_length=200_000, description="the model's answer with [Mem:N] tags")],
+        conversation_id: Annotated[str, Field(min_length=1, max_length=128)],
+        turn: Annotated[int | None, Field(ge=1, description="which compile_prompt turn; the latest when "
+                                          "omitted")] = None,
+    ) -> dict[str, Any]:
+        """Say which memory each [Mem:N] in an answer stands for (from the prompt that
+        compile_prompt built under conversation_id)."""
+        resolved = conversations.resolve(self.store, answer, conversation_id, turn)
+        visible = []
+        for item in resolved:
+            if item["status"] == "ok":
+                try:
+                    item["text"] = self._visible(item["memory_id"]).text
+                except NotFound:
+                    item["status"] = "missing"
+            visible.append(item)
+        return {"citations": visible, "memory_ids": [c["memory_id"] for c in visible if c["memory_id"]]}
+
+    def bound(self, tool: str) -> Callable[..., dict[str, Any]]:
+        if tool not in self.TOOLS:
+            raise NotFound("tool", tool)
+        return getattr(self, tool)
+
+
+def _summary(md: dict[str, Any]) -> dict[str, Any]:
+    keys = ("token_count", "tokens_budget", "billed_input_tokens", "memories_offered", "memories_kept",
+            "tokens_trimmed", "tokenizer", "model_id", "cacheable_prefix_tokens")
+    return {k: md[k] for k in keys if k in md}
+
+
+def _loggable(args: dict[str, Any]) -> dict[str, Any]:
+    """What of a call's arguments goes into the log summary: no history, rules or answers."""
+    return {k: v for k, v in args.items() if k not in ("history", "rules", "answer", "content") or
+            isinstance(v, str) and len(v) < 80}

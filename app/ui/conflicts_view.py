@@ -1,0 +1,95 @@
+"""The Conflicts view: memories that say different things about the same subject, newest
+first and side by side; the person keeps both, marks the newer one as superseding, or
+merges them into one."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QHeaderView, QInputDialog
+
+from store import StoreError
+from store import conflicts as conflict_check
+from store.model import validate_fields
+
+from .commands import EditMemoryCommand, KeepBothCommand, SupersedeCommand
+from .records_panel import RecordsPanel
+from .session import StoreSession
+
+AUTO_SCAN_LIMIT = 20_000  # above this many memories, a scan waits for "Scan again"
+
+
+class ConflictsView(RecordsPanel):
+    def __init__(self, session: StoreSession, parent=None) -> None:
+        super().__init__(session, [
+            ("newer", lambda c: c.newer_text), ("older", lambda c: c.older_text),
+            ("about", lambda c: c.subject), ("differs", lambda c: f"{c.slot}: {c.newer_claim} / {c.older_claim}")],
+            parent)
+        self.view.setWordWrap(True)
+        header = self.view.horizontalHeader()
+        for column, mode in enumerate((QHeaderView.ResizeMode.Stretch, QHeaderView.ResizeMode.Stretch,
+                                       QHeaderView.ResizeMode.ResizeToContents,
+                                       QHeaderView.ResizeMode.ResizeToContents)):
+            header.setSectionResizeMode(column, mode)
+        self.scan_button = self.add_button("Scan again", self.refresh, needs_selection=False)
+        self.supersede_button = self.add_button("Newer replaces older", self.supersede_selected,
+                                                "Archive the older memory: it is no longer recalled (undoable)")
+        self.merge_button = self.add_button("Merge…", self.merge_selected,
+                                            "Write one memory that says what is true now; the older is archived")
+        self.keep_button = self.add_button("Keep both", self.keep_selected,
+                                           "Both stay and the pair is no longer flagged (undoable)")
+        self.buttons.addStretch(1)
+
+    def refresh(self) -> None:
+        store = self.session.store
+        found = conflict_check.scan(store) if store is not None else []
+        self.show_records(found, f"{len(found)} pairs of memories say different things about the same subject "
+                          "(newest first)." if found else "No conflicting memories.")
+        self.view.resizeRowsToContents()
+
+    def memory_of(self, conflict: conflict_check.Conflict) -> str:
+        return conflict.newer
+
+    def store_changed(self, ids: set[str] | None) -> None:
+        if self.session.store.count() > AUTO_SCAN_LIMIT:
+            self.summary.setText("The memories changed; press Scan again.")
+        else:
+            self.refresh()
+
+    def _still_there(self, conflict: conflict_check.Conflict) -> bool:
+        """An agent may have forgotten one of them since the scan: push only what can run."""
+        try:
+            for mid in (conflict.newer, conflict.older):
+                self.session.store.get(mid)
+        except StoreError as exc:
+            self.summary.setText(str(exc))
+            return False
+        return True
+
+    def supersede_selected(self) -> None:
+        conflict = self.selected()
+        if conflict is not None and self._still_there(conflict):
+            self.session.undo_stack.push(SupersedeCommand(self.session, conflict.newer, conflict.older))
+
+    def merge_selected(self) -> None:
+        """The newer memory takes the merged text and supersedes the older, as one undoable step."""
+        conflict = self.selected()
+        if conflict is None or not self._still_there(conflict):
+            return
+        text, ok = QInputDialog.getMultiLineText(
+            self, "Merge two memories", f"Older: {conflict.older_text}\n\nThe memory to keep:", conflict.newer_text)
+        if not ok or not text.strip():
+            return
+        try:
+            validate_fields({"text": text}, self.session.store.config, partial=True)
+        except StoreError as exc:
+            self.summary.setText(str(exc))
+            return
+        stack = self.session.undo_stack
+        stack.beginMacro("Merge memories")
+        stack.push(EditMemoryCommand(self.session, conflict.newer, {"text": text}))
+        stack.push(SupersedeCommand(self.session, conflict.newer, conflict.older))
+        stack.endMacro()
+
+    def keep_selected(self) -> None:
+        conflict = self.selected()
+        if conflict is not None and self._still_there(conflict):
+            self.session.undo_stack.push(KeepBothCommand(self.session, conflict.newer, conflict.older))

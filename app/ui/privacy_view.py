@@ -1,0 +1,71 @@
+"""The Privacy view: what memories hold that their sensitivity does not cover (credentials,
+phone numbers, e-mail addresses …), with undoable "raise sensitivity" and "redact"."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QHeaderView
+
+from store import StoreError, privacy
+
+from .commands import EditMemoryCommand
+from .records_panel import RecordsPanel
+from .session import StoreSession
+
+AUTO_CHECK_LIMIT = 5000  # above this many memories, a full check waits for "Check again"
+
+
+class PrivacyView(RecordsPanel):
+    def __init__(self, session: StoreSession, parent=None) -> None:
+        super().__init__(session, [
+            ("memory", lambda f: f.memory_id), ("what", lambda f: f.what),
+            ("where", lambda f: f"chars {f.start}-{f.end}"), ("starts", lambda f: f.preview),
+            ("marked", lambda f: f.sensitivity), ("needs", lambda f: f.needed)], parent)
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.check_button = self.add_button("Check again", self.refresh, needs_selection=False)
+        self.raise_button = self.add_button("Raise sensitivity", lambda: self._apply(privacy.raising, "Raise "
+                                            "sensitivity"), "Mark the memory as sensitive as what it holds (undoable)")
+        self.redact_button = self.add_button("Redact", lambda: self._apply(privacy.redaction, "Redact"),
+                                             "Replace what was found with [redacted …] (undoable)")
+        self.buttons.addStretch(1)
+
+    def refresh(self) -> None:
+        """Check every memory again."""
+        store = self.session.store
+        self._show(privacy.check(store) if store is not None else [])
+
+    def _show(self, findings: list[privacy.Finding]) -> None:
+        memories = len({f.memory_id for f in findings})
+        self.show_records(findings, f"{len(findings)} findings in {memories} memories marked less sensitive than "
+                          "what they hold" if findings else "No memory holds more than its sensitivity allows.")
+
+    def memory_of(self, finding: privacy.Finding) -> str:
+        return finding.memory_id
+
+    def store_changed(self, ids: set[str] | None) -> None:
+        store = self.session.store
+        if ids is None:
+            if store.count() <= AUTO_CHECK_LIMIT:
+                self.refresh()
+            else:
+                self.summary.setText("The memories changed; press Check again.")
+            return
+        # only the memories that changed are checked again
+        kept = [f for f in self.model.records() if f.memory_id not in ids]
+        for mid in sorted(ids):
+            if store.exists(mid):
+                m = store.get(mid)
+                kept += privacy.findings_in(m.id, m.text, m.sensitivity)
+        self._show(kept)
+
+    def _apply(self, change, label: str) -> None:
+        finding = self.selected()
+        if finding is None:
+            return
+        try:
+            changes = change(self.session.store, finding)  # refused if the memory changed since
+        except StoreError as exc:
+            self.summary.setText(str(exc))
+            return
+        cmd = EditMemoryCommand(self.session, finding.memory_id, changes)
+        cmd.setText(f"{label} {finding.what} in {finding.memory_id}")
+        self.session.undo_stack.push(cmd)

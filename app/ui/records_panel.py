@@ -1,0 +1,145 @@
+"""Lists of records the owner acts on (privacy findings, conflicts): a read-only table
+model, and the panel that shows one with its buttons."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .session import StoreSession
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class RecordsModel(QAbstractTableModel):
+    """One row per record; each column is a header and how to show a record in it."""
+
+    def __init__(self, columns: Sequence[tuple[str, Callable[[Any], str]]], parent=None) -> None:
+        super().__init__(parent)
+        self._columns = list(columns)
+        self._records: list[Any] = []
+
+    def set_records(self, records: Sequence[Any]) -> None:
+        self.beginResetModel()
+        self._records = list(records)
+        self.endResetModel()
+
+    def records(self) -> list[Any]:
+        return list(self._records)
+
+    def record(self, row: int) -> Any:
+        return self._records[row]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._records)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._columns)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._records):
+            return None
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return self._columns[index.column()][1](self._records[index.row()])
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal \
+                and 0 <= section < len(self._columns):
+            return self._columns[section][0]
+        return None
+
+
+class RecordsPanel(QWidget):
+    """A summary line, a table of records and a row of buttons, over the session's store.
+
+    Subclasses say how to read the records (:meth:`refresh`), which memory a record is
+    about (:meth:`memory_of`) and how to follow a change (:meth:`store_changed`). A panel
+    that is not shown does no work: it refreshes when it is shown again."""
+
+    def __init__(self, session: StoreSession, columns: Sequence[tuple[str, Callable[[Any], str]]],
+                 parent=None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.model = RecordsModel(columns, self)
+        self.view = QTableView(self)
+        self.view.setModel(self.model)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.verticalHeader().hide()
+        self.view.selectionModel().currentRowChanged.connect(self._row_changed)
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        self.buttons = QHBoxLayout()
+        self._needs_selection: list[QPushButton] = []
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.view, 1)
+        layout.addLayout(self.buttons)
+        self._stale = True
+        session.changed.connect(self._changed)
+
+    def add_button(self, text: str, slot: Callable[[], None], tooltip: str = "", *,
+                   needs_selection: bool = True) -> QPushButton:
+        button = QPushButton(text, self)
+        button.setToolTip(tooltip)
+        button.clicked.connect(slot)
+        self.buttons.addWidget(button)
+        if needs_selection:
+            self._needs_selection.append(button)
+            button.setEnabled(False)
+        return button
+
+    def refresh(self) -> None:
+        raise NotImplementedError
+
+    def memory_of(self, record: Any) -> str:
+        raise NotImplementedError
+
+    def store_changed(self, ids: set[str] | None) -> None:
+        self.refresh()
+
+    def show_records(self, records: Sequence[Any], summary: str) -> None:
+        self._stale = False
+        self.model.set_records(records)
+        self.summary.setText(summary)
+        self._update_buttons()
+
+    def selected(self) -> Any | None:
+        index = self.view.currentIndex()
+        return self.model.record(index.row()) if index.isValid() else None
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
+
+    def _changed(self, ids: set[str] | None) -> None:
+        if self.session.store is None:
+            self.show_records([], "")
+        elif not self.isVisible():
+            self._stale = True
+        else:
+            self.store_changed(ids)
+
+    def _row_changed(self, *_args) -> None:
+        record = self.selected()
+        if record is not None:
+            self.session.select(self.memory_of(record))
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        has = self.selected() is not None
+        for button in self._needs_selection:
+            button.setEnabled(has)

@@ -1,0 +1,104 @@
+"""Citation maps kept per conversation, so ``[Mem:N]`` in a model's answer can be
+resolved after the prompt that defined them is gone.
+
+Each ``compile_prompt`` call by an agent stores its ``ref_map`` (``"1" → memory id``)
+as the next turn of its conversation. Resolving looks at the newest turn unless one is
+named. The maps are small; they are kept for ``activity.keep_days`` and pruned with the
+activity log.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import NotFound, ValidationError
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+CONVERSATION_RE = re.compile(r"^[\w.:@-]{1,128}$")
+CITATION_RE = re.compile(r"\[Mem:(\d+)\]")
+
+
+@dataclass(frozen=True)
+class Turn:
+    conversation_id: str
+    turn: int
+    at: float
+    model: str
+    query: str
+    ref_map: dict[str, str]
+
+
+def check_conversation_id(value: object) -> str:
+    if not isinstance(value, str) or not CONVERSATION_RE.match(value):
+        raise ValidationError("conversation_id", "must be 1–128 letters, digits or . : @ _ - "
+                              f"(no spaces), got {value!r}")
+    return value
+
+
+def save_turn(store: MemoryStore, conversation_id: str, ref_map: dict[str, str], *, model: str = "",
+              query: str = "") -> Turn:
+    """Store ``ref_map`` as the next turn of ``conversation_id``."""
+    conversation_id = check_conversation_id(conversation_id)
+    at = store.now()
+    with store.tables.write():
+        last = store.conn.execute("SELECT max(turn) FROM conversations WHERE conversation_id = ?",
+                                  (conversation_id,)).fetchone()[0]
+        turn = (last or 0) + 1
+        store.conn.execute("INSERT INTO conversations (conversation_id, turn, at, model, query, ref_map) "
+                           "VALUES (?,?,?,?,?,?)",
+                           (conversation_id, turn, at, model, query[:500], json.dumps(ref_map)))
+    return Turn(conversation_id, turn, at, model, query, dict(ref_map))
+
+
+def get_turn(store: MemoryStore, conversation_id: str, turn: int | None = None) -> Turn:
+    """A stored turn (the newest when ``turn`` is None)."""
+    conversation_id = check_conversation_id(conversation_id)
+    sql = "SELECT conversation_id, turn, at, model, query, ref_map FROM conversations WHERE conversation_id = ?"
+    params: list = [conversation_id]
+    if turn is not None:
+        sql += " AND turn = ?"
+        params.append(int(turn))
+    with store.tables.reading():
+        try:
+            row = store.conn.execute(sql + " ORDER BY turn DESC LIMIT 1", params).fetchone()
+        except sqlite3.OperationalError:
+            row = None
+    if row is None:
+        what = f"{conversation_id!r} turn {turn}" if turn is not None else repr(conversation_id)
+        raise NotFound("conversation", what.strip("'"))
+    return Turn(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
+
+
+def conversation_ids(store: MemoryStore, limit: int = 200) -> list[str]:
+    with store.tables.reading():
+        try:
+            return [r[0] for r in store.conn.execute(
+                "SELECT conversation_id FROM conversations GROUP BY conversation_id ORDER BY max(at) DESC LIMIT ?",
+                (limit,))]
+        except sqlite3.OperationalError:
+            return []
+
+
+def resolve(store: MemoryStore, answer: str, conversation_id: str, turn: int | None = None) -> list[dict]:
+    """Each ``[Mem:N]`` in ``answer``, once, in order: the memory id it stands for and
+    whether that memory still exists (``ok``), was not in the prompt (``unknown``), or was
+    forgotten since (``missing``)."""
+    stored = get_turn(store, conversation_id, turn)
+    seen: dict[str, dict] = {}
+    for match in CITATION_RE.finditer(answer):
+        n = match.group(1)
+        if n in seen:
+            continue
+        memory_id = stored.ref_map.get(n)
+        if memory_id is None:
+            status = "unknown"
+        else:
+            status = "ok" if store.exists(memory_id) else "missing"
+        seen[n] = {"citation": f"[Mem:{n}]", "memory_id": memory_id, "status": status, "turn": stored.turn}
+    return list(seen.values())

@@ -1,0 +1,232 @@
+"""A readable mirror of the memory: a folder of markdown pages that opens as an Obsidian vault.
+
+``Overview.md`` lists the strongest memories of each layer and every page; ``entities/``
+has one page per person, group, topic, tool or project with what is remembered about
+it; ``topics/`` one page per topic a memory is filed under (a topic that is also an
+entity shares the entity's page); ``diary/`` one page per month with the events and
+reflections of each day. Pages link to each other as ``[[Name]]``.
+
+The mirror is a pure function of what is stored: no clock, no generation time, every
+list in a fixed order, so the same database gives byte-identical files and the folder
+can live in git.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import StoreError
+from .model import LAYERS, SENSITIVITY_RANK, Memory
+from .recall import _trust_rank
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+MARKER = ".mnemoscope-mirror"
+FOLDERS = ("entities", "topics", "diary")
+STRONGEST_PER_LAYER = 12
+DIARY_KINDS = ("event", "reflection")
+KIND_ORDER = ("fact", "lesson", "skill", "reflection", "event")
+ENTITY_HEADINGS = {"person": "People", "group": "Groups", "project": "Projects", "tool": "Tools",
+                   "place": "Places", "file": "Files", "other": "Other"}  # topics are listed with topics
+_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]')
+
+
+@dataclass
+class MirrorResult:
+    out: Path
+    written: list[str]   # pages written or rewritten (relative paths)
+    unchanged: int
+    removed: list[str]   # pages of an earlier mirror that no longer exist
+    memories: int        # memories the mirror shows
+
+
+def _page_name(name: str) -> str:
+    clean = _UNSAFE.sub("-", name).strip().lstrip(".") or "untitled"
+    return clean[:100]
+
+
+def _day(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+
+
+class _Pages:
+    """Page titles by lower-cased name, so each name has one page and links find it."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, str] = {}
+        self.titles: set[str] = set()
+
+    def add(self, key: str, name: str) -> str:
+        title = _page_name(name)
+        n = 2
+        while title.lower() in self.titles:
+            title = f"{_page_name(name)} ({n})"
+            n += 1
+        self.titles.add(title.lower())
+        self.by_key[key] = title
+        return title
+
+    def link(self, key: str, label: str | None = None) -> str:
+        title = self.by_key[key]
+        return f"[[{title}]]" if label is None or label == title else f"[[{title}|{label}]]"
+
+
+def shown_memories(store: MemoryStore, *, trust: str | None = None,
+                   include_archived: bool = False) -> list[Memory]:
+    """The memories a mirror shows: none above ``trust`` (all when None), archived only when asked."""
+    limit = _trust_rank(trust) if trust is not None else len(SENSITIVITY_RANK)
+    return [m for m in store.list(include_archived=include_archived) if SENSITIVITY_RANK[m.sensitivity] <= limit]
+
+
+def build_mirror(store: MemoryStore, *, trust: str | None = None,
+                 include_archived: bool = False) -> dict[str, str]:
+    """The mirror's pages as {relative path: markdown}. Memories more sensitive than
+    ``trust`` are left out (all are shown when it is None); archived ones only when asked."""
+    memories = shown_memories(store, trust=trust, include_archived=include_archived)
+    memories.sort(key=lambda m: (-m.strength, m.id))
+    entities = sorted(store.entities(), key=lambda e: (e.name.lower(), e.scope != "global", e.id))
+    by_name: dict[str, list] = defaultdict(list)
+    for e in entities:
+        by_name[e.name].append(e)
+
+    about: dict[str, list[Memory]] = defaultdict(list)   # entity name -> memories mentioning it
+    for m in memories:
+        for name in m.entities:
+            about[name].append(m)
+    filed: dict[str, list[Memory]] = defaultdict(list)   # topic (lower) -> memories
+    topic_names: dict[str, str] = {}
+    for m in memories:
+        if m.topic:
+            filed[m.topic.lower()].append(m)
+            topic_names.setdefault(m.topic.lower(), m.topic)
+
+    pages = _Pages()
+    entity_kind: dict[str, str] = {}
+    for name in sorted(about, key=lambda n: (n.lower(), n)):
+        pages.add("e:" + name, name)
+        entity_kind[name] = by_name[name][0].kind if by_name.get(name) else "other"
+    entity_keys = {n.lower(): "e:" + n for n in about}
+    topic_key: dict[str, str] = {}
+    for low in sorted(filed):
+        topic_key[low] = entity_keys.get(low) or "t:" + low
+        if topic_key[low] not in pages.by_key:
+            pages.add(topic_key[low], topic_names[low])
+
+    def bullet(m: Memory, *, skip: str | None = None, show_topic: bool = True) -> str:
+        parts = [m.text.replace("\r", " ").replace("\n", " ").strip(), f"*{m.kind}*", f"strength {m.strength:.2f}"]
+        if m.layer == "archived":
+            parts.append("archived")
+        if m.scope != "global":
+            parts.append(f"`{m.scope}`")
+        if m.topic and show_topic and topic_key.get(m.topic.lower()) != skip:
+            parts.append("topic " + pages.link(topic_key[m.topic.lower()], m.topic))
+        links = [pages.link("e:" + n, n) for n in m.entities if "e:" + n != skip]
+        if links:
+            parts.append("with " + ", ".join(links))
+        return "- " + " · ".join(parts) + f" <!-- {m.id} -->"
+
+    def by_kind(ms: list[Memory], skip: str | None = None) -> list[str]:
+        lines: list[str] = []
+        for kind in KIND_ORDER:
+            group = [m for m in ms if m.kind == kind]
+            if group:
+                lines += ["", f"## {kind.capitalize()}s" if kind != "skill" else "## Skills", ""]
+                lines += [bullet(m, skip=skip) for m in group]
+        return lines
+
+    out: dict[str, str] = {}
+    for name in about:
+        key = "e:" + name
+        ent = by_name.get(name, [None])[0]
+        head = [f"# {name}", "", f"{entity_kind[name]} · {len(about[name])} memories"]
+        if ent is not None and ent.aliases:
+            head.append("also called " + ", ".join(sorted(ent.aliases)))
+        lines = head + by_kind(about[name], skip=key)
+        extra = [m for m in filed.get(name.lower(), []) if name not in m.entities]
+        if extra:
+            lines += ["", "## Also filed under this topic", ""] + [bullet(m, skip=key) for m in extra]
+        out[f"entities/{pages.by_key[key]}.md"] = "\n".join(lines) + "\n"
+    for low, ms in filed.items():
+        key = topic_key[low]
+        if key.startswith("e:"):
+            continue
+        lines = [f"# {topic_names[low]}", "", f"topic · {len(ms)} memories"] + by_kind(ms, skip=key)
+        out[f"topics/{pages.by_key[key]}.md"] = "\n".join(lines) + "\n"
+
+    months: dict[str, dict[str, list[Memory]]] = defaultdict(lambda: defaultdict(list))
+    for m in sorted((m for m in memories if m.kind in DIARY_KINDS), key=lambda m: (m.created_at, m.id)):
+        day = _day(m.created_at)
+        months[day[:7]][day].append(m)
+    for month, days in months.items():
+        lines = [f"# Diary {month}"]
+        for day, ms in days.items():
+            weekday = datetime.strptime(day, "%Y-%m-%d").strftime("%A")
+            lines += ["", f"## {day} ({weekday})", ""] + [bullet(m) for m in ms]
+        out[f"diary/{month}.md"] = "\n".join(lines) + "\n"
+
+    lines = ["# Memory overview", "",
+             f"{len(memories)} memories" + (" (archived included)" if include_archived else "")
+             + (f", sensitivity up to {trust}" if trust is not None else "") + "."]
+    for layer in LAYERS:
+        ms = [m for m in memories if m.layer == layer][:STRONGEST_PER_LAYER]
+        if ms:
+            lines += ["", f"## Strongest: {layer}", ""] + [bullet(m) for m in ms]
+    for kind, heading in ENTITY_HEADINGS.items():
+        names = sorted((n for n in about if entity_kind[n] == kind), key=lambda n: (n.lower(), n))
+        if names:
+            lines += ["", f"## {heading}", ""] + [f"- {pages.link('e:' + n, n)} ({len(about[n])})" for n in names]
+    # Topics are the topics memories are filed under and the entities of kind topic.
+    topics = {low: (pages.link(topic_key[low], topic_names[low]), len(filed[low])) for low in filed}
+    for n in about:
+        if entity_kind[n] == "topic" and n.lower() not in topics:
+            topics[n.lower()] = (pages.link("e:" + n, n), len(about[n]))
+    if topics:
+        lines += ["", "## Topics", ""] + [f"- {link} ({count})" for _, (link, count) in sorted(topics.items())]
+    if months:
+        lines += ["", "## Diary", ""] + [f"- [[{month}]]" for month in sorted(months, reverse=True)]
+    out["Overview.md"] = "\n".join(lines) + "\n"
+    return dict(sorted(out.items()))
+
+
+def write_mirror(store: MemoryStore, out: str | os.PathLike, *, trust: str | None = None,
+                 include_archived: bool = False) -> MirrorResult:
+    """Write the mirror into the folder ``out``: new or changed pages are written, pages of
+    an earlier mirror that no longer exist are removed, and nothing else is touched. A
+    folder that holds other files and no earlier mirror is refused."""
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise StoreError(f"cannot write the mirror to {root}: it is a file, not a folder")
+    if root.is_dir() and any(root.iterdir()) and not (root / MARKER).exists():
+        raise StoreError(f"{root} is not empty and holds no earlier mirror; choose an empty or new folder")
+    pages = build_mirror(store, trust=trust, include_archived=include_archived)
+    written, unchanged, removed = [], 0, []
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / MARKER).write_text("This folder is a Mnemoscope mirror; `mnemoscope mirror` rewrites it.\n",
+                                   encoding="utf-8")
+        for folder in FOLDERS:
+            (root / folder).mkdir(exist_ok=True)
+            for old in sorted((root / folder).glob("*.md")):
+                rel = f"{folder}/{old.name}"
+                if rel not in pages:
+                    old.unlink()
+                    removed.append(rel)
+        for rel, text in pages.items():
+            target = root / rel
+            data = text.encode("utf-8")
+            if target.is_file() and target.read_bytes() == data:
+                unchanged += 1
+                continue
+            target.write_bytes(data)
+            written.append(rel)
+    except OSError as exc:
+        raise StoreError(f"cannot write the mirror to {root}: {exc.strerror or exc}") from None
+    return MirrorResult(root, written, unchanged, removed,
+                        len(shown_memories(store, trust=trust, include_archived=include_archived)))

@@ -1,0 +1,356 @@
+"""The privacy check: what in the memories should not leave the machine, and is not marked so.
+
+Credentials are found by detect-secrets' detectors (the shapes of AWS, GitHub, GitLab,
+OpenAI, Slack, Stripe, Twilio, SendGrid, npm, PyPI … keys, private keys, passwords in
+URLs and in code), plus a few detectors written here in its own form for providers it
+does not know (Anthropic, Google, Hugging Face, newer OpenAI and GitHub tokens, Stripe
+test keys) and for a password written out in a sentence. Phone numbers are found by
+phonenumbers (Google's libphonenumber, the "lite" package without carrier and geocoding
+data) in international form and in the national formats of the regions in
+``PHONE_REGIONS``. E-mail addresses, payment card numbers (Luhn-checked) and IBANs
+(checksum-checked) are matched here.
+
+Each kind of content needs a least sensitivity (a credential ``hyper``, a phone number
+``medium`` …); a memory marked lower gets one :class:`Finding` per thing found. A
+finding says where the thing is and shows only its first characters, never all of it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+from .errors import StoreError
+from .model import SENSITIVITY_RANK
+
+if TYPE_CHECKING:
+    from .store import MemoryStore, UpdateResult
+
+# The least sensitivity a memory holding each category should have.
+NEEDED = {"credential": "hyper", "card": "high", "iban": "high", "phone": "medium", "email": "medium"}
+# National phone formats understood besides the international +CC form.
+PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "PT", "IT", "NL", "CN", "JP", "IN", "BR")
+
+
+def _offline_requests() -> None:
+    """detect-secrets imports ``requests`` at module level, only to verify keys online,
+    which we never ask it to do. The desktop bundle leaves ``requests`` out (Mnemoscope
+    never goes on the network); there, a stand-in whose every use fails takes its place."""
+    try:
+        import requests  # noqa: F401
+    except ImportError:
+        import types
+
+        class RequestException(OSError):
+            pass
+
+        def offline(*args: object, **kwargs: object) -> None:
+            raise RequestException("Mnemoscope does not go on the network")
+
+        stub = types.ModuleType("requests")
+        stub.exceptions = types.SimpleNamespace(RequestException=RequestException)
+        stub.get = stub.post = offline
+        stub.Response = object
+        sys.modules["requests"] = stub
+
+
+@cache
+def _detector_classes() -> tuple[type, ...]:
+    """detect-secrets' detectors, and ours in its form; imported on first use, so opening
+    the store or the window does not pay for them."""
+    _offline_requests()
+    from detect_secrets.plugins.artifactory import ArtifactoryDetector
+    from detect_secrets.plugins.aws import AWSKeyDetector
+    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.basic_auth import BasicAuthDetector
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
+    from detect_secrets.plugins.github_token import GitHubTokenDetector
+    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+    from detect_secrets.plugins.jwt import JwtTokenDetector
+    from detect_secrets.plugins.keyword import KeywordDetector
+    from detect_secrets.plugins.mailchimp import MailchimpDetector
+    from detect_secrets.plugins.npm import NpmDetector
+    from detect_secrets.plugins.openai import OpenAIDetector
+    from detect_secrets.plugins.private_key import PrivateKeyDetector
+    from detect_secrets.plugins.pypi_token import PypiTokenDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
+    from detect_secrets.plugins.slack import SlackDetector
+    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+    from detect_secrets.plugins.stripe import StripeDetector
+    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+    from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+    class AnthropicKeyDetector(RegexBasedDetector):
+        secret_type = "Anthropic API Key"
+        denylist = [re.compile(r"sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{32,}")]
+
+    class GoogleKeyDetector(RegexBasedDetector):
+        secret_type = "Google API Key"
+        denylist = [re.compile(r"AIza[0-9A-Za-z_-]{35}"), re.compile(r"GOCSPX-[A-Za-z0-9_-]{28}")]
+
+    class HuggingFaceTokenDetector(RegexBasedDetector):
+        secret_type = "Hugging Face Token"
+        denylist = [re.compile(r"\bhf_[A-Za-z0-9]{34,}")]
+
+    class NewerTokenDetector(RegexBasedDetector):
+        """Token shapes newer than detect-secrets 1.5: OpenAI project/service keys, GitHub
+        fine-grained tokens, Stripe test keys, npm tokens outside an .npmrc line."""
+
+        secret_type = "API Token"
+        denylist = [re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}"),
+                    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{50,}"),
+                    re.compile(r"\b(?:sk|rk)_test_[0-9a-zA-Z]{24,}"),
+                    re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")]
+
+    # A password-like word: at least four characters, one of them a digit, a capital or a
+    # symbol ("the password is stored in …" is not a password), not ending in punctuation.
+    password_value = r"(?=[^\s\"'”»]*(?-i:[0-9A-Z!@#$%^&*_+=?~-]))[^\s\"'”»]{3,}[^\s\"'”».,;:)]"
+
+    class PasswordInProseDetector(RegexBasedDetector):
+        """'my password is …', 'Passwort: …', '密码是…': a password written in a sentence."""
+
+        secret_type = "Password"
+        denylist = [
+            re.compile(r"(?i)\b(?:password|passcode|passphrase|pin code|passwort|kennwort|mot de passe|contraseña|"
+                       r"senha|wachtwoord|parola d'ordine)\s*(?:is|was|:|=|ist|est|es|é|:=|is now)\s*"
+                       r"[\"'“«]?(" + password_value + ")"),
+            re.compile(r"(?:密码|口令|パスワード)\s*(?:是|为|：|:|は)\s*[\"'“「]?([A-Za-z0-9!@#$%^&*_.+=-]{4,})"),
+        ]
+
+    return (
+        AWSKeyDetector, AzureStorageKeyDetector, ArtifactoryDetector, BasicAuthDetector, DiscordBotTokenDetector,
+        GitHubTokenDetector, GitLabTokenDetector, JwtTokenDetector, KeywordDetector, MailchimpDetector,
+        NpmDetector, OpenAIDetector, PrivateKeyDetector, PypiTokenDetector, SendGridDetector, SlackDetector,
+        SquareOAuthDetector, StripeDetector, TelegramBotTokenDetector, TwilioKeyDetector,
+        AnthropicKeyDetector, GoogleKeyDetector, HuggingFaceTokenDetector, NewerTokenDetector,
+        PasswordInProseDetector,
+    )
+
+
+_EMAIL = re.compile(r"(?<![A-Za-z0-9_.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}(?![A-Za-z0-9_-])")
+_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-+/=.]*")
+STRIP = " \t\r\n\"'=:"
+_DIGIT_RUN = re.compile(r"\d[\d ().\-/\u2010-\u2015\u00a0]{5,}\d")
+_PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----")
+
+
+@dataclass(frozen=True)
+class Detection:
+    """Something sensitive in a text: its category, what it is, and where ([start, end))."""
+
+    category: str
+    what: str
+    start: int
+    end: int
+
+    @property
+    def needed(self) -> str:
+        return NEEDED[self.category]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A detection in a memory marked less sensitive than it needs."""
+
+    memory_id: str
+    category: str
+    what: str
+    start: int
+    end: int
+    preview: str       # the first characters only
+    sensitivity: str   # the memory's
+    needed: str
+
+    def line(self) -> str:
+        return (f"{self.memory_id}\t{self.what}\tchars {self.start}-{self.end}\t{self.preview}\t"
+                f"sensitivity {self.sensitivity}, needs {self.needed}")
+
+
+@cache
+def _detectors() -> tuple:
+    return tuple(cls() for cls in _detector_classes())
+
+
+def _occurrences(text: str, value: str) -> list[int]:
+    if not value:
+        return []
+    out, i = [], text.find(value)
+    while i >= 0:
+        out.append(i)
+        i = text.find(value, i + 1)
+    return out
+
+
+def _secret_spans(det: object, text: str) -> list[tuple[int, int]]:
+    """Where ``det`` finds secrets in ``text``. A regex detector's pattern may capture the
+    secret in a group (a password inside a URL) or use a group only for alternatives
+    (``(ghp|gho)_…``): a group that starts inside the match is the secret."""
+    if not hasattr(det, "denylist"):  # the keyword detector yields values only
+        return [(i, i + len(v)) for v in dict.fromkeys(det.analyze_string(text))
+                for i in _occurrences(text, v.strip("\"' "))]
+    spans = []
+    for pattern in det.denylist:
+        for m in pattern.finditer(text):
+            start, end = m.span()
+            inner = [g for g in range(1, (m.lastindex or 0) + 1) if m.group(g) and m.start(g) > start]
+            if inner:
+                start, end = m.span(inner[-1])
+            value = text[start:end]
+            start += len(value) - len(value.lstrip(STRIP))
+            end -= len(value) - len(value.rstrip(STRIP))
+            if end - start >= 4:
+                spans.append((start, end))
+    return spans
+
+
+def _validates(det: object) -> bool:
+    """The detector checks its regex matches further (a JWT must decode)."""
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    return isinstance(det, RegexBasedDetector) and type(det).analyze_string is not RegexBasedDetector.analyze_string
+
+
+def _credentials(text: str) -> list[Detection]:
+    found = []
+    for det in _detectors():
+        for start, end in _secret_spans(det, text):
+            if det.secret_type == "Private Key":  # the whole block, up to its END line
+                m = _PEM_END.search(text, end)
+                end = m.end() if m else end
+            else:  # a detector may match only a token's prefix: cover the whole token
+                end = start + len(text[start:_TOKEN_CHARS.match(text, end).end()].rstrip("."))
+                if _validates(det) and not any(True for _ in det.analyze_string(text[start:end])):
+                    continue  # e.g. a JWT whose parts do not decode
+            found.append(Detection("credential", det.secret_type, start, end))
+    return found
+
+
+def _phones(text: str) -> list[Detection]:
+    # phonenumbers is thorough but slow: ask it only when the text has a run of at least
+    # seven digits with nothing but phone punctuation between them
+    if not any(sum(c.isdigit() for c in m.group()) >= 7 for m in _DIGIT_RUN.finditer(text)):
+        return []
+    import phonenumbers
+
+    spans: dict[tuple[int, int], None] = {}
+    for region in (None, *PHONE_REGIONS):
+        for match in phonenumbers.PhoneNumberMatcher(text, region or "ZZ", leniency=phonenumbers.Leniency.VALID):
+            spans[(match.start, match.end)] = None
+    return [Detection("phone", "phone number", a, b) for a, b in spans]
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def _card_brand(digits: str) -> bool:
+    n, two, four = len(digits), int(digits[:2]), int(digits[:4])
+    return ((digits[0] == "4" and n in (13, 16, 19)) or (51 <= two <= 55 and n == 16)
+            or (2221 <= four <= 2720 and n == 16) or (two in (34, 37) and n == 15)
+            or ((digits.startswith("6011") or two == 65) and n == 16) or (two == 35 and n == 16)
+            or (two == 62 and 16 <= n <= 19))
+
+
+def _iban_ok(value: str) -> bool:
+    s = value.replace(" ", "")
+    if not 15 <= len(s) <= 34:
+        return False
+    moved = s[4:] + s[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def scan_text(text: str) -> list[Detection]:
+    """Everything sensitive in ``text``, in order; where two detections overlap, the one
+    that needs the higher sensitivity (then the longer) wins."""
+    found = _credentials(text) + _phones(text)
+    found += [Detection("email", "e-mail address", m.start(), m.end()) for m in _EMAIL.finditer(text)]
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", m.group())
+        if _card_brand(digits) and _luhn(digits):
+            found.append(Detection("card", "payment card number", m.start(), m.end()))
+    found += [Detection("iban", "IBAN", m.start(), m.end()) for m in _IBAN.finditer(text) if _iban_ok(m.group())]
+    kept: list[Detection] = []
+    for d in sorted(found, key=lambda d: (-SENSITIVITY_RANK[d.needed], d.start - d.end, d.start, d.what)):
+        if all(d.end <= k.start or d.start >= k.end for k in kept):
+            kept.append(d)
+    return sorted(kept, key=lambda d: (d.start, d.end))
+
+
+def _preview(value: str) -> str:
+    shown = 4 if len(value) >= 16 else 2
+    return value[:shown] + "…"
+
+
+def findings_in(memory_id: str, text: str, sensitivity: str, *, all_findings: bool = False) -> list[Finding]:
+    """Findings of one memory: what it holds that needs more than ``sensitivity`` (or
+    everything it holds, with ``all_findings``)."""
+    rank = SENSITIVITY_RANK[sensitivity]
+    return [Finding(memory_id, d.category, d.what, d.start, d.end, _preview(text[d.start:d.end]), sensitivity,
+                    d.needed)
+            for d in scan_text(text) if all_findings or rank < SENSITIVITY_RANK[d.needed]]
+
+
+def check(store: MemoryStore, *, all_findings: bool = False) -> list[Finding]:
+    """Findings in every memory of ``store`` (archived ones too: they can still be exported),
+    oldest memory first. Reads only."""
+    out: list[Finding] = []
+    with store.tables.reading():
+        rows = store.conn.execute("SELECT id, text, sensitivity FROM memories ORDER BY created_at, id").fetchall()
+    for mid, text, sensitivity in rows:
+        out += findings_in(mid, text, sensitivity, all_findings=all_findings)
+    return out
+
+
+def check_texts(texts: list[str]) -> list[Detection]:
+    """Every detection in texts about to leave the machine (an export, a mirror, a copied prompt)."""
+    return [d for t in texts for d in scan_text(t)]
+
+
+def output_warning(texts: list[str], what: str) -> str:
+    """A warning that ``what`` (e.g. "the export") puts out something the check flags; "" if not."""
+    found = check_texts(texts)
+    if not found:
+        return ""
+    kinds = ", ".join(sorted({d.what for d in found}))
+    return f"{what} holds {len(found)} thing{'s' if len(found) > 1 else ''} the privacy check flags ({kinds})"
+
+
+def _current(store: MemoryStore, finding: Finding):
+    memory = store.get(finding.memory_id)
+    same = [d for d in scan_text(memory.text)
+            if (d.start, d.end, d.what) == (finding.start, finding.end, finding.what)]
+    if not same:
+        raise StoreError(f"memory {finding.memory_id} changed since the privacy check; run the check again")
+    return memory
+
+
+def raising(store: MemoryStore, finding: Finding) -> dict[str, str]:
+    """The change that marks the memory of ``finding`` as sensitive as its content needs."""
+    memory = _current(store, finding)
+    return {"sensitivity": max(memory.sensitivity, finding.needed, key=SENSITIVITY_RANK.__getitem__)}
+
+
+def redaction(store: MemoryStore, finding: Finding) -> dict[str, str]:
+    """The change that replaces what ``finding`` points at with ``[redacted …]``."""
+    memory = _current(store, finding)
+    return {"text": memory.text[:finding.start] + f"[redacted {finding.what}]" + memory.text[finding.end:]}
+
+
+def raise_sensitivity(store: MemoryStore, finding: Finding) -> UpdateResult:
+    """Apply :func:`raising` (undo with ``store.restore_state(result.before)``)."""
+    return store.update(finding.memory_id, **raising(store, finding))
+
+
+def redact(store: MemoryStore, finding: Finding) -> UpdateResult:
+    """Apply :func:`redaction` (undo with ``store.restore_state(result.before)``)."""
+    return store.update(finding.memory_id, **redaction(store, finding))

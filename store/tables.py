@@ -1,0 +1,495 @@
+"""The store's tables: one connection, its transactions, and the rows, inserts and links
+that every operation shares.
+
+:class:`Tables` is internal to the store. :class:`~store.store.MemoryStore` is the
+public face; ``recall``, ``jsonl`` and ``capture`` reach the tables through
+``store.tables`` and never through a ``MemoryStore`` underscore method. Every SQLite or
+OS error that escapes an operation becomes a :class:`StoreError` saying what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from . import decay
+from .config import StoreConfig
+from .errors import DatabaseRefused, StoreError, ValidationError
+from .model import ENTITY_KINDS, LATEST, Memory, parse_time
+from .schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, SCHEMA_VERSION
+from .text import term_string
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 10_000
+MEMORY_COLUMNS = (
+    "id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source", "source_kind",
+    "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at", "pinned",
+    "half_life_days", "strength", "layer", "ticked_at", "context", "reason_to_remember",
+)
+SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memories"
+
+
+@dataclass
+class Entity:
+    id: str
+    name: str
+    kind: str
+    scope: str
+    aliases: list[str]
+
+
+def sqlite_error(path: str, exc: BaseException) -> StoreError:
+    """A sentence a user can act on for an SQLite or OS error met while using ``path``."""
+    if isinstance(exc, OSError):
+        return StoreError(f"cannot use {path}: {exc.strerror or exc}")
+    text = str(exc)
+    low = text.lower()
+    if "readonly" in low or "read-only" in low:
+        return StoreError(f"{path} is read-only here; nothing was written. Copy it somewhere you may write "
+                          "to change it")
+    if "full" in low:
+        return StoreError(f"the disk holding {path} is full (or the database reached its size limit); "
+                          "nothing was written. Free some space and try again")
+    if "locked" in low or "busy" in low:
+        return StoreError(f"the database {path} is busy (another program is writing); try again: {text}")
+    if "disk i/o" in low:
+        return StoreError(f"reading or writing {path} failed at the disk (disk I/O error); check the drive "
+                          "and try again. Nothing was half-written")
+    if "malformed" in low or "not a database" in low:
+        return StoreError(f"{path} is damaged ({text}); restore it from a backup")
+    return StoreError(f"the database {path} failed ({text}); nothing was half-written")
+
+
+def open_connection(path: str, *, create: bool, read_only: bool) -> tuple[sqlite3.Connection, bool]:
+    """A connection to the database at ``path`` (checked first, without writing) and
+    whether it is read-only: asked for, or a file or folder we may not write."""
+    if path == ":memory:":
+        return _configure(sqlite3.connect(path, isolation_level=None, check_same_thread=False)), False
+    exists = os.path.exists(path)
+    if not exists:
+        if read_only or not create:
+            raise DatabaseRefused(path, "missing", f"{path} does not exist")
+        if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise DatabaseRefused(path, "unreadable", f"cannot create {path}: its folder does not exist")
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute("PRAGMA journal_mode = WAL")
+        return _configure(conn), False
+    folder = os.path.dirname(os.path.abspath(path))
+    read_only = read_only or not os.access(path, os.W_OK) or not os.access(folder, os.W_OK)
+    check_file(path)
+    try:
+        if read_only:
+            conn = _connect_read_only(path)
+        else:
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                   check_same_thread=False)
+        return _configure(conn), read_only
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseRefused(path, "unreadable", f"cannot open {path}: {exc}") from None
+
+
+def _connect_read_only(path: str) -> sqlite3.Connection:
+    uri = Path(path).resolve().as_uri()
+    conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        # A WAL database in a folder we may not write: SQLite cannot make the shared-memory
+        # file it needs, but nobody can be writing it either, so read it as it lies.
+        conn.close()
+        return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+
+
+def _configure(conn: sqlite3.Connection) -> sqlite3.Connection:
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: a 100,000-memory tick stays in memory
+    return conn
+
+
+def _kind_of_file(header: bytes) -> str:
+    text = all(32 <= b < 127 or b in b"\t\r\n" for b in header)
+    return "it looks like a text file" if text else "its first bytes are not the SQLite header"
+
+
+def check_file(path: str) -> None:
+    """Refuse, without writing, a file that is not a database, is another program's, is
+    corrupt, or is newer. Refusing leaves no ``-wal`` or ``-shm`` file behind."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+    except OSError as exc:
+        raise DatabaseRefused(path, "unreadable", f"cannot read {path}: {exc.strerror or exc}") from None
+    if not header:
+        return  # an empty file is an empty database
+    if header[:16] != SQLITE_HEADER:
+        raise DatabaseRefused(path, "not_a_database",
+                              f"{path} is not a SQLite database ({_kind_of_file(header[:16])}); "
+                              "open a Mnemoscope database or create a new one with File › New")
+    # immutable=1: read the file as it lies, without the WAL machinery that would create
+    # -wal and -shm files beside it (and leave them there when the file is refused). When
+    # a -wal with writes in it is already there (another program has the file open, or
+    # crashed), those writes count: read through it.
+    wal = path + "-wal"
+    pending = os.path.exists(wal) and os.path.getsize(wal) > 0
+    uri = Path(path).resolve().as_uri() + ("?mode=ro" if pending else "?mode=ro&immutable=1")
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseRefused(path, "unreadable", f"cannot open {path}: {exc}") from None
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        user_version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if app_id not in (0, APPLICATION_ID) or (not tables and user_version):
+            raise DatabaseRefused(path, "not_a_database",
+                                  f"{path} belongs to another program (SQLite application id {app_id}, user "
+                                  f"version {user_version}); it was left untouched")
+        if not tables:
+            return
+        if "_sqlite_migrations" not in tables or "meta" not in tables:
+            raise DatabaseRefused(path, "not_a_database",
+                                  f"{path} is a SQLite database but not a Mnemoscope one (tables: "
+                                  f"{', '.join(sorted(tables)[:6])}); it was left untouched")
+        applied = {r[0] for r in conn.execute(
+            "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", (MIGRATION_SET,))}
+        version_row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = int(version_row[0]) if version_row and str(version_row[0]).isdigit() else 0
+        unknown = applied - KNOWN_MIGRATIONS
+        if unknown or version > SCHEMA_VERSION:
+            raise DatabaseRefused(path, "newer_version",
+                                  f"{path} was written by a newer Mnemoscope (schema version {version}, "
+                                  f"this one reads up to {SCHEMA_VERSION}); upgrade Mnemoscope to open it")
+        conn.execute("SELECT count(*) FROM memories").fetchone()
+        quick = conn.execute("PRAGMA quick_check(1)").fetchone()
+        if quick and quick[0] != "ok":
+            raise DatabaseRefused(path, "corrupt", f"{path} is corrupt ({quick[0]}); restore it from a backup")
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseRefused(path, "corrupt",
+                              f"{path} is corrupt or not a database ({exc}); restore it from a backup") from None
+    finally:
+        conn.close()
+
+
+class Tables:
+    """The connection and the row-level operations every store operation is made of.
+
+    Methods that write expect to run inside :meth:`write`; none of them opens its own
+    transaction, so an operation made of several is still one transaction.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: str, config: StoreConfig, *, read_only: bool) -> None:
+        self.conn = conn
+        self.path = path
+        self.config = config
+        self.read_only = read_only
+        self._lock = threading.RLock()
+        self._wal_checked = read_only or path == ":memory:"
+        self._decay_noted = False
+        self._fingerprint = json.dumps(asdict(config.decay), sort_keys=True)  # the config is frozen
+
+    # -- transactions ----------------------------------------------------------------------
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """Hold the connection for a read; an SQLite error becomes a :class:`StoreError`."""
+        with self._lock:
+            try:
+                yield self.conn
+            except (sqlite3.Error, OSError) as exc:
+                raise sqlite_error(self.path, exc) from exc
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction. ``BEGIN IMMEDIATE`` takes the write lock up front, so a
+        writer in another process makes us wait (busy timeout) instead of failing. Nested
+        calls are part of the outer transaction."""
+        with self._lock:
+            if self.read_only:
+                raise StoreError(f"{self.path} is open read-only; nothing was written. Copy it somewhere you "
+                                 "may write to change it")
+            if self.conn.in_transaction:
+                yield self.conn
+                return
+            try:
+                if not self._wal_checked:
+                    # Writing is the moment to move a rollback-journal file to WAL: looking never writes.
+                    if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                        self.conn.execute("PRAGMA journal_mode = WAL")
+                    self._wal_checked = True
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise sqlite_error(self.path, exc) from None
+            try:
+                yield self.conn
+            except BaseException as exc:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                if isinstance(exc, (sqlite3.Error, OSError)):
+                    raise sqlite_error(self.path, exc) from exc
+                raise
+            else:
+                try:
+                    self.conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
+                    raise sqlite_error(self.path, exc) from exc
+
+    def rows(self, sql: str, params: tuple | list = ()) -> list[dict[str, Any]]:
+        with self.reading():
+            cur = self.conn.execute(sql, params)
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        with self.reading():
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # -- the clock -------------------------------------------------------------------------
+    def clock_offset(self) -> float:
+        return float(self.meta("clock_offset", "0") or 0)
+
+    def now(self, now: Any = None) -> float:
+        """``now`` checked, or the store's clock: real time plus the offset the user advanced it by."""
+        if now is not None:
+            return parse_time(now, "now")
+        return round(time.time() + self.clock_offset(), 3)
+
+    def advance(self, days: float) -> float:
+        """Move the clock ``days`` (checked) forward; returns the new offset in seconds."""
+        offset = self.clock_offset() + days * decay.DAY
+        if time.time() + offset > LATEST:
+            raise ValidationError("days", f"moving the clock {days:g} days forward would pass the end of year "
+                                          "9999, the last time the store can keep")
+        self.set_meta("clock_offset", repr(offset))
+        return offset
+
+    # -- memories --------------------------------------------------------------------------
+    def exists(self, memory_id: str) -> bool:
+        with self.reading():
+            return self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+
+    def entity_exists(self, entity_id: str) -> bool:
+        with self.reading():
+            return self.conn.execute("SELECT 1 FROM entities WHERE id = ?", (entity_id,)).fetchone() is not None
+
+    def memory_row(self, memory_id: str) -> dict[str, Any] | None:
+        """Every stored column of a memory, or None when there is none with that id."""
+        rows = self.rows("SELECT * FROM memories WHERE id = ?", (memory_id,))
+        return rows[0] if rows else None
+
+    def memories(self, where: str = "", params: tuple | list = (), *, with_links: bool = True,
+                 suffix: str = "") -> list[Memory]:
+        rows = self.rows(SELECT_MEMORY + (" WHERE " + where if where else "") + suffix, params)
+        self.derive_strengths(rows)
+        links = self.links_for([r["id"] for r in rows]) if with_links else {}
+        return [memory_from_row(r, links.get(r["id"], ([], []))) for r in rows]
+
+    def derive_strengths(self, rows: list[dict[str, Any]]) -> None:
+        """Set each row's strength as of its layer's time: the last tick, or the row's own
+        write if that came later. A tick writes only the memories whose layer changes, so
+        the strength column of the others is older than their layer."""
+        last = self.last_tick()
+        stale = [r for r in rows if (r["ticked_at"] or 0.0) < last]
+        if not stale:
+            return
+        strengths, _ = decay.states_at([decay.inputs(r) for r in stale], last, self.config.decay)
+        for r, s in zip(stale, strengths):
+            r["strength"] = s
+
+    def links_for(self, ids: list[str]) -> dict[str, tuple[list[str], list[str]]]:
+        """Entity names (sorted) and referenced record ids of each memory in ``ids``."""
+        out: dict[str, tuple[list[str], list[str]]] = {}
+        with self.reading():
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                ph = ",".join("?" * len(chunk))
+                for src, name in self.conn.execute(
+                    "SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst "
+                    f"WHERE x.edge = 'mentions_entity' AND x.src IN ({ph}) ORDER BY e.name", chunk):
+                    out.setdefault(src, ([], []))[0].append(name)
+                for src, dst in self.conn.execute(
+                    f"SELECT src, dst FROM edges WHERE edge = 'references_record' AND src IN ({ph}) "
+                    "ORDER BY dst", chunk):
+                    out.setdefault(src, ([], []))[1].append(dst)
+        return out
+
+    def state(self, row: dict[str, Any], at: float) -> dict[str, Any]:
+        """The columns a memory's decay inputs determine at ``at``: strength, layer, the
+        time they were worked out, and when the layer will next change."""
+        self._note_decay_config()
+        s, layer = decay.state_at(row, at, self.config.decay)
+        return {"strength": s, "layer": layer, "ticked_at": at,
+                "next_change_at": decay.next_change(row, at, self.config.decay)}
+
+    def decay_fingerprint(self) -> str:
+        """The decay numbers layers are worked out with, as stored beside them."""
+        return self._fingerprint
+
+    def _note_decay_config(self) -> None:
+        """Once per store, before the first layer is worked out: if the stored layers were
+        worked out with other decay numbers, mark them so that the next tick looks at
+        every memory (an empty store simply takes these numbers)."""
+        if self._decay_noted:
+            return
+        self._decay_noted = True
+        current = self.decay_fingerprint()
+        if self.meta("decay_config") != current:
+            empty = self.conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
+            self.set_meta("decay_config", current if empty else "")
+
+    def refresh_next_change(self, memory_id: str) -> None:
+        """Work out again when a memory's layer will next change (after an undo)."""
+        row = self.memory_row(memory_id)
+        if row is not None:
+            at = max(row["ticked_at"] or 0.0, self.last_tick())
+            self.conn.execute("UPDATE memories SET next_change_at = ? WHERE id = ?",
+                              (decay.next_change(row, at, self.config.decay), memory_id))
+
+    def refresh_state(self, memory_id: str) -> None:
+        """Work a memory's layer out again after its decay inputs were changed in SQL."""
+        row = self.memory_row(memory_id)
+        if row is not None:
+            state = self.state(row, max(row["ticked_at"] or 0.0, self.last_tick(), row["ref_time"]))
+            self.conn.execute("UPDATE memories SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
+                              "WHERE id = ?", (*state.values(), memory_id))
+
+    def last_tick(self) -> float:
+        """When the last tick (not undone) ran: every layer is as of then, or later."""
+        return float(self.meta("ticked_at", "0") or 0)
+
+    def insert_memory(self, row: dict[str, Any], now: float) -> None:
+        """Insert a memory row; strength, layer and search terms are derived here."""
+        row = dict(row, **self.state(row, now), context=context_json(row.get("context")),
+                   terms=term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
+        cols = [*MEMORY_COLUMNS, "next_change_at", "terms"]
+        self.conn.execute(f"INSERT INTO memories ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                          [row.get(c) for c in cols])
+
+    def delete_memory(self, memory_id: str) -> None:
+        """Delete a memory with its edges (both directions) and recall events."""
+        self.conn.execute("DELETE FROM edges WHERE src = ? OR dst = ?", (memory_id, memory_id))
+        self.conn.execute("DELETE FROM recall_events WHERE memory_id = ?", (memory_id,))
+        self.conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+
+    def add_recall_events(self, memory_id: str, times: list[float]) -> None:
+        self.conn.executemany("INSERT INTO recall_events (memory_id, at) VALUES (?, ?)",
+                              [(memory_id, t) for t in times])
+
+    def reinforce(self, memory_id: str, now: float, importance: float | None = None) -> bool:
+        """Count one recall at ``now``; False (and nothing written) when the memory is gone,
+        as when another process deleted it after a recall read it."""
+        row = self.memory_row(memory_id)
+        if row is None:
+            return False
+        row["recall_count"] += 1
+        row["base"] = 1.0
+        row["ref_time"] = now
+        if importance is not None:
+            row["importance"] = max(row["importance"], importance)
+        state = self.state(row, now)
+        self.conn.execute(
+            "UPDATE memories SET recall_count = ?, base = 1.0, ref_time = ?, last_recalled_at = ?, "
+            "importance = ?, strength = ?, layer = ?, ticked_at = ?, next_change_at = ? WHERE id = ?",
+            (row["recall_count"], now, now, row["importance"], state["strength"], state["layer"], now,
+             state["next_change_at"], memory_id))
+        self.add_recall_events(memory_id, [now])
+        return True
+
+    # -- entities and links ----------------------------------------------------------------
+    def entities(self, scope: str | None = None) -> list[Entity]:
+        sql = "SELECT id, name, kind, scope, aliases FROM entities"
+        params: list[Any] = []
+        if scope is not None:
+            sql += " WHERE scope IN (?, 'global')"
+            params.append(scope)
+        with self.reading():
+            return [Entity(r[0], r[1], r[2], r[3], json.loads(r[4] or "[]"))
+                    for r in self.conn.execute(sql + " ORDER BY name", params)]
+
+    def resolve_entity(self, name: str, kind: str | None, scope: str, now: float, created: list[Entity],
+                       aliases: list[str] | None = None) -> str:
+        """The id of the entity called ``name`` (or with that alias), same scope first,
+        then global; created in ``scope`` (and added to ``created``) when none exists."""
+        low = name.strip().lower()
+        rows = self.conn.execute(
+            "SELECT id, scope FROM entities WHERE lower(name) = ? AND scope IN (?, 'global') "
+            "ORDER BY scope = ? DESC LIMIT 1", (low, scope, scope)).fetchall()
+        if not rows:
+            for eid, escope, al in self.conn.execute(
+                "SELECT id, scope, aliases FROM entities WHERE aliases != '[]' AND scope IN (?, 'global') "
+                "ORDER BY scope = ? DESC", (scope, scope)):
+                if low in (a.lower() for a in json.loads(al)):
+                    rows = [(eid, escope)]
+                    break
+        if rows:
+            return rows[0][0]
+        if kind is not None and kind not in ENTITY_KINDS:
+            raise ValidationError("entities.kind", f"must be one of {', '.join(ENTITY_KINDS)}, got {kind!r}")
+        eid = "e-" + uuid.uuid4().hex[:12]
+        ent = Entity(eid, name.strip(), kind or "other", scope, list(aliases or []))
+        self.conn.execute("INSERT INTO entities (id, name, kind, scope, aliases, created_at) VALUES (?,?,?,?,?,?)",
+                          (eid, ent.name, ent.kind, scope, json.dumps(ent.aliases, ensure_ascii=False), now))
+        created.append(ent)
+        return eid
+
+    def set_entities(self, memory_id: str, specs: list[Any], scope: str, now: float,
+                     created: list[Entity], edges: list[tuple[str, str, str]]) -> None:
+        """Link a memory to exactly these entities (names, or dicts with name, kind and aliases)."""
+        self.conn.execute("DELETE FROM edges WHERE (src = ? AND edge = 'mentions_entity') "
+                          "OR (dst = ? AND edge = 'mentioned_in')", (memory_id, memory_id))
+        for spec in specs:
+            name, kind = (spec.get("name"), spec.get("kind")) if isinstance(spec, dict) else (spec, None)
+            aliases = spec.get("aliases") if isinstance(spec, dict) else None
+            eid = self.resolve_entity(name, kind, scope, now, created, aliases)
+            self.edge_pair(memory_id, "mentions_entity", eid, "mentioned_in", now, edges)
+
+    def reference(self, src: str, dst: str, now: float, edges: list[tuple[str, str, str]]) -> None:
+        """``src`` references ``dst`` (and ``dst`` is referenced by ``src``)."""
+        self.edge_pair(src, "references_record", dst, "referenced_by", now, edges)
+
+    def edge_pair(self, src: str, edge: str, dst: str, inverse: str, now: float,
+                  edges: list[tuple[str, str, str]]) -> None:
+        """Write an edge and its inverse; record in ``edges`` the ones that were new."""
+        for a, kind, b in ((src, edge, dst), (dst, inverse, src)):
+            cur = self.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
+                                    (a, kind, b, now))
+            if cur.rowcount:
+                edges.append((a, kind, b))
+
+
+def memory_from_row(row: dict[str, Any], links: tuple[list[str], list[str]] = ([], [])) -> Memory:
+    ents, refs = links
+    return Memory(
+        id=row["id"], text=row["text"], kind=row["kind"], importance=row["importance"], who=row["who"] or "",
+        topic=row["topic"] or "", scope=row["scope"], sensitivity=row["sensitivity"],
+        tags=json.loads(row["tags"] or "[]"), source=row["source"] or "", source_kind=row["source_kind"] or "",
+        created_at=row["created_at"], updated_at=row["updated_at"], ref_time=row["ref_time"],
+        base=row["base"], recall_count=row["recall_count"], last_recalled_at=row["last_recalled_at"],
+        pinned=bool(row["pinned"]), half_life_days=row["half_life_days"], strength=row["strength"],
+        layer=row["layer"], ticked_at=row["ticked_at"], entities=list(ents), references=list(refs),
+        context=None if row["context"] is None else json.loads(row["context"]),
+        reason_to_remember=row["reason_to_remember"] or "",
+    )
+
+
+def context_json(context: Any) -> str | None:
+    """How a memory's context is stored: canonical JSON, or NULL for none."""
+    return None if context is None else json.dumps(context, ensure_ascii=False, sort_keys=True)

@@ -1,0 +1,205 @@
+"""Honest about files: typed errors, read-only databases, looking never writes."""
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import pytest
+
+from store import DatabaseRefused, MemoryStore, StoreError, ValidationError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def digest(path):
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def siblings(path):
+    folder, name = os.path.split(path)
+    return sorted(f for f in os.listdir(folder) if f.startswith(name))
+
+
+def test_export_to_a_missing_folder_is_a_store_error(demo_store, tmp_path):
+    with pytest.raises(StoreError, match="cannot write .*x.jsonl.*folder"):
+        demo_store.export_jsonl(str(tmp_path / "nonexistent" / "x.jsonl"))
+
+
+@pytest.mark.parametrize("k", [100000000000000000000, 10**6, 0, -3, 2.5])
+def test_recall_k_out_of_range_is_a_field_error(demo_store, k):
+    with pytest.raises(ValidationError, match="k: "):
+        demo_store.recall("tea", k=k)
+
+
+def test_sqlite_errors_during_an_operation_become_store_errors(store, monkeypatch):
+    store.remember("a memory to read back")
+    store.conn.execute("DROP TABLE recall_events")  # what a damaged file would look like mid-way
+    with pytest.raises(StoreError, match=r"the database .* failed \(no such table"):
+        store.reinforce(store.list()[0].id)
+
+
+def test_a_disk_full_error_says_so_and_writes_nothing(db_path):
+    with MemoryStore(db_path) as s:
+        s.remember("keep me")
+        pages = s.conn.execute("PRAGMA page_count").fetchone()[0]
+        s.conn.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(StoreError, match="full"):
+            s.import_jsonl("\n".join(f'{{"id": "x{i}", "text": "{"word " * 500}"}}' for i in range(200)))
+        assert [m.text for m in s.list()] == ["keep me"]
+
+
+# -- read-only ------------------------------------------------------------------------------
+
+def _as_another_user(code: str) -> subprocess.CompletedProcess:
+    """Run ``code`` where file permissions apply (as 'nobody' when the tests run as root)."""
+    cmd = [sys.executable, "-c", textwrap.dedent(code)]
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("running as root without setpriv: permissions cannot be tested")
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def read_only_db():
+    folder = tempfile.mkdtemp(prefix="mnemo-ro-")
+    path = os.path.join(folder, "memories.db")
+    with MemoryStore(path) as s:
+        s.remember("Mara drinks green tea every morning.", memory_id="m1")
+    os.chmod(path, 0o444)
+    os.chmod(folder, 0o555)
+    yield path
+    os.chmod(folder, 0o755)
+    shutil.rmtree(folder)
+
+
+def test_a_database_in_a_read_only_folder_opens_read_only(read_only_db):
+    before = digest(read_only_db)
+    result = _as_another_user(f"""
+        import sys
+        sys.path.insert(0, {ROOT!r})
+        from store import MemoryStore, StoreError
+        s = MemoryStore({read_only_db!r})
+        print("read_only", s.read_only)
+        print("recall", [h.id for h in s.recall("green tea")])
+        print("stats", s.stats()["memories"], s.stats()["read_only"])
+        for write in (lambda: s.remember("new"), lambda: s.tick(), lambda: s.update("m1", text="x")):
+            try:
+                write()
+            except StoreError as exc:
+                print("refused", exc)
+    """)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "read_only True" in out and "recall ['m1']" in out and "stats 1 True" in out
+    refusals = [line for line in out.splitlines() if line.startswith("refused")]
+    assert len(refusals) == 3 and all("read-only" in line for line in refusals)
+    assert "corrupt" not in out and "backup" not in out
+    assert digest(read_only_db) == before and siblings(read_only_db) == ["memories.db"]
+
+
+def test_a_database_can_be_opened_read_only_on_purpose(db_path):
+    with MemoryStore(db_path) as s:
+        s.remember("Theo studies in Porto.")
+    before = digest(db_path)
+    with MemoryStore(db_path, read_only=True) as s:
+        assert s.read_only and s.count() == 1
+        with pytest.raises(StoreError, match="read-only"):
+            s.remember("another")
+        assert [h.text for h in s.recall("Theo Porto", reinforce=True)] == ["Theo studies in Porto."]
+    assert digest(db_path) == before
+
+
+def test_a_read_only_store_cannot_be_created(tmp_path):
+    with pytest.raises(DatabaseRefused, match="does not exist"):
+        MemoryStore(str(tmp_path / "new.db"), read_only=True)
+
+
+# -- looking never writes -------------------------------------------------------------------
+
+def test_a_refused_wal_database_leaves_no_wal_or_shm_files(db_path):
+    with MemoryStore(db_path) as s:
+        s.remember("a memory")
+        s.conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+                       "VALUES ('mnemoscope', 'm099_future', '2030-01-01')")
+    assert siblings(db_path) == ["memories.db"]
+    before = digest(db_path)
+    with pytest.raises(DatabaseRefused, match="newer"):
+        MemoryStore(db_path)
+    assert siblings(db_path) == ["memories.db"] and digest(db_path) == before
+
+
+def test_stats_does_not_convert_a_rollback_journal_database_to_wal(db_path):
+    with MemoryStore(db_path) as s:
+        s.remember("a memory")
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    before = digest(db_path)
+    with MemoryStore(db_path) as s:
+        s.stats()
+        s.recall("memory")
+    assert digest(db_path) == before and siblings(db_path) == ["memories.db"]
+    with MemoryStore(db_path) as s:  # a write may switch it to WAL
+        s.remember("another memory")
+        assert s.count() == 2
+
+
+@pytest.mark.parametrize("pragma", ["application_id = 1234", "user_version = 7"])
+def test_an_empty_sqlite_file_of_another_program_is_refused(tmp_path, pragma):
+    path = str(tmp_path / "other.db")
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA {pragma}")
+    conn.commit()
+    conn.close()
+    before = digest(path)
+    with pytest.raises(DatabaseRefused, match="another program") as exc:
+        MemoryStore(path)
+    assert exc.value.reason == "not_a_database"
+    assert digest(path) == before and siblings(path) == ["other.db"]
+
+
+def test_a_new_database_carries_mnemoscopes_application_id(db_path):
+    with MemoryStore(db_path) as s:
+        app_id = s.conn.execute("PRAGMA application_id").fetchone()[0]
+    assert app_id.to_bytes(4, "big") == b"MNEM"
+    MemoryStore(db_path).close()  # and opens again
+
+
+def test_a_memory_deleted_between_recalls_read_and_its_reinforcement_is_skipped(db_path):
+    with MemoryStore(db_path) as s, MemoryStore(db_path) as other:
+        s.remember("Ana loves green tea", memory_id="a")
+        s.remember("Ana brews green tea at noon", memory_id="b")
+        real_write = s.tables.write
+
+        def write_after_other_process_deletes():
+            other.delete("a")
+            return real_write()
+
+        s.tables.write = write_after_other_process_deletes
+        hits = s.recall("green tea", k=5, reinforce=True)
+        s.tables.write = real_write
+        assert {h.id for h in hits} == {"a", "b"}
+        assert s.get("b").recall_count == 1 and not s.exists("a")
+
+
+def test_a_newer_versions_mark_still_in_the_wal_is_seen(db_path):
+    with MemoryStore(db_path) as s:
+        s.remember("a memory")
+    writer = sqlite3.connect(db_path)  # another program, still open: its last write is only in the WAL
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+                   "VALUES ('mnemoscope', 'm099_future', '2030-01-01')")
+    writer.commit()
+    try:
+        assert os.path.getsize(db_path + "-wal") > 0
+        with pytest.raises(DatabaseRefused, match="newer"):
+            MemoryStore(db_path)
+    finally:
+        writer.close()
