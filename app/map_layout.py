@@ -2,26 +2,24 @@
 
 Rings from the centre out: habit, fading, edge (archived outside them, hidden by
 default). Inside its ring a memory's distance follows its strength (stronger is
-nearer). Angles are stable: a memory's group (its first entity, else its topic, else
-its kind) picks a sector by a hash of the group's name, and the memory's own id picks
-its place inside the sector, so a memory keeps its angle across ticks and edits and a
-dot that slides outward is a memory that is fading.
+nearer). Angles are stable: a memory's group (its topic, else its first entity, else
+its kind) picks a sector by a hash of the group's name alone, and the memory's own id
+picks its place inside the sector, so a memory keeps its angle across ticks, edits and
+the arrival of other memories, and a dot that slides outward is a memory that is fading.
+The habit and edge thresholds come from the store's decay config.
 """
 
 from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterable
-from dataclasses import dataclass
 
-RING_ORDER = ("habit", "fading", "edge", "archived")
+from store.model import LAYERS
+
 RING_INNER = {"habit": 0.15, "fading": 1.0, "edge": 2.0, "archived": 3.0}
 RING_WIDTH = 1.0
 ENTITY_ORBIT = 4.35
 SECTOR_SPREAD = 0.42  # radians a group's memories spread over
-HABIT_MIN = 0.5
-EDGE_BELOW = 0.18
 
 
 def _unit_hash(text: str) -> float:
@@ -37,26 +35,39 @@ def group_key(entities: list[str], topic: str, kind: str) -> str:
     return "kind:" + kind
 
 
-def sector_centres(groups: Iterable[str]) -> dict[str, float]:
-    """Evenly spaced sector centres for the groups present, in name order: ticks and
-    edits that keep a memory's group keep its angle."""
-    names = sorted(set(groups))
-    step = 2 * math.pi / max(len(names), 1)
-    return {g: i * step for i, g in enumerate(names)}
+def sector_centre(group: str) -> float:
+    """The angle of a group's sector, from its name only."""
+    return 2 * math.pi * _unit_hash(group)
 
 
-def angle_for(memory_id: str, group: str, centres: dict[str, float] | None = None) -> float:
-    if centres and group in centres:
-        centre = centres[group]
-        spread = min(SECTOR_SPREAD * 2, 0.8 * 2 * math.pi / len(centres))
-    else:
-        centre = 2 * math.pi * _unit_hash(group)
-        spread = SECTOR_SPREAD
-    offset = (_unit_hash(memory_id) - 0.5) * spread
-    return (centre + offset) % (2 * math.pi)
+def group_label(group: str) -> str:
+    """A group key as a person reads it: the topic, entity or kind name."""
+    return group.split(":", 1)[-1]
 
 
-def radius_for(layer: str, strength: float, habit_min: float = HABIT_MIN, edge_below: float = EDGE_BELOW) -> float:
+def angle_for(memory_id: str, group: str) -> float:
+    """The group's sector and the memory's place in it (from its id)."""
+    offset = (_unit_hash(memory_id) - 0.5) * SECTOR_SPREAD
+    return (sector_centre(group) + offset) % (2 * math.pi)
+
+
+def ring_middle(layer: str) -> float:
+    """Halfway across a layer's ring: where the density view writes a sector's count."""
+    return (RING_INNER[layer] + ring_outer(layer)) / 2
+
+
+def ring_outer(layer: str) -> float:
+    """The radius of the circle drawn round a layer's ring: where the next ring begins."""
+    return RING_INNER[LAYERS[LAYERS.index(layer) + 1]]
+
+
+def orbit_for(entity: str) -> float:
+    """An entity's distance from the centre: one of three orbits, picked by its name, so
+    neighbouring diamonds are staggered and no entity moves when another one arrives."""
+    return ENTITY_ORBIT + int(_unit_hash("orbit:" + entity) * 3) * 0.42
+
+
+def radius_for(layer: str, strength: float, habit_min: float, edge_below: float) -> float:
     """Distance from the centre: the ring of the layer, nearer its inner edge when stronger."""
     s = max(0.0, min(1.0, strength))
     if layer == "habit":
@@ -69,33 +80,3 @@ def radius_for(layer: str, strength: float, habit_min: float = HABIT_MIN, edge_b
     else:
         depth = (1.0 - s) / (1.0 - edge_below)
     return RING_INNER.get(layer, 1.0) + max(0.0, min(depth, 1.0)) * RING_WIDTH * 0.95
-
-
-@dataclass(frozen=True)
-class Placement:
-    x: float
-    y: float
-    angle: float
-    radius: float
-
-
-def place(memory_id: str, group: str, layer: str, strength: float, rotation: float = 0.0,
-          centres: dict[str, float] | None = None) -> Placement:
-    a = angle_for(memory_id, group, centres) + rotation
-    r = radius_for(layer, strength)
-    return Placement(r * math.cos(a), r * math.sin(a), a, r)
-
-
-def mean_angle(angles: Iterable[float]) -> float | None:
-    """The circular mean of ``angles`` (None for none)."""
-    sx = sy = 0.0
-    n = 0
-    for a in angles:
-        sx += math.cos(a)
-        sy += math.sin(a)
-        n += 1
-    if n == 0:
-        return None
-    if abs(sx) < 1e-9 and abs(sy) < 1e-9:
-        return 0.0
-    return math.atan2(sy, sx) % (2 * math.pi)

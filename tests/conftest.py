@@ -63,9 +63,13 @@ def window(qtbot, qt_settings, demo_db):
     from app.ui.main_window import MainWindow
 
     w = MainWindow(MemoryStore(demo_db))
-    qtbot.addWidget(w)
     w.resize(1280, 800)
     w.show()
     qtbot.waitExposed(w)
     yield w
+    # closed here, not by qtbot (which closes before this runs): with an edit left unsaved,
+    # closing would wait on the "save your edit?" question
+    w.editor.dirty = False
+    w.close()
     w.session.close()
+    w.deleteLater()

@@ -115,13 +115,13 @@ def test_citations_resolve_flag_and_select(window, qtbot):
     pv = ask(window, qtbot, budget=420)
     kept_n, kept_id = next(iter(pv.result.ref_map.items()))
     trimmed = next(s for s in pv.result.segments if s.region == "memory" and not s.kept)
-    pv.answer.setPlainText(f"Use a snippet [Mem:{kept_n}], see [Mem:{trimmed.ref}] and [Mem:99].")
-    found = pv.resolve_citations()
+    pv.citations_pane.answer.setPlainText(f"Use a snippet [Mem:{kept_n}], see [Mem:{trimmed.ref}] and [Mem:99].")
+    found = pv.citations_pane.found
     assert found == [(kept_n, kept_id, "ok"), (trimmed.ref, trimmed.record_id, "trimmed"), (99, None, "unknown")]
     pv.tabs.setCurrentIndex(2)
-    item = pv.citations.item(0)
-    rect = pv.citations.visualItemRect(item)
-    qtbot.mouseClick(pv.citations.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    item = pv.citations_pane.list.item(0)
+    rect = pv.citations_pane.list.visualItemRect(item)
+    qtbot.mouseClick(pv.citations_pane.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.session.selected_id == kept_id
     assert window.editor.memory_id == kept_id
 
@@ -137,25 +137,26 @@ def test_clicking_a_memory_bar_selects_it(window, qtbot):
 
 def test_compare_shows_the_memories_that_left_after_a_tick(window, qtbot):
     pv = ask(window, qtbot, text="What did Mara do at Vertigo climbing with Theo?", budget=6000)
-    pv.pin()
+    qtbot.mouseClick(pv.compare_pane.pin_button, Qt.MouseButton.LeftButton)
     before = set(pv.result.ref_map.values())
     window.advance(400)
     pv.recompile()
-    diff = pv.compare()
+    diff = pv.compare_pane.diff
     assert diff["left"] and set(diff["left"]) <= before
-    assert "Left (" in pv.compare_text.toPlainText()
+    assert "Left (" in pv.compare_pane.text.toPlainText()
 
 
 def test_cache_view_counts_prefix_reads_across_turns(window, qtbot):
     pv = ask(window, qtbot, budget=16000)
     pv.rules.setPlainText("Always answer carefully and cite memories. " * 150)
     for i in range(3):
-        pv.add_history("user", f"Question {i} about Rust lifetimes")
-        pv.add_history("assistant", f"Answer {i}: lifetimes tie borrows to scopes.")
+        pv.history.add("user", f"Question {i} about Rust lifetimes")
+        pv.history.add("assistant", f"Answer {i}: lifetimes tie borrows to scopes.")
     pv.recompile()
-    rows = pv.simulate_cache()
+    qtbot.mouseClick(pv.cache_pane.button, Qt.MouseButton.LeftButton)
+    rows = pv.cache_pane.rows
     assert len(rows) == 4 and rows[0][2] == 0 and all(read > 1024 for _, _, read in rows[1:])
-    assert "could be read" in pv.cache_total.text()
+    assert "could be read" in pv.cache_pane.total.text()
 
 
 def test_many_recompiles_leave_the_database_unchanged(window, qtbot, demo_db):
@@ -191,3 +192,30 @@ def test_preview_command_prints_what_the_window_copies(window, qtbot, demo_db, c
     assert main(["preview", "--db", demo_db, "--user-message", QUESTION, "--max-tokens", "700",
                  "--format", "openai"]) == 0
     assert json.loads(capsys.readouterr().out) == pv.result.messages
+
+
+def test_token_bars_are_all_drawn_to_one_scale_with_an_axis(window, qtbot):
+    pv = ask(window, qtbot, budget=400)
+    pv.bars.grab()  # paint once, as the screen would
+    trimmed = [b for b in pv.bars.rects if b.row == "trimmed"]
+    kept = [b for b in pv.bars.rects if b.row != "trimmed" and b.segment.tokens > 20]
+    assert trimmed and kept
+    per_token = kept[0].rect.width() / kept[0].segment.tokens
+    for bar in trimmed + kept:
+        if bar.segment.tokens > 20:  # a 1-pixel minimum keeps tiny bars visible
+            assert abs(bar.rect.width() / bar.segment.tokens - per_token) < 1e-6
+        assert bar.rect.right() <= pv.bars.width()
+    assert len(pv.bars.ticks) >= 3 and pv.bars.ticks[0] == 0
+    assert pv.bars.rect().contains(pv.bars.budget_label_rect.toRect())
+
+
+def test_the_numbers_and_words_say_what_they_mean(window, qtbot):
+    pv = ask(window, qtbot, budget=1500)
+    v = pv.summary_values()
+    text = pv.summary.text()
+    assert f"{v['tokens']:,} / 1,500 tokens</b> (prompt / budget)" in text
+    assert f"{v['billed']:,} billed tokens (the prompt + {v['billed'] - v['tokens']:,} for message framing)" in text
+    bar = next(b for b in pv.bars.rects if b.segment.region == "memory" and b.segment.tier)
+    kind = window.session.store.get(bar.segment.record_id).kind
+    assert pv.bars.describe(bar).startswith(f"memory · {kind} [")
+    assert " tier] · " in pv.bars.describe(bar)

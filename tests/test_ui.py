@@ -66,7 +66,7 @@ def test_edit_save_then_undo_restores(window):
     assert window.editor.save()
     assert window.session.store.get("mem-006").text == "Mara is allergic to peanuts and cashews."
     row = window.table.model.row_of("mem-006")
-    assert "cashews" in window.table.model.index(row, 1).data()
+    assert "cashews" in window.table.model.index(row, 2).data()
     window.undo_action.trigger()
     restored = window.session.store.get("mem-006")
     assert restored.text == "Mara is allergic to peanuts." and restored.importance == 0.95
@@ -201,6 +201,7 @@ def test_opening_a_corrupt_file_shows_the_reason_and_keeps_the_app(window, tmp_p
     text = tmp_path / "notes.db"
     text.write_text("hello")
     assert not window.open_path(str(text)) and "not a SQLite database" in window.last_error
+    assert "looks like a text file" in window.last_error and "b'" not in window.last_error
 
 
 def test_external_writes_refresh_the_views_and_keep_the_selection(window, demo_db, qtbot):
@@ -291,3 +292,470 @@ def test_unexpected_errors_are_shown_and_logged(window, tmp_path, monkeypatch):
     assert "RuntimeError: boom in a slot" in log_file.read_text()
     boxes[0].close()
     assert window.isVisible()
+
+
+# -- never lose an edit ------------------------------------------------------------------
+
+def answer_next_dialog(button):
+    """Click ``button`` in the next modal dialog, as a person would."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    def click():
+        box = QApplication.activeModalWidget()
+        assert isinstance(box, QMessageBox), box
+        box.button(button).click()
+
+    QTimer.singleShot(0, click)
+
+
+def type_into_editor(window, qtbot, text):
+    qtbot.keyClicks(window.editor.topic, text)
+
+
+def test_an_unsaved_edit_is_marked_and_kept_until_the_user_decides(window, qtbot):
+    store = window.session.store
+    window.session.select("mem-006")
+    assert not window.isWindowModified() and "unsaved" not in window.editor.heading.text()
+    type_into_editor(window, qtbot, "allergy")
+    assert window.isWindowModified() and "[*]" in window.windowTitle()
+    assert "unsaved" in window.editor.heading.text()
+    # Cancel: the selection stays, the typed text stays, the table row stays
+    answer_next_dialog(QMessageBox.StandardButton.Cancel)
+    window.table.view.selectRow(window.table.proxy.mapFromSource(
+        window.table.model.index(window.table.model.row_of("mem-011"), 0)).row())
+    assert window.session.selected_id == "mem-006"
+    assert window.editor.topic.text().endswith("allergy")
+    qtbot.wait(10)
+    rows = window.table.view.selectionModel().selectedRows()
+    assert window.table.proxy.data(rows[0], Qt.ItemDataRole.UserRole + 2) == "mem-006"
+    # Save: the edit is written, then the other memory opens
+    answer_next_dialog(QMessageBox.StandardButton.Save)
+    assert window.session.select("mem-011")
+    assert store.get("mem-006").topic.endswith("allergy")
+    assert window.editor.memory_id == "mem-011" and not window.isWindowModified()
+    # Discard: the edit is dropped
+    type_into_editor(window, qtbot, "zzz")
+    answer_next_dialog(QMessageBox.StandardButton.Discard)
+    assert window.session.select("mem-001")
+    assert "zzz" not in store.get("mem-011").topic
+    assert window.editor.memory_id == "mem-001" and "unsaved" not in window.editor.heading.text()
+
+
+def test_ctrl_s_saves_the_memory_in_the_editor(window, qtbot):
+    window.session.select("mem-006")
+    type_into_editor(window, qtbot, " pets")
+    window.activateWindow()
+    qtbot.keyClick(window.editor.topic, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert window.session.store.get("mem-006").topic.endswith(" pets")
+    assert not window.isWindowModified()
+
+
+def test_quitting_or_opening_another_file_asks_about_an_unsaved_edit(window, qtbot, tmp_path):
+    window.session.select("mem-006")
+    type_into_editor(window, qtbot, "x")
+    answer_next_dialog(QMessageBox.StandardButton.Cancel)
+    assert not window.open_path(str(tmp_path / "other.db"), create=True)
+    assert window.session.store.path.endswith("demo.db")
+    answer_next_dialog(QMessageBox.StandardButton.Cancel)
+    assert not window.close() and window.isVisible()
+    answer_next_dialog(QMessageBox.StandardButton.Discard)
+    assert window.close()
+
+
+def test_a_failed_write_shows_its_error_and_leaves_nothing_to_undo(window, monkeypatch):
+    from store import StoreError
+
+    def locked(*_a, **_k):
+        raise StoreError("database is locked: another program is writing")
+
+    monkeypatch.setattr(window.session.store, "tick", locked)
+    window.advance(1)
+    assert "database is locked" in window.last_error
+    assert window.session.undo_stack.count() == 0 and not window.undo_action.isEnabled()
+    monkeypatch.setattr(window.session.store, "update", locked)
+    window.session.select("mem-006")
+    window.editor.topic.setText("food")
+    assert not window.editor.save()
+    assert "database is locked" in window.editor.status.text()
+    assert window.session.undo_stack.count() == 0 and window.editor.dirty
+
+
+def test_undoing_an_edit_restores_only_the_fields_it_changed(window, demo_db):
+    store = window.session.store
+    before = store.get("mem-006")
+    window.session.select("mem-006")
+    window.editor.text.setPlainText("Mara is allergic to peanuts and cashews.")
+    assert window.editor.save()
+    with MemoryStore(demo_db) as agent:  # meanwhile an agent recalls it and tags it
+        agent.reinforce("mem-006")
+        agent.update("mem-006", tags=["health", "agent-tag"])
+    window.undo_action.trigger()
+    after = store.get("mem-006")
+    assert after.text == before.text
+    assert after.recall_count == before.recall_count + 1
+    assert len(store.recall_events("mem-006")) == before.recall_count + 1
+    assert after.tags == ["health", "agent-tag"]
+
+
+def test_a_failed_undo_is_reported_and_dropped(window, demo_db):
+    window.session.select("mem-006")
+    window.editor.topic.setText("food")
+    assert window.editor.save()
+    with MemoryStore(demo_db) as agent:
+        agent.delete("mem-006")
+    window.undo_action.trigger()
+    assert "mem-006" in window.last_error
+    assert window.session.undo_stack.count() == 0
+
+
+def test_import_is_one_undoable_step_that_selects_what_came_in(window, tmp_path):
+    store = window.session.store
+    window.session.select("mem-006")
+    window.editor.topic.setText("food")
+    assert window.editor.save()
+    lines = [
+        '{"id": "imp-1", "text": "Theo learned to sail in Brittany.", "kind": "event", "importance": 0.6}',
+        '{"id": "imp-2", "text": "An old note about a printer.", "kind": "fact", "importance": 0.05, '
+        '"created_at": "2019-01-01T00:00:00Z", "ref_time": "2019-01-01T00:00:00Z"}',
+    ]
+    path = tmp_path / "more.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    n = store.count()
+    window.import_jsonl(str(path))
+    assert store.count() == n + 2
+    assert window.session.selected_id == "imp-1" and window.editor.memory_id == "imp-1"
+    rows = window.table.view.selectionModel().selectedRows()
+    assert window.table.proxy.data(rows[0], Qt.ItemDataRole.UserRole + 2) == "imp-1"
+    assert store.get("imp-2").layer == "archived"
+    message = window.statusBar().currentMessage()
+    assert "2 imported" in message and "1 in the archived layer" in message
+    assert window.session.undo_stack.count() == 2  # the edit before is still undoable
+    assert window.undo_action.text().endswith("Import JSONL")
+    window.undo_action.trigger()
+    assert store.count() == n and not store.exists("imp-1")
+    window.redo_action.trigger()
+    assert store.get("imp-1").text == "Theo learned to sail in Brittany."
+    window.undo_action.trigger()
+    window.undo_action.trigger()
+    assert store.get("mem-006").topic != "food"
+
+
+def test_with_no_database_open_nothing_offers_to_write(qtbot, qt_settings):
+    from app.ui.main_window import MainWindow
+
+    w = MainWindow(None)
+    qtbot.addWidget(w)
+    w.show()
+    assert not w.save_action.isEnabled() and not w.tick_action.isEnabled()
+    assert not w.editor.save_button.isEnabled() and not w.import_action.isEnabled()
+    assert not w.advance_button.isEnabled()
+    assert not w.editor.save()
+    assert "No database open" in w.editor.status.text()
+
+
+def test_advancing_one_day_reads_in_the_singular(window):
+    window.advance(1)
+    assert window.undo_action.text().endswith("Advance 1 day")
+    assert "+1 day:" in window.tick_summary.text()
+    window.advance(7)
+    assert window.undo_action.text().endswith("Advance 7 days")
+
+
+# -- fit any screen ------------------------------------------------------------------------
+
+def clipped_widgets(window):
+    """Visible widgets that their parent cuts off, and buttons, boxes and labels narrower
+    than their text (an eliding label is allowed to be)."""
+    from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QComboBox, QLabel, QToolBar, QWidget
+
+    from app.ui.widgets import ElidedLabel
+
+    def ancestors(w):
+        p = w.parentWidget()
+        while p is not None:
+            yield p
+            p = p.parentWidget()
+
+    def name(w):
+        text = w.text() if callable(getattr(w, "text", None)) else ""
+        return f"{type(w).__name__}({w.objectName() or text[:20]!r})"
+
+    found = []
+    for w in window.findChildren(QWidget):
+        if not w.isVisible() or w.isWindow():
+            continue
+        parent = w.parentWidget()
+        scrolls = any(isinstance(a, (QAbstractScrollArea, QToolBar)) for a in ancestors(w))
+        if parent is not None and not scrolls and not parent.rect().contains(w.geometry()):
+            found.append(f"{name(w)} {w.geometry().getRect()} outside {name(parent)} {parent.rect().getRect()}")
+        has_text = isinstance(w, (QAbstractButton, QComboBox)) or (
+            isinstance(w, QLabel) and not isinstance(w, ElidedLabel) and not w.wordWrap() and w.text())
+        needed = min(w.sizeHint().width(), w.maximumWidth())
+        if has_text and w.width() < needed - 1:
+            found.append(f"{name(w)} is {w.width()} px wide, its text needs {needed}")
+    return found
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_the_window_fits_the_screen_and_nothing_is_cut(window, qtbot, tmp_path, size):
+    width, height = size
+    window.resize(width, height - 30)  # the title bar takes the rest
+    qtbot.wait(20)
+    assert (window.width(), window.height()) == (width, height - 30)
+    assert clipped_widgets(window) == []
+    window.grab().save(str(tmp_path / f"window-{width}.png"))
+    # what used to widen the window: time travel, a long tick summary, the cache
+    # simulation, a long scope name, a long path
+    window.session.store.remember("Quill keeps a note in a scope with a very long name.",
+                                  scope="private:" + "agent-with-a-long-identifier" * 3)
+    window.session.notify(None)
+    window.preview_slider.setValue(365)
+    window.advance(365)
+    pv = window.preview
+    pv.user_message.setPlainText("What should I cook for Mara?")
+    pv.history.add("user", "Hello there")
+    pv.history.add("assistant", "Hi Mara")
+    pv.recompile()
+    pv.cache_pane.simulate()
+    pv.tabs.setCurrentIndex(3)
+    qtbot.wait(20)
+    assert window.width() == width and window.minimumSizeHint().width() <= width
+    assert clipped_widgets(window) == []
+    window.grab().save(str(tmp_path / f"window-{width}-after.png"))
+
+
+def test_view_reset_layout_brings_back_closed_and_floating_docks(window):
+    window.preview_dock.close()
+    window.memory_dock.setFloating(True)
+    action = next(a for a in window.menuBar().actions() if a.text() == "&View").menu().actions()
+    next(a for a in action if a.text() == "&Reset layout").trigger()
+    assert window.preview_dock.isVisible() and not window.memory_dock.isFloating()
+    assert window.preview_dock.width() >= 280 and window.memory_dock.width() >= 280
+
+
+# -- desktop conventions -------------------------------------------------------------------
+
+def test_clicking_the_time_travel_track_previews_while_held_like_a_drag(window, qtbot):
+    from PySide6.QtCore import QPoint
+
+    slider = window.preview_slider
+    at = QPoint(int(slider.width() * 0.75), slider.height() // 2)
+    qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=at)
+    assert window.session.preview_days > 200 and slider.isSliderDown()
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=at)
+    qtbot.waitUntil(lambda: window.session.preview_days == 0)
+
+
+def test_help_about_names_versions_licences_and_the_data_folder(window, qt_settings):
+    import sqlite3
+
+    box = window.show_about()
+    text = box.text()
+    assert "0.1.0" in text and sqlite3.sqlite_version in text and "LGPL" in text and "MIT" in text
+    assert os.environ["MNEMOSCOPE_HOME"] in text
+    box.close()
+    shortcuts = window.show_shortcuts().text()
+    for key in ("Ctrl+S", "Ctrl+O", "Ctrl+N", "Ctrl+Z", "Ctrl+F", "Del"):
+        assert key in shortcuts, key
+    assert "Save memory" in shortcuts
+
+
+def test_delete_key_deletes_the_selected_memory_undoably(window, qtbot):
+    window.session.select("mem-032")
+    window.table.view.setFocus()
+    window.activateWindow()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_Delete)
+    assert not window.session.store.exists("mem-032")
+    assert window.undo_action.text().endswith("Delete memory")
+    window.undo_action.trigger()
+    assert window.session.store.exists("mem-032")
+    # in a text field the key edits the text
+    window.session.select("mem-006")
+    window.editor.topic.setText("abc")
+    window.editor.topic.setCursorPosition(0)
+    qtbot.keyClick(window.editor.topic, Qt.Key.Key_Delete)
+    assert window.editor.topic.text() == "bc" and window.session.store.exists("mem-006")
+
+
+def test_ctrl_f_goes_to_the_map_search(window, qtbot):
+    window.activateWindow()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert window.map.search_box.hasFocus()
+
+
+def test_copy_confirms_in_the_status_bar_what_it_copied(window, qtbot):
+    pv = window.preview
+    pv.user_message.setPlainText("What is Mara allergic to?")
+    pv.recompile()
+    qtbot.mouseClick(pv.copy_buttons["openai"], Qt.MouseButton.LeftButton)
+    tokens = pv.result.metadata["token_count"]
+    assert window.statusBar().currentMessage() == \
+        f"Copied {len(pv.result.messages)} OpenAI messages, {tokens:,} tokens"
+
+
+def test_a_field_error_clears_when_corrected_and_importance_is_checked(window, qtbot):
+    window.session.select("mem-006")
+    window.editor.importance.setValue(1.5)
+    assert not window.editor.save()
+    assert window.editor.errors["importance"].isVisibleTo(window.editor)
+    assert "0 to 1" in window.editor.errors["importance"].text()
+    assert window.session.store.get("mem-006").importance == 0.95
+    window.editor.importance.setValue(0.9)
+    assert not window.editor.errors["importance"].isVisibleTo(window.editor)
+    window.editor.scope.clear()
+    qtbot.keyClicks(window.editor.scope, "my team")
+    assert not window.editor.save() and window.editor.errors["scope"].isVisibleTo(window.editor)
+    qtbot.keyClick(window.editor.scope, Qt.Key.Key_Backspace)
+    assert not window.editor.errors["scope"].isVisibleTo(window.editor)
+
+
+def test_the_table_sorts_by_a_column_that_is_on_screen(window):
+    header = window.table.view.horizontalHeader()
+    sorted_by = header.sortIndicatorSection()
+    assert header.sectionViewportPosition(sorted_by) + header.sectionSize(sorted_by) <= \
+        window.table.view.viewport().width()
+
+
+# -- the map -------------------------------------------------------------------------------
+
+def view_radius(window):
+    (x0, x1), (y0, y1) = window.map.plot.getViewBox().viewRange()
+    return min(x1 - x0, y1 - y0) / 2
+
+
+def test_fit_view_brings_the_whole_map_back(window, qtbot):
+    vb = window.map.plot.getViewBox()
+    full = view_radius(window)
+    for way_home in ("key", "button", "double-click"):
+        vb.scaleBy((0.2, 0.2))
+        vb.translateBy(x=2.0, y=1.0)
+        assert view_radius(window) < full / 2
+        if way_home == "key":
+            window.activateWindow()
+            window.map.plot.setFocus()
+            qtbot.keyClick(window.map.plot, Qt.Key.Key_Home)
+        elif way_home == "button":
+            qtbot.mouseClick(window.map.fit_button, Qt.MouseButton.LeftButton)
+        else:
+            corner = window.map.plot.viewport().rect().topLeft() + window.map.plot.viewport().rect().center() / 8
+            qtbot.mouseDClick(window.map.plot.viewport(), Qt.MouseButton.LeftButton, pos=corner)
+        assert abs(view_radius(window) - full) < 0.2, way_home
+
+
+def test_ring_labels_are_drawn_above_the_dots(window, qtbot):
+    window.resize(1920, 1050)  # room for all three; a smaller map drops the one that would overlap
+    qtbot.wait(20)
+    for label in window.map.ring_labels.values():
+        assert label.zValue() > window.map.scatter.zValue() and label.isVisible()
+
+
+def test_entity_labels_never_overlap_and_the_most_mentioned_come_first(window):
+    m = window.map
+    m.plot.grab()  # as painted: a label settles its anchor when drawn
+    labels = [m.entity_labels[n] for n in m.labelled_entities]
+    rects = [label.sceneBoundingRect() for label in labels] + \
+        [label.sceneBoundingRect() for label in m.ring_labels.values() if label.isVisible()]
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            assert not a.intersects(b)
+    most = max(m.entity_weight, key=m.entity_weight.get)
+    assert most in m.labelled_entities
+    unlabelled = set(m.entity_pos) - m.labelled_entities
+    assert all(not m.entity_labels[n].isVisible() for n in unlabelled if n in m.entity_labels)
+
+
+def test_adding_a_memory_leaves_other_entities_where_they_were(window, demo_db, qtbot):
+    before = dict(window.map.entity_pos)
+    with MemoryStore(demo_db) as agent:
+        agent.remember("Zoe started a pottery class.", kind="event", topic="pottery", entities=["Zoe"])
+    qtbot.waitUntil(lambda: "Zoe" in window.map.entity_pos, timeout=3000)
+    qtbot.waitUntil(lambda: not window.map._anim_timer.isActive(), timeout=3000)
+    after = window.map.entity_pos
+    assert {n: after[n] for n in before} == before
+
+
+def test_map_tooltips_are_ours_not_pyqtgraphs(window, qtbot):
+    m = window.map
+    assert m.scatter.opts["tip"] is None and m.entity_scatter.opts["tip"] is None
+    x, y = m.entity_pos["Mara"]
+    from PySide6.QtCore import QPointF
+
+    at = m.plot.mapFromScene(m.plot.getViewBox().mapViewToScene(QPointF(x, y)))
+    qtbot.mouseMove(m.plot.viewport(), at)
+    qtbot.wait(50)
+    assert "data=" not in m.entity_scatter.toolTip() and "x:" not in m.entity_scatter.toolTip()
+
+
+@pytest.fixture
+def crowded_window(qtbot, qt_settings, tmp_path):
+    """The window on 4,000 memories in 8 topics, more than the map draws as dots."""
+    import json
+
+    from app.ui.main_window import MainWindow
+
+    path = str(tmp_path / "crowded.db")
+    lines = [json.dumps({"id": f"c{i:05d}", "text": f"note {i} about topic {i % 8}", "kind": "fact",
+                         "topic": f"t{i % 8}", "importance": 0.5, "recall_count": 6}) for i in range(4000)]
+    with MemoryStore(path) as s:
+        s.import_jsonl("\n".join(lines))
+    w = MainWindow(MemoryStore(path))
+    w.resize(1366, 738)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.wait(50)  # the docks take their first sizes
+    yield w
+    w.close()
+    w.session.close()
+    w.deleteLater()
+
+
+def test_a_crowded_map_shows_labelled_density_that_resolves_into_dots(crowded_window):
+    m = crowded_window.map
+    assert m.dense and m.density.isVisible() and not m.scatter.isVisible()
+    texts = [m.sector_labels[c].textItem.toPlainText() for c in m.labelled_sectors]
+    assert texts and all(" · " in t for t in texts)
+    shown = {c: m.sector_counts[c] for c in m.labelled_sectors}
+    assert sum(m.sector_counts.values()) == 4000
+    for (_layer, group), n in shown.items():
+        assert f"{group.split(':', 1)[1]} · {n:,}" in texts
+    m.plot.getViewBox().setRange(xRange=(0.2, 0.8), yRange=(0.2, 0.8), padding=0)
+    assert not m.dense and m.scatter.isVisible() and not m.density.isVisible()
+    m.fit_view()
+    assert m.dense
+
+
+def test_view_theme_applies_now_and_is_remembered(window, monkeypatch):
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from app.ui import theme
+
+    monkeypatch.delenv("MNEMOSCOPE_THEME")
+    app = QApplication.instance()
+    try:
+        window.findChild(type(window.theme_actions.actions()[0]), "theme_dark").trigger()
+        assert app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        assert window.map.plot.backgroundBrush().color().lightness() < 128
+        assert theme.chosen() == "dark"  # what the next start reads
+        assert window.findChild(type(window.theme_actions.actions()[0]), "theme_dark").isChecked()
+    finally:
+        window.set_theme("light")
+    assert app.palette().color(QPalette.ColorRole.Window).lightness() > 128
+    assert window.map.plot.backgroundBrush().color().lightness() > 128
+    assert theme.chosen() == "light"
+
+
+def test_new_database_with_the_demo_is_one_undoable_step(window, qtbot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    path = str(tmp_path / "fresh.db")
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (path, "Databases (*.db)"))
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    window._new_dialog()
+    store = window.session.store
+    assert store.path == path and store.count() == 65
+    assert window.undo_action.text().endswith("Load the demo memories")
+    assert window.session.selected_id is not None
+    window.undo_action.trigger()
+    assert store.count() == 0

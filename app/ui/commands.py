@@ -1,4 +1,10 @@
-"""Every write of the inspector is an undoable command over one store operation."""
+"""Every write of the inspector is an undoable command over one store operation.
+
+A command whose store operation fails marks itself obsolete, so ``QUndoStack`` drops it:
+a failed first run leaves nothing on the stack (``StoreSession.push`` then raises the
+error), and a failed undo or redo removes the command and is reported through
+``StoreSession.failed`` — the way Anki's operations report a failure and change nothing.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +12,52 @@ from typing import Any
 
 from PySide6.QtGui import QUndoCommand
 
-from store import DeletedMemory, Memory, StoreError, TickReport, activity
+from store import DeletedMemory, Memory, TickReport, activity
 from store.activity import Forgotten
+from store.jsonl import ImportReport
 
 from .session import StoreSession
 
 
-class NewMemoryCommand(QUndoCommand):
+class StoreCommand(QUndoCommand):
+    """One store operation: subclasses write ``apply`` (first run and redo) and ``revert``."""
+
+    def __init__(self, session: StoreSession, text: str) -> None:
+        super().__init__(text)
+        self.session = session
+        self.error: Exception | None = None
+        self._done = False
+
+    def apply(self) -> None:
+        raise NotImplementedError
+
+    def revert(self) -> None:
+        raise NotImplementedError
+
+    def _run(self, step, action: str) -> None:
+        try:
+            step()
+        except Exception as exc:  # any failure must leave the stack as it was
+            self.error = exc
+            self.setObsolete(True)
+            if self._done:  # a later undo/redo: there is no caller to raise to
+                self.session.failed.emit(f"{action} failed: {self.text()}", str(exc))
+            self.session.notify(None)
+            return
+        self._done = True
+
+    def redo(self) -> None:
+        self._run(self.apply, "Redo" if self._done else "Operation")
+
+    def undo(self) -> None:
+        self._run(self.revert, "Undo")
+
+
+class NewMemoryCommand(StoreCommand):
     """Remember a memory (a near-duplicate reinforces the existing one instead)."""
 
     def __init__(self, session: StoreSession, fields: dict[str, Any]) -> None:
-        super().__init__("New memory")
-        self.session = session
+        super().__init__(session, "New memory")
         self.fields = fields
         self.memory_id: str | None = None
         self.created = False
@@ -25,7 +65,7 @@ class NewMemoryCommand(QUndoCommand):
         self.snapshot: DeletedMemory | None = None
         self.message = ""
 
-    def redo(self) -> None:
+    def apply(self) -> None:
         store = self.session.store
         if self.snapshot is not None:
             store.restore(self.snapshot)
@@ -40,7 +80,7 @@ class NewMemoryCommand(QUndoCommand):
         self.session.notify({self.memory_id})
         self.session.select(self.memory_id)
 
-    def undo(self) -> None:
+    def revert(self) -> None:
         store = self.session.store
         if self.created:
             self.snapshot = store.delete(self.memory_id)
@@ -50,55 +90,87 @@ class NewMemoryCommand(QUndoCommand):
         self.session.notify({self.memory_id})
 
 
-class EditMemoryCommand(QUndoCommand):
+class EditMemoryCommand(StoreCommand):
+    """Change some fields; undo puts back those fields only, so whatever an agent did to
+    the memory meanwhile (recalls, other fields) stays."""
+
     def __init__(self, session: StoreSession, memory_id: str, changes: dict[str, Any]) -> None:
-        super().__init__("Edit memory")
-        self.session = session
+        super().__init__(session, "Edit memory")
         self.memory_id = memory_id
         self.changes = changes
-        self.before: Memory | None = None
+        self.before: dict[str, Any] | None = None
 
-    def redo(self) -> None:
+    def apply(self) -> None:
         result = self.session.store.update(self.memory_id, **self.changes)
         if self.before is None:
-            self.before = result.before
+            self.before = {k: getattr(result.before, k) for k in self.changes}
         self.session.notify({self.memory_id})
 
-    def undo(self) -> None:
-        self.session.store.restore_state(self.before)
+    def revert(self) -> None:
+        self.session.store.update(self.memory_id, **self.before)
         self.session.notify({self.memory_id})
 
 
-class DeleteMemoryCommand(QUndoCommand):
+class DeleteMemoryCommand(StoreCommand):
     def __init__(self, session: StoreSession, memory_id: str) -> None:
-        super().__init__("Delete memory")
-        self.session = session
+        super().__init__(session, "Delete memory")
         self.memory_id = memory_id
         self.snapshot: DeletedMemory | None = None
 
-    def redo(self) -> None:
+    def apply(self) -> None:
         self.snapshot = self.session.store.delete(self.memory_id)
         if self.session.selected_id == self.memory_id:
             self.session.select(None)
         self.session.notify({self.memory_id})
 
-    def undo(self) -> None:
+    def revert(self) -> None:
         self.session.store.restore(self.snapshot)
         self.session.notify({self.memory_id})
         self.session.select(self.memory_id)
 
 
-class TickCommand(QUndoCommand):
+class ImportCommand(StoreCommand):
+    """Import JSONL lines (existing ids are skipped); undo deletes what came in."""
+
+    def __init__(self, session: StoreSession, source: Any, label: str = "Import") -> None:
+        super().__init__(session, label)
+        self.source = source
+        self.report: ImportReport | None = None
+        self.snapshots: list[DeletedMemory] = []
+
+    def apply(self) -> None:
+        store = self.session.store
+        if self.report is None:
+            self.report = store.import_jsonl(self.source)
+        else:
+            for snapshot in reversed(self.snapshots):
+                store.restore(snapshot)
+            self.snapshots = []
+        self.session.notify(None)
+        if self.report.ids:
+            self.session.select(self.report.ids[0])
+
+    def revert(self) -> None:
+        store = self.session.store
+        if self.session.selected_id in self.report.ids:
+            self.session.select(None)
+        self.snapshots = [store.delete(mid) for mid in self.report.ids]
+        self.session.notify(None)
+
+
+def days_label(days: float) -> str:
+    return f"{days:g} day" + ("" if days == 1 else "s")
+
+
+class TickCommand(StoreCommand):
     """Move the clock ``advance_days`` forward (0: not at all) and tick, as one step."""
 
     def __init__(self, session: StoreSession, advance_days: float = 0.0) -> None:
-        label = "Tick" if not advance_days else f"Advance {advance_days:g} days"
-        super().__init__(label)
-        self.session = session
+        super().__init__(session, "Tick" if not advance_days else f"Advance {days_label(advance_days)}")
         self.advance_days = advance_days
         self.report: TickReport | None = None
 
-    def redo(self) -> None:
+    def apply(self) -> None:
         store = self.session.store
         if self.report is None:
             self.report = store.tick(advance_days=self.advance_days or None)
@@ -106,75 +178,67 @@ class TickCommand(QUndoCommand):
             self.report = store.redo_tick(self.report.tick_id)
         self.session.notify(None)
 
-    def undo(self) -> None:
+    def revert(self) -> None:
         self.session.store.undo_tick(self.report.tick_id)
         self.session.notify(None)
 
 
-class RestoreForgottenCommand(QUndoCommand):
-    """Bring back a memory an agent forgot; undo forgets it again (restorable as before)."""
+class RestoreForgottenCommand(StoreCommand):
+    """Bring back a memory an agent forgot; undo forgets it again (restorable as before).
+    Restored elsewhere meanwhile, or its id taken: ``error`` says so and no step is left."""
 
     def __init__(self, session: StoreSession, forgotten: Forgotten) -> None:
-        super().__init__("Restore forgotten memory")
-        self.session = session
+        super().__init__(session, "Restore forgotten memory")
         self.forgotten = forgotten
-        self.error = ""
 
-    def redo(self) -> None:
-        try:
-            activity.restore_forgotten(self.session.store, self.forgotten.memory_id)
-        except StoreError as exc:  # restored elsewhere meanwhile, or the id is taken: leave no step behind
-            self.error = str(exc)
-            self.setObsolete(True)
-            return
+    def apply(self) -> None:
+        activity.restore_forgotten(self.session.store, self.forgotten.memory_id)
         self.session.notify({self.forgotten.memory_id})
         self.session.select(self.forgotten.memory_id)
 
-    def undo(self) -> None:
+    def revert(self) -> None:
         activity.forget(self.session.store, self.forgotten.memory_id, client=self.forgotten.client)
         if self.session.selected_id == self.forgotten.memory_id:
             self.session.select(None)
         self.session.notify({self.forgotten.memory_id})
 
 
-class SupersedeCommand(QUndoCommand):
+class SupersedeCommand(StoreCommand):
     """``newer`` replaces ``older``: the older memory is archived (store.conflicts.supersede)."""
 
     def __init__(self, session: StoreSession, newer: str, older: str) -> None:
-        super().__init__("Supersede memory")
-        self.session = session
+        super().__init__(session, "Supersede memory")
         self.newer, self.older = newer, older
         self.result = None
 
-    def redo(self) -> None:
+    def apply(self) -> None:
         from store.conflicts import supersede
 
         self.result = supersede(self.session.store, self.newer, self.older)
         self.session.notify({self.newer, self.older})
 
-    def undo(self) -> None:
+    def revert(self) -> None:
         from store.conflicts import undo_supersede
 
         undo_supersede(self.session.store, self.result)
         self.session.notify({self.newer, self.older})
 
 
-class KeepBothCommand(QUndoCommand):
+class KeepBothCommand(StoreCommand):
     """Two memories that seemed to conflict both stay: the pair is no longer flagged."""
 
     def __init__(self, session: StoreSession, a: str, b: str) -> None:
-        super().__init__("Keep both memories")
-        self.session = session
+        super().__init__(session, "Keep both memories")
         self.a, self.b = a, b
         self.edges: list[tuple[str, str, str]] = []
 
-    def redo(self) -> None:
+    def apply(self) -> None:
         from store.conflicts import keep_both
 
         self.edges = keep_both(self.session.store, self.a, self.b)
         self.session.notify({self.a, self.b})
 
-    def undo(self) -> None:
+    def revert(self) -> None:
         from store.conflicts import remove_edges
 
         remove_edges(self.session.store, self.edges)

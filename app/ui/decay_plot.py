@@ -17,9 +17,8 @@ class DecayPlot(QWidget):
     def __init__(self, session: StoreSession, dark: bool = False, parent=None) -> None:
         super().__init__(parent)
         self.session = session
-        colours = map_colours(dark)
         self.title = QLabel("Select a memory to see how it fades.", self)
-        self.plot = pg.PlotWidget(background=colours["background"])
+        self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("bottom", "days from now")
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
@@ -34,8 +33,7 @@ class DecayPlot(QWidget):
                                          label="edge", labelOpts={"position": 0.05, "color": "#D55E00"})
         self.habit_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#009E73", style=dash),
                                           label="habit", labelOpts={"position": 0.05, "color": "#009E73"})
-        self.now_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(colours["label"], width=1.5),
-                                        label="now", labelOpts={"position": 0.95, "color": colours["label"]})
+        self.now_line = pg.InfiniteLine(angle=90, label="now", labelOpts={"position": 0.95})
         self.preview_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#CC79A7", width=1.5, style=dash),
                                             label="preview", labelOpts={"position": 0.85, "color": "#CC79A7"})
         for item in (self.edge_line, self.habit_line, self.now_line, self.preview_line):
@@ -48,7 +46,14 @@ class DecayPlot(QWidget):
         session.changed.connect(lambda _ids: self.refresh())
         session.preview_changed.connect(lambda _d: self.refresh())
         self.points: list[tuple[float, float]] = []
+        self.set_dark(dark)
         self.refresh()
+
+    def set_dark(self, dark: bool) -> None:
+        colours = map_colours(dark)
+        self.plot.setBackground(colours["background"])
+        self.now_line.setPen(pg.mkPen(colours["label"], width=1.5))
+        self.now_line.label.setColor(colours["label"])
 
     def refresh(self) -> None:
         store = self.session.store

@@ -14,13 +14,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
-from store import KINDS, SENSITIVITIES, NotFound, ValidationError
+from store import KINDS, SENSITIVITIES, NotFound, StoreError, ValidationError
 from store.model import validate_fields
 
 from .commands import DeleteMemoryCommand, EditMemoryCommand, NewMemoryCommand
@@ -35,20 +36,23 @@ def _split(text: str) -> list[str]:
 
 class MemoryEditor(QWidget):
     saved = Signal(str)
+    dirty_changed = Signal(bool)  # the editor holds an edit that is not saved yet
 
     def __init__(self, session: StoreSession, parent=None) -> None:
         super().__init__(parent)
         self.session = session
         self.memory_id: str | None = None
         self._loading = False
-        self.dirty = False
+        self._dirty = False
+        self._heading = "<b>New memory</b>"
         self.text = QPlainTextEdit(self)
         self.text.setPlaceholderText("What should the agent remember?")
         self.text.setFixedHeight(70)
         self.kind = QComboBox(self)
         self.kind.addItems(KINDS)
         self.importance = QDoubleSpinBox(self)
-        self.importance.setRange(0.0, 1.0)
+        # wider than the valid 0–1 so a typed 1.5 is refused next to the field, not clamped
+        self.importance.setRange(-9.99, 9.99)
         self.importance.setSingleStep(0.05)
         self.importance.setDecimals(2)
         self.who = QLineEdit(self)
@@ -105,14 +109,68 @@ class MemoryEditor(QWidget):
         self.sensitivity.currentIndexChanged.connect(self._mark_dirty)
         self.importance.valueChanged.connect(self._mark_dirty)
         self.pinned.toggled.connect(self._mark_dirty)
+        for w in (self.who, self.topic, self.entities, self.scope, self.tags):
+            w.textEdited.connect(lambda _t, name=w: self._clear_error_of(name))
+        self.text.textChanged.connect(lambda: self._clear_error_of(self.text))
+        self.importance.valueChanged.connect(lambda _v: self._clear_error_of(self.importance))
         session.selection_changed.connect(self.load)
         session.changed.connect(self._on_changed)
+        session.store_replaced.connect(self._on_store_replaced)
+        session.leave_guard = self.confirm_leave
         self.start_new()
+        self._on_store_replaced()
 
-    # -- loading -------------------------------------------------------------------
+    # -- unsaved edits -------------------------------------------------------------
+    @property
+    def dirty(self) -> bool:
+        return self._dirty
+
+    @dirty.setter
+    def dirty(self, value: bool) -> None:
+        if value != self._dirty:
+            self._dirty = value
+            self._show_heading()
+            self.dirty_changed.emit(value)
+
     def _mark_dirty(self, *_args) -> None:
         if not self._loading:
             self.dirty = True
+
+    def _show_heading(self) -> None:
+        mark = " <span style='color:#D55E00'>● unsaved</span>" if self._dirty else ""
+        self.heading.setText(self._heading + mark)
+
+    def confirm_leave(self) -> bool:
+        """Before the edited memory is left: save, discard, or stay (False)."""
+        if not self._dirty:
+            return True
+        box = QMessageBox(QMessageBox.Icon.Question, "Unsaved edit",
+                          f"The edit of {self.memory_id or 'the new memory'} is not saved.",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setObjectName("unsaved_dialog")
+        box.setInformativeText("Save it before moving on?")
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        answer = box.exec()
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        if answer == QMessageBox.StandardButton.Discard:
+            self.dirty = False
+            return True
+        return False
+
+    def _on_store_replaced(self) -> None:
+        """Nothing can be written with no database open."""
+        has_store = self.session.store is not None
+        for w in (self.new_button, self.save_button):
+            w.setEnabled(has_store)
+        self.delete_button.setEnabled(has_store and self.memory_id is not None)
+        if not has_store:
+            self.status.setText("No database open: File › Open or File › New.")
+        else:
+            self.status.clear()
+
+    # -- loading -------------------------------------------------------------------
 
     def _on_changed(self, ids) -> None:
         # Keep an unsaved edit; otherwise show the stored state of the selected memory.
@@ -134,8 +192,8 @@ class MemoryEditor(QWidget):
         self._loading = True
         try:
             self.memory_id = m.id
-            self.heading.setText(f"<b>{m.id}</b> · {m.layer} · strength {m.strength:.2f} · "
-                                 f"{m.recall_count} recalls")
+            self._heading = (f"<b>{m.id}</b> · {m.layer} · strength {m.strength:.2f} · "
+                             f"{m.recall_count} recall{'' if m.recall_count == 1 else 's'}")
             self.text.setPlainText(m.text)
             self.kind.setCurrentText(m.kind)
             self.importance.setValue(m.importance)
@@ -153,12 +211,15 @@ class MemoryEditor(QWidget):
         finally:
             self._loading = False
         self.dirty = False
+        self._show_heading()
 
     def start_new(self) -> None:
+        if not self.confirm_leave():
+            return
         self._loading = True
         try:
             self.memory_id = None
-            self.heading.setText("<b>New memory</b>")
+            self._heading = "<b>New memory</b>"
             self.text.clear()
             self.kind.setCurrentText("fact")
             self.importance.setValue(0.5)
@@ -172,6 +233,7 @@ class MemoryEditor(QWidget):
         finally:
             self._loading = False
         self.dirty = False
+        self._show_heading()
         if self.session.selected_id is not None:
             self.session.select(None)
 
@@ -184,6 +246,13 @@ class MemoryEditor(QWidget):
             "sensitivity": self.sensitivity.currentText(), "tags": _split(self.tags.text()),
             "pinned": self.pinned.isChecked(),
         }
+
+    def _clear_error_of(self, widget) -> None:
+        for name, label in self.errors.items():
+            if getattr(self, name) is widget and label.isVisibleTo(self):
+                label.hide()
+                label.clear()
+                self.status.clear()
 
     def _clear_errors(self) -> None:
         for label in self.errors.values():
@@ -202,6 +271,10 @@ class MemoryEditor(QWidget):
             self.status.setText("Not saved: fix the field marked above.")
 
     def save(self) -> bool:
+        """Write the form (a new memory, or the changed fields); False when nothing was
+        written, with the reason next to its field or under the buttons."""
+        if self.session.store is None:
+            return False
         self._clear_errors()
         values = self.values()
         try:
@@ -209,33 +282,42 @@ class MemoryEditor(QWidget):
         except ValidationError as exc:
             self._show_error(exc)
             return False
+        if self.memory_id is None:
+            command = NewMemoryCommand(self.session, values)
+        else:
+            current = self.session.store.get(self.memory_id)
+            changes = {k: v for k, v in values.items() if getattr(current, k) != v}
+            if not changes:
+                self.dirty = False
+                self.status.setText("Nothing changed.")
+                return True
+            command = EditMemoryCommand(self.session, self.memory_id, changes)
+        self.dirty = False  # the command selects what it wrote: no "unsaved edit?" question
         try:
-            if self.memory_id is None:
-                cmd = NewMemoryCommand(self.session, values)
-                self.session.undo_stack.push(cmd)
-                self.status.setText(cmd.message)
-            else:
-                current = self.session.store.get(self.memory_id)
-                changes = {k: v for k, v in values.items() if getattr(current, k) != v}
-                if not changes:
-                    self.status.setText("Nothing changed.")
-                    return True
-                self.session.undo_stack.push(EditMemoryCommand(self.session, self.memory_id, changes))
-                self.status.setText("Saved.")
+            self.session.push(command)
         except ValidationError as exc:
+            self.dirty = True
             self._show_error(exc)
             return False
-        self.dirty = False
+        except StoreError as exc:
+            self.dirty = True
+            self.status.setText(f"Not saved: {exc}")
+            return False
+        self.status.setText(getattr(command, "message", "") or "Saved.")
         self.saved.emit(self.memory_id or "")
         self.load(self.session.selected_id or self.memory_id, keep_status=True)
         return True
 
     def delete(self) -> None:
-        if self.memory_id is None:
+        if self.memory_id is None or self.session.store is None:
             return
         memory_id = self.memory_id
         self.dirty = False
-        self.session.undo_stack.push(DeleteMemoryCommand(self.session, memory_id))
+        try:
+            self.session.push(DeleteMemoryCommand(self.session, memory_id))
+        except StoreError as exc:
+            self.status.setText(f"Not deleted: {exc}")
+            return
         self.start_new()
         self.status.setText(f"Deleted {memory_id}. Edit › Undo brings it back.")
 

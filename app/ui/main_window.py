@@ -6,9 +6,10 @@ from __future__ import annotations
 import logging
 import os
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QFileDialog,
     QInputDialog,
@@ -23,32 +24,33 @@ from PySide6.QtWidgets import (
 
 from store import MemoryStore, StoreError
 from store.backup import BULK_ADVANCE_DAYS
-from store.demo import load_demo
+from store.demo import rebased_demo
 
+from . import theme
+from .about import about_html, shortcuts_html
 from .activity_dock import ActivityDock
-from .commands import TickCommand
+from .commands import ImportCommand, TickCommand, days_label
 from .decay_plot import DecayPlot
 from .editor import MemoryEditor
 from .memory_map import RadialMap
 from .memory_table import MemoryTable
 from .owner_tools import OwnerTools
+from .preferences import settings
 from .prompt_preview import PromptPreview
 from .session import StoreSession
+from .widgets import ElidedLabel, jump_to_click, scrolling
 
 log = logging.getLogger(__name__)
 MAX_RECENT = 8
 PREVIEW_MAX_DAYS = 365
 
 
-def settings() -> QSettings:
-    return QSettings("Mnemoscope", "Mnemoscope")
-
-
 class MainWindow(QMainWindow):
     def __init__(self, store: MemoryStore | None = None, dark: bool = False) -> None:
         super().__init__()
-        self.setWindowTitle("Mnemoscope")
-        self.resize(1600, 960)
+        self.setWindowTitle("Mnemoscope[*]")
+        room = self.screen().availableGeometry()
+        self.resize(min(1600, room.width()), min(960, room.height()))
         self.session = StoreSession(parent=self)
         self.map = RadialMap(self.session, dark=dark, parent=self)
         # The decay plot sits under the map; the side docks run the full height.
@@ -64,9 +66,9 @@ class MainWindow(QMainWindow):
         self.editor = MemoryEditor(self.session, self)
         left = QSplitter(Qt.Orientation.Vertical, self)
         left.addWidget(self.table)
-        left.addWidget(self.editor)
+        left.addWidget(scrolling(self.editor, self))
         left.setSizes([480, 420])
-        left.setMinimumWidth(380)  # room for the table's text column
+        left.setMinimumWidth(280)
         self.memory_dock = QDockWidget("Memories", self)
         self.memory_dock.setObjectName("memories_dock")
         self.memory_dock.setWidget(left)
@@ -74,13 +76,14 @@ class MainWindow(QMainWindow):
         self.preview = PromptPreview(self.session, self)
         self.preview_dock = QDockWidget("Prompt preview", self)
         self.preview_dock.setObjectName("preview_dock")
-        self.preview_dock.setWidget(self.preview)
+        self.preview_dock.setWidget(scrolling(self.preview, self))
+        self.preview_dock.setMinimumWidth(320)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.preview_dock)
         self._build_activity()
         self._build_actions()
         self._build_toolbar()
         self._build_menus()
-        self.status_path = QLabel(self)
+        self.status_path = ElidedLabel("", self, Qt.TextElideMode.ElideMiddle)
         self.status_counts = QLabel(self)
         self.status_clock = QLabel(self)
         self.statusBar().addWidget(self.status_path, 1)
@@ -88,10 +91,16 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.status_clock)
         self.session.changed.connect(lambda _ids: self._update_status())
         self.session.undo_stack.indexChanged.connect(lambda _i: self._update_status())
-        self._restore_settings()
-        # Set after restoring: a layout saved before the Activity dock existed would undo it.
-        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.session.failed.connect(self.show_error)
+        self.preview.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.session.store_replaced.connect(self._enable_writes)
+        self.editor.dirty_changed.connect(self.setWindowModified)
+        self._enable_writes()
+        for dock in (self.activity, self.owner.dock):  # under the map: they scroll rather than widen it
+            dock.setWidget(scrolling(dock.widget(), self))
+        self._default_state = self.saveState()
+        self._sized_docks = self._restore_settings()
+        self._set_corners()
         if store is not None:
             self.set_store(store)
 
@@ -105,6 +114,17 @@ class MainWindow(QMainWindow):
         self.tick_action = QAction("Tick", self)
         self.tick_action.setToolTip("Run the forgetting clock now: write every memory's strength and layer")
         self.tick_action.triggered.connect(lambda: self.advance(0))
+        self.save_action = QAction("&Save memory", self)
+        self.save_action.setShortcut(QKeySequence.StandardKey.Save)
+        self.save_action.setToolTip("Save the memory in the editor")
+        self.save_action.triggered.connect(self.editor.save)
+        self.delete_action = QAction("&Delete memory", self)
+        self.delete_action.setShortcut(QKeySequence.StandardKey.Delete)
+        self.delete_action.setToolTip("Delete the selected memory (Edit › Undo brings it back)")
+        self.delete_action.triggered.connect(self.editor.delete)
+        self.find_action = QAction("&Find on the map", self)
+        self.find_action.setShortcut(QKeySequence.StandardKey.Find)
+        self.find_action.triggered.connect(self._find)
 
     def _build_activity(self) -> None:
         """Agents' calls under the map; the side docks keep the full height."""
@@ -138,15 +158,17 @@ class MainWindow(QMainWindow):
         self.preview_slider = QSlider(Qt.Orientation.Horizontal, self)
         self.preview_slider.setRange(0, PREVIEW_MAX_DAYS)
         self.preview_slider.setFixedWidth(260)
+        jump_to_click(self.preview_slider)
         self.preview_slider.setToolTip("Preview the map up to a year ahead; nothing is written. Let go to return.")
         self.preview_slider.valueChanged.connect(self._preview_moved)
         self.preview_slider.sliderReleased.connect(self._preview_released)
         bar.addWidget(self.preview_slider)
         self.preview_label = QLabel(" now ", self)
-        self.preview_label.setMinimumWidth(110)
+        self.preview_label.setFixedWidth(self.preview_label.fontMetrics().horizontalAdvance(" +365 days ") + 8)
         bar.addWidget(self.preview_label)
         bar.addSeparator()
-        self.tick_summary = QLabel(self)
+        self.tick_summary = ElidedLabel("", self)
+        self.tick_summary.setMaximumWidth(520)
         self.tick_summary.setObjectName("tick_summary")
         bar.addWidget(self.tick_summary)
 
@@ -154,9 +176,10 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("&Open…", QKeySequence.StandardKey.Open, self._open_dialog)
         file_menu.addAction("&New…", QKeySequence.StandardKey.New, self._new_dialog)
+        file_menu.addAction(self.save_action)
         file_menu.addSeparator()
-        file_menu.addAction("&Import JSONL…", self._import_dialog)
-        file_menu.addAction("&Export JSONL…", self._export_dialog)
+        self.import_action = file_menu.addAction("&Import JSONL…", self._import_dialog)
+        self.export_action = file_menu.addAction("&Export JSONL…", self._export_dialog)
         file_menu.addSeparator()
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
@@ -164,23 +187,44 @@ class MainWindow(QMainWindow):
         edit_menu = self.menuBar().addMenu("&Edit")
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.delete_action)
+        edit_menu.addAction(self.find_action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
         view_menu.addAction(self.activity.toggleViewAction())
         self.owner = OwnerTools(self, file_menu, view_menu)  # backups, privacy and conflicts
+        view_menu.addSeparator()
+        theme_menu = view_menu.addMenu("&Theme")
+        self.theme_actions = QActionGroup(self)
+        for choice in theme.THEMES:
+            action = theme_menu.addAction(choice.capitalize(), lambda c=choice: self.set_theme(c))
+            action.setCheckable(True)
+            action.setChecked(choice == theme.chosen())
+            action.setObjectName(f"theme_{choice}")
+            self.theme_actions.addAction(action)
+        view_menu.addSeparator()
+        view_menu.addAction("&Fit map view", QKeySequence(Qt.Key.Key_Home), self.map.fit_view)
+        view_menu.addAction("&Reset layout", self.reset_layout)
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction("&Keyboard shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts)
+        help_menu.addAction("&About Mnemoscope", self.show_about)
         self._refresh_recent()
 
     # -- the database ----------------------------------------------------------------
     def set_store(self, store: MemoryStore) -> None:
         self.session.set_store(store)
-        self.setWindowTitle(f"Mnemoscope — {os.path.basename(store.path)}")
+        self.setWindowTitle(f"Mnemoscope — {os.path.basename(store.path)}[*]")
         if store.path != ":memory:":
             self._remember_recent(os.path.abspath(store.path))
         self._update_status()
 
     def open_path(self, path: str, *, create: bool = False) -> bool:
-        """Open a database; a refused file is explained in a dialog and the current one stays."""
+        """Open a database; a refused file is explained in a dialog and the current one stays,
+        as it does when the user keeps an unsaved edit."""
+        if not self.editor.confirm_leave():
+            return False
         try:
             store = MemoryStore(path, create=create)
         except StoreError as exc:
@@ -189,6 +233,24 @@ class MainWindow(QMainWindow):
             return False
         self.set_store(store)
         return True
+
+    def _find(self) -> None:
+        self.map.search_box.setFocus()
+        self.map.search_box.selectAll()
+
+    def _show_text(self, name: str, title: str, text: str) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.NoIcon, title, text, QMessageBox.StandardButton.Close, self)
+        box.setObjectName(name)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.open()
+        return box
+
+    def show_about(self) -> QMessageBox:
+        return self._show_text("about_dialog", "About Mnemoscope", about_html())
+
+    def show_shortcuts(self) -> QMessageBox:
+        actions = [a for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()]
+        return self._show_text("shortcuts_dialog", "Keyboard shortcuts", shortcuts_html(actions))
 
     def show_error(self, title: str, message: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
@@ -210,27 +272,33 @@ class MainWindow(QMainWindow):
             if self.open_path(path, create=True) and QMessageBox.question(
                     self, "Demo memories", "Fill the new database with the demo memories?") == \
                     QMessageBox.StandardButton.Yes:
-                load_demo(self.session.store)
-                self.session.notify(None)
+                self.import_jsonl(rebased_demo(self.session.store.now()), label="Load the demo memories")
 
     def _import_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import JSONL", "", "JSON Lines (*.jsonl);;All (*)")
         if path:
             self.import_jsonl(path)
 
-    def import_jsonl(self, path: str) -> None:
+    def import_jsonl(self, source, label: str = "Import JSONL") -> None:
+        """Import as one undoable step; the first imported memory is selected and shown."""
+        if self.session.store is None or not self.editor.confirm_leave():
+            return
+        command = ImportCommand(self.session, source, label)
         try:
-            report = self.session.store.import_jsonl(path)
-        except StoreError as exc:
+            self.session.push(command)
+        except (StoreError, OSError) as exc:
             self.show_error("Import failed", str(exc))
             return
-        self.session.undo_stack.clear()  # an import is not undoable; do not offer stale undos
-        self.session.notify(None)
+        report = command.report
+        summary = report.summary()
+        imported = set(report.ids)
+        archived = sum(1 for m in self.session.memories() if m.id in imported and m.layer == "archived")
+        if archived:
+            summary += f"; {archived} in the archived layer, hidden on the map (the table lists them)"
         detail = "\n".join(f"line {n}: {why}" for n, why in report.errors[:20])
         if report.errors:
-            self.show_error("Import finished with bad lines", f"{report.summary()}\n\n{detail}")
-        else:
-            self.statusBar().showMessage(f"Import: {report.summary()}", 8000)
+            self.show_error("Import finished with bad lines", f"{summary}\n\n{detail}")
+        self.statusBar().showMessage(f"{label}: {summary}. Edit › Undo takes it back.", 10000)
 
     def _export_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export JSONL", "memories.jsonl", "JSON Lines (*.jsonl)")
@@ -268,12 +336,12 @@ class MainWindow(QMainWindow):
             self.owner.before_bulk_change()
         cmd = TickCommand(self.session, days)
         try:
-            self.session.undo_stack.push(cmd)
+            self.session.push(cmd)
         except StoreError as exc:
             self.show_error("Tick failed", str(exc))
             return
-        summary = cmd.report.summary() if cmd.report else ""
-        prefix = f"+{days:g} days: " if days else "Tick: "
+        summary = cmd.report.summary()
+        prefix = f"+{days_label(days)}: " if days else "Tick: "
         self.tick_summary.setText(f" {prefix}{summary} ")
         self.statusBar().showMessage(prefix + summary, 8000)
 
@@ -290,6 +358,15 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, lambda: self.preview_slider.setValue(0))
 
     # -- status and settings ---------------------------------------------------------
+    def _enable_writes(self) -> None:
+        """Actions that write are offered only while a database is open."""
+        has_store = self.session.store is not None
+        for action in (self.tick_action, self.save_action, self.delete_action, self.import_action,
+                       self.export_action):
+            action.setEnabled(has_store)
+        self.advance_button.setEnabled(has_store)
+        self.preview_slider.setEnabled(has_store)
+
     def _update_status(self) -> None:
         store = self.session.store
         if store is None:
@@ -304,16 +381,54 @@ class MainWindow(QMainWindow):
         offset = stats["clock_offset_days"]
         self.status_clock.setText(f"clock {clock}" + (f" (+{offset:g} d)" if offset else ""))
 
-    def _restore_settings(self) -> None:
+    def set_theme(self, choice: str) -> None:
+        """Light, dark or the system's: applied now and remembered for the next start."""
+        theme.choose(choice)
+        dark = theme.apply(QApplication.instance(), choice)
+        self.map.set_dark(dark)
+        self.decay.set_dark(dark)
+
+    def _set_corners(self) -> None:
+        # After any restore: a layout saved before the Activity dock existed would undo it.
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+
+    def reset_layout(self) -> None:
+        """Docks and toolbar back where they start, sized to fit the window."""
+        self.restoreState(self._default_state)
+        self._set_corners()
+        for dock in (self.memory_dock, self.preview_dock):
+            dock.setFloating(False)
+            dock.show()
+        self._size_docks()
+
+    def _size_docks(self) -> None:
+        # the preview as wide as its form needs (it scrolls below that), the table a little less
+        preview = max(self.preview.minimumSizeHint().width() + 20, self.width() // 4)
+        memories = max(300, self.width() // 5)
+        self.resizeDocks([self.memory_dock, self.preview_dock], [memories, preview], Qt.Orientation.Horizontal)
+        # the map keeps most of the height; the Activity strip under it a quarter
+        self.resizeDocks([self.activity], [max(150, self.height() // 4)], Qt.Orientation.Vertical)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._sized_docks:  # the first start: share the width; later starts restore it
+            self._sized_docks = True
+            QTimer.singleShot(0, self._size_docks)  # once the window has its size
+
+    def _restore_settings(self) -> bool:
+        """Restore the saved geometry and docks; False when there were none."""
         s = settings()
         geometry = s.value("geometry")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         state = s.value("window_state")
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        return isinstance(state, QByteArray) and self.restoreState(state)
 
     def closeEvent(self, event) -> None:
+        if not self.editor.confirm_leave():
+            event.ignore()
+            return
         s = settings()
         s.setValue("geometry", self.saveGeometry())
         s.setValue("window_state", self.saveState())

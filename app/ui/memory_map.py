@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -24,22 +24,37 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSlider,
+    QToolButton,
     QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
-from store import KINDS
+from store import KINDS, LAYERS
 
-from ..map_layout import ENTITY_ORBIT, group_key, mean_angle, place, sector_centres
+from ..map_layout import (
+    angle_for,
+    group_key,
+    group_label,
+    orbit_for,
+    radius_for,
+    ring_middle,
+    ring_outer,
+    sector_centre,
+)
 from .session import StoreSession
 from .theme import ARRIVAL_COLOUR, CALL_COLOUR, ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
+from .widgets import ElidedLabel
 
-LAYER_TOGGLES = ("habit", "fading", "edge", "archived")
 ANIMATION_MS = 450
 ANIMATION_STEPS = 12
-ENTITY_CROWDING = 0.16  # radians
+LABELS_MAX = 40  # entity names drawn at once; the rest show on hover
+DENSITY_DOTS = 3000  # more dots than this in view: draw their density, labelled by sector
+DENSITY_BINS = 160
+SECTOR_LABELS_MAX = 24
+VIEW_RADIUS = 5.4  # what Fit view shows: the rings and the entity orbits
 LINES_MAX = 2500
 HALO_SECONDS = 8.0
 HALO_FRAME_MS = 250
@@ -57,8 +72,6 @@ class Dot:
     scope: str
     entities: list[str]
     group: str
-    x: float = 0.0
-    y: float = 0.0
 
 
 class RadialMap(QWidget):
@@ -74,7 +87,7 @@ class RadialMap(QWidget):
         self.dot_index: dict[str, int] = {}
         self.visible_ids: list[str] = []
         self.hidden_kinds: set[str] = set()
-        self.visible_layers = {"habit", "fading", "edge"}
+        self.visible_layers = set(LAYERS) - {"archived"}
         self.scope_filter: str | None = None
         self.search_text = ""
         self.rotation = 0.0
@@ -82,21 +95,22 @@ class RadialMap(QWidget):
         self.entity_members: dict[str, list[str]] = {}
         self.hover_entity: str | None = None
         self._positions: dict[str, tuple[float, float]] = {}
+        self._angles = self._radii = np.zeros(0)
         self._anim_from: dict[str, tuple[float, float]] = {}
         self._anim_step = 0
         self._anim_timer = QTimer(self)
         self._anim_timer.setInterval(ANIMATION_MS // ANIMATION_STEPS)
         self._anim_timer.timeout.connect(self._animate)
-        self._build()
+        self._build(dark)
         self._build_call_marks()
         session.changed.connect(self._on_changed)
         session.selection_changed.connect(lambda _id: self._draw_selection())
         session.preview_changed.connect(lambda _d: self.reload(animate=False))
 
     # -- construction ----------------------------------------------------------------
-    def _build(self) -> None:
+    def _build(self, dark: bool) -> None:
         pg.setConfigOptions(antialias=True)
-        self.plot = pg.PlotWidget(background=self.colours["background"])
+        self.plot = pg.PlotWidget()
         self.plot.setAspectLocked(True)
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
@@ -104,19 +118,25 @@ class RadialMap(QWidget):
         self.plot.hideButtons()
         self.plot.setMouseEnabled(True, True)
         vb = self.plot.getViewBox()
-        vb.setRange(xRange=(-5.4, 5.4), yRange=(-5.4, 5.4), padding=0)
-        ring_pen = QPen(QColor(self.colours["ring"]))
-        ring_pen.setCosmetic(True)
-        ring_pen.setWidthF(1.2)
-        for name, radius in (("habit", 1.0), ("fading", 2.0), ("edge", 3.0)):
+        vb.setRange(xRange=(-VIEW_RADIUS, VIEW_RADIUS), yRange=(-VIEW_RADIUS, VIEW_RADIUS), padding=0)
+        vb.sigRangeChanged.connect(lambda *_a: self._update_detail())
+        vb.sigResized.connect(lambda *_a: self._place_labels())  # same range, other pixels
+        self.plot.viewport().installEventFilter(self)  # a double-click on empty space fits the view
+        self.ring_labels: dict[str, pg.TextItem] = {}
+        self.rings: list[QGraphicsEllipseItem] = []
+        for name in LAYERS[:-1]:  # every ring but the archived one, which is outside them
+            radius = ring_outer(name)
             ring = QGraphicsEllipseItem(-radius, -radius, 2 * radius, 2 * radius)
-            ring.setPen(ring_pen)
             ring.setZValue(-10)
             self.plot.addItem(ring)
-            label = pg.TextItem(name, color=self.colours["label"], anchor=(0.5, 1.0))
-            label.setPos(0, radius - 0.02 if name != "habit" else 0.98)
+            self.rings.append(ring)
+            # above the dots, on a backing, so a crowded habit ring cannot hide its name
+            label = pg.TextItem(name, anchor=(0.5, 0.5))
+            label.setPos(0, radius)
+            label.setZValue(9)
             self.plot.addItem(label)
-        self.link_curve = pg.PlotCurveItem(pen=pg.mkPen(self.colours["line"], width=1), connect="pairs")
+            self.ring_labels[name] = label
+        self.link_curve = pg.PlotCurveItem(connect="pairs")
         self.link_curve.setZValue(-5)
         self.plot.addItem(self.link_curve)
         self.highlight_curve = pg.PlotCurveItem(pen=pg.mkPen(ENTITY_COLOUR, width=2), connect="pairs")
@@ -125,14 +145,26 @@ class RadialMap(QWidget):
         self._match_pen = pg.mkPen(HIGHLIGHT, width=2)
         self._plain_pen = pg.mkPen(None)
         self._entity_brush = pg.mkBrush(ENTITY_COLOUR)
-        self._entity_pen = pg.mkPen(self.colours["background"])
-        self.scatter = pg.ScatterPlotItem(pxMode=True, hoverable=True)
+        # tip=None: our own tooltips, not pyqtgraph's "x: … y: … data=…"
+        self.scatter = pg.ScatterPlotItem(pxMode=True, hoverable=True, tip=None)
         self.scatter.setZValue(5)
         self.plot.addItem(self.scatter)
-        self.entity_scatter = pg.ScatterPlotItem(pxMode=True, hoverable=True, symbol="d")
+        self.entity_scatter = pg.ScatterPlotItem(pxMode=True, hoverable=True, symbol="d", tip=None)
         self.entity_scatter.setZValue(6)
         self.plot.addItem(self.entity_scatter)
         self.entity_labels: dict[str, pg.TextItem] = {}
+        self.sector_labels: dict[tuple[str, str], pg.TextItem] = {}
+        self.density = pg.ImageItem()
+        self.density.setZValue(4)
+        self.density.hide()
+        self.plot.addItem(self.density)
+        self.dense = False
+        self.sector_counts: dict[tuple[str, str], int] = {}
+        self._visible_xy = (np.zeros(0), np.zeros(0))
+        self._visible_dots: list[Dot] = []
+        self._visible_cells = np.zeros(0, dtype=np.int64)  # each visible dot's (layer, group) cell
+        self._cell_keys: list[tuple[str, str]] = []
+        self._dots_stale = True
         self.selection_ring = pg.ScatterPlotItem(pxMode=True, symbol="o", size=26,
                                                  pen=pg.mkPen(HIGHLIGHT, width=3), brush=pg.mkBrush(0, 0, 0, 0))
         self.selection_ring.setZValue(7)
@@ -158,6 +190,12 @@ class RadialMap(QWidget):
         diamond = QLabel(f"<span style='color:{ENTITY_COLOUR}'>◆</span> entity", self)
         legend.addWidget(diamond)
         legend.addStretch(1)
+        legend.addSpacing(12)
+        self.fit_button = QToolButton(self)
+        self.fit_button.setText("Fit")
+        self.fit_button.setToolTip("Fit view: show the whole map (Home, or double-click empty space)")
+        self.fit_button.clicked.connect(self.fit_view)
+        legend.addWidget(self.fit_button)
         legend.addWidget(QLabel("Rotate", self))
         self.rotate_slider = QSlider(Qt.Orientation.Horizontal, self)
         self.rotate_slider.setRange(0, 359)
@@ -168,7 +206,7 @@ class RadialMap(QWidget):
         layers = QHBoxLayout()
         layers.setSpacing(8)
         layers.addWidget(QLabel("Layers:", self))
-        for layer in LAYER_TOGGLES:
+        for layer in LAYERS:
             box = QCheckBox(layer, self)
             box.setChecked(layer in self.visible_layers)
             box.toggled.connect(lambda on, name=layer: self.set_layer_visible(name, on))
@@ -178,14 +216,17 @@ class RadialMap(QWidget):
         self.search_box = QLineEdit(self)
         self.search_box.setPlaceholderText("Search the map…")
         self.search_box.setClearButtonEnabled(True)
-        self.search_box.setMinimumWidth(130)
+        self.search_box.setMinimumWidth(90)
         self.search_box.textChanged.connect(self.set_search)
         layers.addWidget(self.search_box, 2)
         self.scope_box = QComboBox(self)
         self.scope_box.setToolTip("Show one scope (and global) or all")
+        self.scope_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.scope_box.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
+        self.scope_box.setMaximumWidth(220)  # a long scope id must not widen the window
         self.scope_box.currentIndexChanged.connect(self._scope_changed)
         layers.addWidget(self.scope_box, 1)
-        self.caption = QLabel(self)
+        self.caption = ElidedLabel("", self)
         self.caption.setObjectName("map_caption")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -194,6 +235,30 @@ class RadialMap(QWidget):
         layout.addLayout(layers)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.caption)
+
+        self.set_dark(dark)
+
+    def set_dark(self, dark: bool) -> None:
+        """Recolour the map for a light or dark theme."""
+        self.colours = map_colours(dark)
+        self.plot.setBackground(self.colours["background"])
+        ring_pen = QPen(QColor(self.colours["ring"]))
+        ring_pen.setCosmetic(True)
+        ring_pen.setWidthF(1.2)
+        self._label_fill = QColor(self.colours["background"])
+        self._label_fill.setAlpha(200)
+        for ring in self.rings:
+            ring.setPen(ring_pen)
+        for label in self.ring_labels.values():
+            label.setColor(self.colours["label"])
+            label.fill = pg.mkBrush(self._label_fill)
+            label.update()
+        for label in [*self.entity_labels.values(), *self.sector_labels.values()]:
+            label.setColor(self.colours["label"])
+        self.link_curve.setPen(pg.mkPen(self.colours["line"], width=1))
+        self._entity_pen = pg.mkPen(self.colours["background"])
+        if self.entity_names:
+            self.redraw()
 
     # -- data ------------------------------------------------------------------------
     def _on_changed(self, _ids) -> None:
@@ -232,7 +297,7 @@ class RadialMap(QWidget):
         self.scope_box.blockSignals(False)
         self._layout_positions()
         if animate and old:
-            moved = {d.id: old[d.id] for d in dots if d.id in old and old[d.id] != (d.x, d.y)}
+            moved = {d.id: old[d.id] for d in dots if d.id in old and old[d.id] != self._positions[d.id]}
             if moved:
                 self._anim_from = moved
                 self._anim_step = 0
@@ -240,11 +305,19 @@ class RadialMap(QWidget):
         self.redraw()
 
     def _layout_positions(self) -> None:
-        centres = sector_centres(d.group for d in self.dots)
-        for d in self.dots:
-            p = place(d.id, d.group, d.layer, d.strength, self.rotation, centres)
-            d.x, d.y = p.x, p.y
-        self._positions = {d.id: (d.x, d.y) for d in self.dots}
+        """Each dot's angle and radius (from the store's habit and edge thresholds)."""
+        if self.session.store is None:
+            return
+        decay = self.session.store.config.decay
+        self._angles = np.fromiter((angle_for(d.id, d.group) for d in self.dots), dtype=float, count=len(self.dots))
+        self._radii = np.fromiter((radius_for(d.layer, d.strength, decay.habit_min_strength, decay.edge_below)
+                                   for d in self.dots), dtype=float, count=len(self.dots))
+        self._rotate()
+
+    def _rotate(self) -> None:
+        angles = self._angles + self.rotation
+        xs, ys = (self._radii * np.cos(angles)).tolist(), (self._radii * np.sin(angles)).tolist()
+        self._positions = dict(zip((d.id for d in self.dots), zip(xs, ys)))
 
     def _visible(self, d: Dot) -> bool:
         if d.kind in self.hidden_kinds or d.layer not in self.visible_layers:
@@ -263,9 +336,24 @@ class RadialMap(QWidget):
         n = len(visible)
         xs = np.fromiter((pos[d.id][0] for d in visible), dtype=float, count=n)
         ys = np.fromiter((pos[d.id][1] for d in visible), dtype=float, count=n)
+        self.search_matches = {d.id for d in visible if self._matches(d)} if self.search_text else set()
+        cells = {}
+        self._visible_cells = np.fromiter((cells.setdefault((d.layer, d.group), len(cells)) for d in visible),
+                                          dtype=np.int64, count=n)
+        self._cell_keys = list(cells)
+        self._visible_xy, self._visible_dots = (xs, ys), visible
+        self._dots_stale = True  # the dots are drawn when they are shown, not under the density
+        self._draw_entities(visible, pos)
+        self._update_detail()
+        self._draw_selection(pos)
+        self._draw_call_marks(pos)
+        self._update_caption(visible)
+
+    def _draw_dots(self) -> None:
+        visible = self._visible_dots
+        xs, ys = self._visible_xy
         searching = bool(self.search_text)
         brushes, sizes, pens = [], [], []
-        self.search_matches = set()
         brush_cache: dict[tuple[str, int], QBrush] = {}
         match_pen = self._match_pen
         plain_pen = self._plain_pen
@@ -275,8 +363,7 @@ class RadialMap(QWidget):
             size = 6.0 + 2.0 * round(6 * d.importance)
             pen = plain_pen
             if searching:
-                if self._matches(d):
-                    self.search_matches.add(d.id)
+                if d.id in self.search_matches:
                     alpha, size, pen = 255, size + 4, match_pen
                 else:
                     alpha = 28
@@ -289,66 +376,148 @@ class RadialMap(QWidget):
             brushes.append(brush)
             sizes.append(size)
             pens.append(pen)
-        self.scatter.setData(x=xs, y=ys, size=np.array(sizes), brush=brushes, pen=pens, data=self.visible_ids,
-                             symbol="o")
-        self._draw_entities(visible, pos)
-        self._draw_selection(pos)
-        self._draw_call_marks(pos)
-        self._update_caption(visible)
+        # one pen for all unless a search outlines its matches: a pen per point costs a frame
+        self.scatter.setData(x=xs, y=ys, size=np.array(sizes), brush=brushes, pen=pens if searching else plain_pen,
+                             data=self.visible_ids, symbol="o")
+        self._dots_stale = False
 
     def _draw_entities(self, visible: list[Dot], pos) -> None:
-        members: dict[str, list[Dot]] = {}
-        for d in visible:
+        members: dict[str, list[int]] = {}  # entity name -> indices into visible
+        for i, d in enumerate(visible):
             for name in d.entities:
-                members.setdefault(name, []).append(d)
+                members.setdefault(name, []).append(i)
+        xs, ys = self._visible_xy
+        norm = np.hypot(xs, ys)
+        norm[norm == 0] = 1.0
+        ux, uy = xs / norm, ys / norm
+        draw_lines = len(visible) <= LINES_MAX
         names, ex, ey, lx, ly = [], [], [], [], []
         self.entity_pos: dict[str, tuple[float, float]] = {}
-        angles = {name: mean_angle(math.atan2(pos[d.id][1], pos[d.id][0]) for d in dots)
-                  for name, dots in members.items()}
-        # Neighbours on the orbit step outwards in turn so their labels do not pile up.
-        orbit: dict[str, float] = {}
-        previous, step = None, 0
-        for name in sorted(angles, key=lambda n: (angles[n], n)):
-            step = step + 1 if previous is not None and angles[name] - previous < ENTITY_CROWDING else 0
-            orbit[name] = ENTITY_ORBIT + (step % 3) * 0.42
-            previous = angles[name]
-        for name, dots in sorted(members.items()):
-            angle = angles[name]
-            x, y = orbit[name] * math.cos(angle), orbit[name] * math.sin(angle)
+        for name, idx in sorted(members.items()):
+            # an entity sits at the circular mean of its memories' angles
+            sx, sy = float(ux[idx].sum()), float(uy[idx].sum())
+            angle = math.atan2(sy, sx) if abs(sx) > 1e-9 or abs(sy) > 1e-9 else 0.0
+            orbit = orbit_for(name)
+            x, y = orbit * math.cos(angle), orbit * math.sin(angle)
             names.append(name)
             ex.append(x)
             ey.append(y)
             self.entity_pos[name] = (x, y)
-            for d in dots:
-                lx += [x, pos[d.id][0]]
-                ly += [y, pos[d.id][1]]
+            if draw_lines:
+                for i in idx:
+                    lx += [x, xs[i]]
+                    ly += [y, ys[i]]
         self.entity_names = names
         sizes = [9 + min(len(members[n]), 12) for n in names]
         self.entity_scatter.setData(x=ex, y=ey, size=sizes, data=names, symbol="d",
                                     brush=self._entity_brush, pen=self._entity_pen)
         # Thousands of antialiased lines cost most of a frame: above LINES_MAX dots only
         # the hovered entity's lines are drawn.
-        if len(visible) <= LINES_MAX:
+        if draw_lines:
             self.link_curve.setData(np.array(lx, dtype=float), np.array(ly, dtype=float))
         else:
             self.link_curve.setData([], [])
-        # Labels are kept and moved, not re-created: only while they stay readable.
-        show = set(names) if len(names) <= 40 else set()
-        for name in list(self.entity_labels):
-            if name not in show:
-                self.entity_labels[name].hide()
-        for name, x, y in zip(names, ex, ey):
-            if name not in show:
-                continue
-            label = self.entity_labels.get(name)
+        self.entity_weight = {n: len(members[n]) for n in names}
+        self._draw_entity_highlight(pos)
+
+    def _update_detail(self) -> None:
+        """Dots when a person can tell them apart; past DENSITY_DOTS in view, the density
+        of each ring and sector, which resolves into dots as the view zooms in."""
+        (x0, x1), (y0, y1) = self.plot.getViewBox().viewRange()
+        xs, ys = self._visible_xy
+        in_view = (xs >= x0) & (xs <= x1) & (ys >= y0) & (ys <= y1)
+        self.dense = int(in_view.sum()) > DENSITY_DOTS
+        if not self.dense and self._dots_stale:
+            self._draw_dots()
+        self.scatter.setVisible(not self.dense)
+        self.density.setVisible(self.dense)
+        if self.dense:
+            bins_y = max(1, round(DENSITY_BINS * (y1 - y0) / max(x1 - x0, 1e-9)))
+            counts, _, _ = np.histogram2d(xs[in_view], ys[in_view], bins=(DENSITY_BINS, bins_y),
+                                          range=[[x0, x1], [y0, y1]])
+            colour = QColor(KIND_COLOURS["fact"])
+            image = np.zeros((*counts.shape, 4), dtype=np.ubyte)
+            image[..., 0], image[..., 1], image[..., 2] = colour.red(), colour.green(), colour.blue()
+            image[..., 3] = np.sqrt(counts / max(counts.max(), 1)) * 230
+            self.density.setImage(image, autoLevels=False)
+            self.density.setRect(QRectF(x0, y0, x1 - x0, y1 - y0))
+            counts = np.bincount(self._visible_cells[in_view], minlength=len(self._cell_keys))
+            self.sector_counts = {self._cell_keys[i]: int(counts[i]) for i in np.flatnonzero(counts)}
+        else:
+            self.sector_counts = {}
+        self._place_labels()
+
+    def _place_labels(self) -> None:
+        """Label the busiest sectors (in the density view), then the most mentioned
+        entities, skipping any label that would overlap one already placed: on screen, so
+        zooming in makes room for more."""
+        if not hasattr(self, "entity_pos"):
+            return
+        taken: list[QRectF] = []
+        rings = {name: (0.0, ring_outer(name)) for name in reversed(self.ring_labels)}  # outermost first
+        self._place(self.ring_labels, {name: name for name in rings}, rings, taken, (0.5, 0.5), 9)
+        cells = sorted(self.sector_counts.items(), key=lambda kv: (-kv[1], kv[0]))[:SECTOR_LABELS_MAX]
+        sector_text = {cell: f"{group_label(cell[1])} · {n:,}" for cell, n in cells}
+        sector_pos = {}
+        for layer, group in sector_text:
+            angle, radius = sector_centre(group) + self.rotation, ring_middle(layer)
+            sector_pos[(layer, group)] = (radius * math.cos(angle), radius * math.sin(angle))
+        self.labelled_sectors = self._place(self.sector_labels, sector_text, sector_pos, taken, (0.5, 0.5), 9,
+                                            fill=self._label_fill)
+        names = sorted(self.entity_pos, key=lambda n: (-self.entity_weight.get(n, 0), n))[:LABELS_MAX * 3]
+        self.labelled_entities = self._place(self.entity_labels, {n: n for n in names}, self.entity_pos, taken,
+                                             (0.5, 0.0), 8, limit=LABELS_MAX)
+
+    def _place(self, pool: dict, texts: dict, positions: dict, taken: list[QRectF], anchor, z: float,
+               limit: int | None = None, fill=None) -> set:
+        """Show ``pool``'s labels for ``texts`` (in order) where they overlap nothing in
+        ``taken``; hide the others. Returns the keys shown."""
+        view = self.plot.viewport().rect()
+        shown = set()
+        for key, text in texts.items():
+            if limit is not None and len(shown) >= limit:
+                break
+            label = pool.get(key)
             if label is None:
-                label = pg.TextItem(name, color=self.colours["label"], anchor=(0.5, -0.3))
-                label.setZValue(8)
+                label = pool[key] = pg.TextItem(text, color=self.colours["label"], anchor=anchor, fill=fill)
+                label.setZValue(z)
+                label.hide()
                 self.plot.addItem(label)
-                self.entity_labels[name] = label
+            elif label.textItem.toPlainText() != text:
+                label.setText(text)
+            x, y = positions[key]
+            rect = self._label_rect(label, x, y, anchor)
+            if not view.contains(rect.toRect()) or any(rect.intersects(r) for r in taken):
+                continue
+            taken.append(rect)
+            shown.add(key)
             label.setPos(x, y)
             label.show()
-        self._draw_entity_highlight(pos)
+        for key, label in pool.items():
+            if key not in shown:
+                label.hide()
+        return shown
+
+    def _label_rect(self, label: pg.TextItem, x: float, y: float, anchor) -> QRectF:
+        """Where ``label`` is drawn at (x, y) with ``anchor``, in the plot's pixels, with a
+        margin: worked out from the view, not from the label, which settles when painted."""
+        at = self.plot.mapFromScene(self.plot.getViewBox().mapViewToScene(QPointF(x, y)))
+        size = label.textItem.boundingRect().size()  # in pixels: labels do not scale with the view
+        return QRectF(at.x() - size.width() * anchor[0], at.y() - size.height() * anchor[1],
+                      size.width(), size.height()).adjusted(-2, -2, 2, 2)
+
+    def fit_view(self) -> None:
+        self.plot.getViewBox().setRange(xRange=(-VIEW_RADIUS, VIEW_RADIUS), yRange=(-VIEW_RADIUS, VIEW_RADIUS),
+                                        padding=0)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.plot.viewport() and event.type() == QEvent.Type.MouseButtonDblClick \
+                and event.button() == Qt.MouseButton.LeftButton:
+            scene_pos = self.plot.mapToScene(event.position().toPoint())
+            if not len(self.scatter.pointsAt(self.scatter.mapFromScene(scene_pos))):
+                self.fit_view()
+                return True
+        return super().eventFilter(watched, event)
 
     def _draw_entity_highlight(self, pos=None) -> None:
         pos = pos or self._positions
@@ -374,7 +543,7 @@ class RadialMap(QWidget):
             self.selection_ring.setData([], [])
 
     def _update_caption(self, visible: list[Dot]) -> None:
-        counts = {layer: 0 for layer in LAYER_TOGGLES}
+        counts = {layer: 0 for layer in LAYERS}
         for d in self.dots:
             counts[d.layer] = counts.get(d.layer, 0) + 1
         text = f"{len(visible)} of {len(self.dots)} memories shown · " + " · ".join(
@@ -435,7 +604,7 @@ class RadialMap(QWidget):
 
     def set_rotation(self, radians: float) -> None:
         self.rotation = radians
-        self._layout_positions()
+        self._rotate()
         self.redraw()
 
     # -- interaction -----------------------------------------------------------------

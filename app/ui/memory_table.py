@@ -11,16 +11,18 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
+    QTimer,
 )
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
-from store import Memory
+from store import LAYERS, SENSITIVITIES, Memory
 
 from .session import StoreSession
 from .theme import KIND_COLOURS
 
-COLUMNS = ("kind", "text", "layer", "strength", "importance", "recalls", "scope", "sensitivity", "updated")
+# strength, the default sort, comes before the wide text column so it is on screen in a narrow dock
+COLUMNS = ("kind", "strength", "text", "layer", "importance", "recalls", "scope", "sensitivity", "updated")
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ID_ROLE = Qt.ItemDataRole.UserRole + 2
 
@@ -108,18 +110,18 @@ class MemoryTableModel(QAbstractTableModel):
         return None
 
 
-LAYER_ORDER = {"habit": 0, "fading": 1, "edge": 2, "archived": 3}
-SENSITIVITY_ORDER = {"public": 0, "low": 1, "medium": 2, "high": 3, "hyper": 4}
+LAYER_ORDER = {name: i for i, name in enumerate(LAYERS)}
+SENSITIVITY_ORDER = {name: i for i, name in enumerate(SENSITIVITIES)}
 
 
 def _sort_key(m: Memory) -> tuple:
     """Raw values to sort by, one per column."""
-    return (m.kind, m.text.lower(), LAYER_ORDER.get(m.layer, 9), m.strength, m.importance, m.recall_count,
+    return (m.kind, m.strength, m.text.lower(), LAYER_ORDER.get(m.layer, 9), m.importance, m.recall_count,
             m.scope, SENSITIVITY_ORDER.get(m.sensitivity, 9), m.updated_at)
 
 
 def _display(m: Memory) -> tuple:
-    return (m.kind, m.text, m.layer + (" (pinned)" if m.pinned else ""), f"{m.strength:.2f}",
+    return (m.kind, f"{m.strength:.2f}", m.text, m.layer + (" (pinned)" if m.pinned else ""),
             f"{m.importance:.2f}", str(m.recall_count), m.scope, m.sensitivity,
             datetime.fromtimestamp(m.updated_at).strftime("%Y-%m-%d"))
 
@@ -168,7 +170,7 @@ class MemoryTable(QWidget):
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        for col, width in zip(COLUMNS, (70, 300, 80, 64, 72, 56, 120, 80, 84)):
+        for col, width in zip(COLUMNS, (64, 64, 300, 80, 72, 56, 120, 80, 84)):
             self.view.setColumnWidth(COLUMNS.index(col), width)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -190,7 +192,9 @@ class MemoryTable(QWidget):
     def _row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self._syncing or not current.isValid():
             return
-        self.session.select(self.proxy.data(current, ID_ROLE))
+        if not self.session.select(self.proxy.data(current, ID_ROLE)):
+            # the user kept an unsaved edit: once the view has finished moving, move it back
+            QTimer.singleShot(0, lambda: self._on_selection(self.session.selected_id))
 
     def _on_selection(self, memory_id) -> None:
         self._syncing = True

@@ -7,6 +7,8 @@ noticed through SQLite's data version and announced the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
@@ -18,6 +20,7 @@ class StoreSession(QObject):
     selection_changed = Signal(object)  # memory id or None
     store_replaced = Signal()
     preview_changed = Signal(float)     # days ahead being previewed (0 = now)
+    failed = Signal(str, str)           # title, message: an undo or redo the store refused
 
     WATCH_INTERVAL_MS = 700
 
@@ -29,6 +32,8 @@ class StoreSession(QObject):
         self._data_version = None
         self.preview_days = 0.0
         self._memories = None
+        # Asked before the selection moves away (the editor: "save your edit?"); False keeps it.
+        self.leave_guard: Callable[[], bool] = lambda: True
         self._watch = QTimer(self)
         self._watch.setInterval(self.WATCH_INTERVAL_MS)
         self._watch.timeout.connect(self._poll)
@@ -70,11 +75,17 @@ class StoreSession(QObject):
     def selected_id(self) -> str | None:
         return self._selected
 
-    def select(self, memory_id: str | None) -> None:
+    def select(self, memory_id: str | None) -> bool:
+        """Select a memory everywhere; when the guard refuses, every view is told to show
+        the current selection again and False is returned."""
         if memory_id == self._selected:
-            return
+            return True
+        if not self.leave_guard():
+            self.selection_changed.emit(self._selected)
+            return False
         self._selected = memory_id
         self.selection_changed.emit(memory_id)
+        return True
 
     # -- time travel -------------------------------------------------------------
     def set_preview_days(self, days: float) -> None:
@@ -86,6 +97,13 @@ class StoreSession(QObject):
         return self._store.now() + self.preview_days * 86400.0
 
     # -- writes ------------------------------------------------------------------
+    def push(self, command) -> None:
+        """Run an undoable store command; when it fails nothing stays on the undo stack
+        and its error is raised here."""
+        self.undo_stack.push(command)
+        if command.error is not None:
+            raise command.error
+
     def notify(self, ids: set[str] | None) -> None:
         """A write of ours happened: refresh views. (Our own commits leave our connection's
         data version as it was, so the watch still sees an outside write made just before.)"""

@@ -1,5 +1,6 @@
 """Colours: a colour-blind-safe palette for the five kinds (Okabe–Ito), and light/dark
-palettes that follow the system unless MNEMOSCOPE_THEME says otherwise."""
+palettes: the user's choice (View › Theme, remembered), else the system's; the
+MNEMOSCOPE_THEME environment variable overrides both."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import os
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
+
+from .preferences import settings
 
 KIND_COLOURS = {
     "fact": "#0072B2",        # blue
@@ -21,23 +24,36 @@ HIGHLIGHT = "#F0E442"         # yellow
 CALL_COLOUR = "#CC79A7"       # reddish purple: the memories of the agent call picked in the Activity dock
 ARRIVAL_COLOUR = "#009E73"    # bluish green: the halo of a memory an agent just wrote
 REFUSED_COLOUR = "#D55E00"    # vermillion: a refused agent call (reads on light and dark)
+THEMES = ("system", "light", "dark")
 
 
-def is_dark(app: QApplication | None = None) -> bool:
-    choice = os.environ.get("MNEMOSCOPE_THEME", "system").lower()
+def chosen() -> str:
+    """The theme to use: MNEMOSCOPE_THEME, else the one picked in View › Theme, else system."""
+    choice = os.environ.get("MNEMOSCOPE_THEME") or settings().value("theme", "system")
+    return choice.lower() if isinstance(choice, str) and choice.lower() in THEMES else "system"
+
+
+def choose(choice: str) -> None:
+    """Remember the theme picked in View › Theme."""
+    settings().setValue("theme", choice)
+
+
+def is_dark(app: QApplication | None = None, choice: str | None = None) -> bool:
+    choice = choice or chosen()
     if choice in ("dark", "light"):
         return choice == "dark"
     hints = QGuiApplication.styleHints()
     if hasattr(hints, "colorScheme") and hints.colorScheme() == Qt.ColorScheme.Dark:
         return True
     app = app or QApplication.instance()
-    return bool(app) and app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+    # the style's own palette, not the application's, which may be our dark one
+    return bool(app) and app.style().standardPalette().color(QPalette.ColorRole.Window).lightness() < 128
 
 
-def apply(app: QApplication) -> bool:
+def apply(app: QApplication, choice: str | None = None) -> bool:
     """Use the Fusion style with a light or dark palette; returns True when dark."""
     app.setStyle("Fusion")
-    dark = is_dark(app)
+    dark = is_dark(app, choice)
     if dark:
         p = QPalette()
         base, text, window = QColor("#1e2126"), QColor("#e6e6e6"), QColor("#2a2d33")

@@ -1,9 +1,11 @@
 """The U-shaped token bars: one bar per region of the prompt, in prompt order, each as
-long as its tokens on one shared token axis; memories as sub-bars coloured by kind;
-trimmed memories hatched grey beyond the budget line; the cacheable prefix bracketed."""
+long as its tokens on one shared token axis drawn underneath; memories as sub-bars
+coloured by kind; the trimmed memories hatched grey on their own row, from zero on the
+same axis; the budget line and the cacheable prefix bracketed."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
@@ -22,6 +24,18 @@ LABEL_W = 92
 ROW_H = 20
 ROW_GAP = 6
 TOP = 26
+AXIS_H = 20
+
+
+def axis_ticks(axis: float, width_px: float, min_gap_px: float = 60) -> list[int]:
+    """Round token counts (1, 2 or 5 times a power of ten apart) for an axis of ``axis``
+    tokens drawn ``width_px`` wide, at least ``min_gap_px`` apart."""
+    if axis <= 0 or width_px <= 0:
+        return [0]
+    raw = axis * min_gap_px / width_px
+    power = 10 ** math.floor(math.log10(max(raw, 1)))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return list(range(0, int(axis) + 1, int(step)))
 
 
 @dataclass
@@ -39,12 +53,14 @@ class TokenBars(QWidget):
         self.result: CompileResult | None = None
         self.kinds: dict[str, str] = {}
         self.rects: list[BarRect] = []
+        self.ticks: list[int] = []  # token counts marked on the axis at the last paint
+        self.budget_label_rect = QRectF()
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMinimumHeight(self.sizeHint().height())
 
     def sizeHint(self) -> QSize:
-        return QSize(640, TOP + (len(ROWS) + 1) * (ROW_H + ROW_GAP) + 10)
+        return QSize(640, TOP + (len(ROWS) + 1) * (ROW_H + ROW_GAP) + AXIS_H + 6)
 
     def set_result(self, result: CompileResult | None, kinds: dict[str, str] | None = None) -> None:
         """Show ``result``; ``kinds`` maps record ids to store kinds (for the colours)."""
@@ -56,8 +72,11 @@ class TokenBars(QWidget):
 
     # -- geometry --------------------------------------------------------------------
     def _scale(self) -> tuple[float, float]:
+        """Pixels per token, and the tokens the axis spans: the budget, the prompt and
+        the trimmed memories all fit, so every bar is drawn to the same scale."""
         md = self.result.metadata
-        axis = max(md["tokens_budget"], md["token_count"], 1) * 1.18
+        trimmed = sum(s.tokens for s in self.result.segments if not s.kept and s.region in ("memory", "extra"))
+        axis = max(md["tokens_budget"], md["token_count"], trimmed, 1) * 1.08
         width = max(self.width() - LABEL_W - 12, 50)
         return width / axis, axis
 
@@ -65,13 +84,11 @@ class TokenBars(QWidget):
         self.rects = []
         if self.result is None:
             return
-        per_token, axis = self._scale()
-        budget_x = LABEL_W + self.result.metadata["tokens_budget"] * per_token
+        per_token, _axis = self._scale()
         x_tokens = 0
         rows = {name: i for i, (name, _) in enumerate(ROWS)}
-        trimmed_x = budget_x + 4
+        trimmed_x = float(LABEL_W)
         trimmed_row = len(ROWS)
-        right = LABEL_W + axis * per_token
         for seg in self.result.segments:
             if seg.kept:
                 y = TOP + rows[seg.region] * (ROW_H + ROW_GAP)
@@ -80,11 +97,9 @@ class TokenBars(QWidget):
                 self.rects.append(BarRect(rect, seg, seg.region))
             elif seg.region in ("memory", "extra"):
                 y = TOP + trimmed_row * (ROW_H + ROW_GAP)
-                w = max(seg.tokens * per_token, 1.0)
-                if trimmed_x < right:  # the rest do not fit on screen; the summary counts them
-                    rect = QRectF(trimmed_x, y, min(w, right - trimmed_x), ROW_H)
-                    self.rects.append(BarRect(rect, seg, "trimmed"))
-                trimmed_x += w
+                rect = QRectF(trimmed_x, y, max(seg.tokens * per_token, 1.0), ROW_H)
+                self.rects.append(BarRect(rect, seg, "trimmed"))
+                trimmed_x += seg.tokens * per_token
 
     def resizeEvent(self, event) -> None:
         self._layout()
@@ -127,13 +142,26 @@ class TokenBars(QWidget):
                     p.setPen(QPen(pal.color(pal.ColorRole.Base), 1))
                     p.drawLine(br.rect.topRight(), br.rect.bottomRight())
         md = self.result.metadata
-        per_token, _axis = self._scale()
+        per_token, axis = self._scale()
         bottom = TOP + (len(ROWS) + 1) * (ROW_H + ROW_GAP)
+        p.setPen(text_colour)
+        p.drawLine(QPointF(LABEL_W, bottom), QPointF(LABEL_W + axis * per_token, bottom))
+        self.ticks = axis_ticks(axis, axis * per_token)
+        for tokens in self.ticks:
+            x = LABEL_W + tokens * per_token
+            p.drawLine(QPointF(x, bottom), QPointF(x, bottom + 4))
+            p.drawText(QRectF(x - 40, bottom + 4, 80, AXIS_H - 4), Qt.AlignmentFlag.AlignHCenter, f"{tokens:,}")
+        p.drawText(QRectF(2, bottom + 4, LABEL_W - 16, AXIS_H - 4), Qt.AlignmentFlag.AlignRight, "tokens")
         budget_x = LABEL_W + md["tokens_budget"] * per_token
         p.setPen(QPen(QColor("#D55E00"), 2, Qt.PenStyle.DashLine))
         p.drawLine(QPointF(budget_x, 4), QPointF(budget_x, bottom))
         p.setPen(QColor("#D55E00"))
-        p.drawText(QPointF(budget_x + 4, 14), f"budget {md['tokens_budget']:,}")
+        label = f"budget {md['tokens_budget']:,}"
+        label_w = p.fontMetrics().horizontalAdvance(label)
+        # right of the line when there is room, else left of it: never cut by the edge
+        label_x = budget_x + 4 if budget_x + 4 + label_w <= self.width() - 2 else budget_x - 4 - label_w
+        self.budget_label_rect = QRectF(label_x, 2, label_w, 14)
+        p.drawText(QPointF(label_x, 14), label)
         prefix = md["cacheable_prefix_tokens"]
         if prefix:
             x1 = LABEL_W + prefix * per_token
@@ -144,7 +172,12 @@ class TokenBars(QWidget):
             p.drawLine(QPointF(LABEL_W, y), QPointF(LABEL_W, y + 5))
             p.drawLine(QPointF(x1, y), QPointF(x1, y + 5))
             cached = "cached" if md["prompt_cache_used"] else "not cached"
-            p.drawText(QPointF(LABEL_W + 4, y - 4), f"cacheable prefix {prefix:,} tok ({cached})")
+            text = f"cacheable prefix {prefix:,} tok ({cached})"
+            room = self.width() - LABEL_W - 8
+            if self.budget_label_rect.left() > LABEL_W:  # stop short of the budget's label
+                room = min(room, self.budget_label_rect.left() - LABEL_W - 12)
+            p.drawText(QPointF(LABEL_W + 4, y - 4),
+                       p.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, int(max(room, 0))))
         p.end()
 
     # -- interaction -----------------------------------------------------------------
@@ -158,7 +191,9 @@ class TokenBars(QWidget):
         seg = br.segment
         text = seg.text.strip()
         excerpt = text if len(text) <= 220 else text[:219] + "…"
-        tier = f" · {TIER_NAMES[seg.tier]}" if seg.tier else ""
+        kind = self.kinds.get(seg.record_id or "")
+        tier = f" [{TIER_NAMES[seg.tier]} tier]" if seg.tier else ""
+        tier = f" · {kind}{tier}" if kind else f" ·{tier}" if tier else ""
         state = "kept" if seg.kept else "trimmed"
         why = f" ({seg.reason.replace('_', ' ')})" if seg.reason else ""
         ident = f"\n{seg.record_id}" + (f" as [Mem:{seg.ref}]" if seg.ref else "") if seg.record_id else ""

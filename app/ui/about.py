@@ -1,0 +1,59 @@
+"""Help › About and Help › Keyboard shortcuts: what is running, under which licences,
+where the data lives, and which keys do what."""
+
+from __future__ import annotations
+
+import html
+import os
+import platform
+import sqlite3
+from importlib import metadata
+
+from PySide6.QtGui import QAction
+
+from store.demo import default_db_path
+
+from .. import __version__
+
+# (distribution, licence) of what the inspector runs on; SQLite is built into Python.
+LIBRARIES = (
+    ("PySide6-Essentials", "LGPL-3.0 (Qt for Python)"),
+    ("pyqtgraph", "MIT"),
+    ("numpy", "BSD-3-Clause"),
+    ("networkx", "BSD-3-Clause"),
+    ("tiktoken", "MIT"),
+    ("sqlite-utils", "Apache-2.0"),
+    ("platformdirs", "MIT"),
+)
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def about_html() -> str:
+    rows = [("Mnemoscope", __version__, "MIT"), ("Python", platform.python_version(), "PSF"),
+            ("SQLite", sqlite3.sqlite_version, "public domain")]
+    rows += [(name, _version(name), licence) for name, licence in LIBRARIES]
+    table = "".join(f"<tr><td>{html.escape(n)}</td><td>{html.escape(v)}</td><td>{html.escape(lic)}</td></tr>"
+                    for n, v, lic in rows)
+    folder = os.path.dirname(default_db_path())
+    return (f"<h3>Mnemoscope {__version__}</h3>"
+            "<p>A desktop inspector for the long-term memory of AI agents.</p>"
+            f"<table cellspacing='6'><tr><th align='left'>Component</th><th align='left'>Version</th>"
+            f"<th align='left'>Licence</th></tr>{table}</table>"
+            f"<p>Data folder (default database and log): <code>{html.escape(folder)}</code></p>")
+
+
+def shortcuts_html(actions: list[QAction]) -> str:
+    """A table of every action that has a key, read from the actions themselves."""
+    rows = []
+    for action in actions:
+        keys = ", ".join(k.toString() for k in action.shortcuts() if not k.isEmpty())
+        if keys:
+            name = action.text().replace("&", "").rstrip("…")
+            rows.append(f"<tr><td><b>{html.escape(keys)}</b></td><td>{html.escape(name)}</td></tr>")
+    return "<table cellspacing='6'>" + "".join(rows) + "</table>"
