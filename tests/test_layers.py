@@ -3,6 +3,8 @@
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 QT = ("PySide6", "PyQt5", "PyQt6", "PySide2", "pyqtgraph", "pytestqt", "shiboken6")
 
@@ -38,12 +40,15 @@ def test_compiler_imports_nothing_outside_itself_in_app():
     assert found == []
 
 
-def test_importing_store_and_compiler_loads_no_qt():
+@pytest.mark.parametrize("modules", [
+    "store, store.recall, store.capture, store.jsonl, app.compiler",
+    "app.cli, app.serve.mcp_server, app.serve.http_api",  # starting an agent's server
+])
+def test_importing_the_layers_below_the_window_loads_no_qt(modules):
     import subprocess
     import sys
 
-    code = ("import sys, store, store.recall, store.capture, store.jsonl, app.compiler; "
-            f"print([m for m in sys.modules if m.split('.')[0] in {QT!r}])")
+    code = f"import sys, {modules}; print([m for m in sys.modules if m.split('.')[0] in {QT!r}])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
@@ -57,14 +62,3 @@ def test_the_doors_import_no_qt_and_the_window_no_doors():
     found = [(p.name, m) for p, m in imports_of("app/ui") if m.lstrip(".").split(".")[0] in ("cli", "serve")
              or m.startswith(("app.cli", "app.serve"))]
     assert found == [], f"the window imports the doors: {found}"
-
-
-def test_starting_the_mcp_server_loads_no_qt():
-    import subprocess
-    import sys
-
-    code = ("import sys, app.cli, app.serve.mcp_server, app.serve.http_api; "
-            f"print([m for m in sys.modules if m.split('.')[0] in {QT!r}])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"

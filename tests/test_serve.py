@@ -20,20 +20,11 @@ from mcp.types import Implementation
 
 from store import MemoryStore
 from store import activity as activity_log
-from store.demo import load_demo
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = {"remember", "recall", "brief", "tick", "stats", "update", "forget", "capture", "compile_prompt",
          "resolve_citations"}
 ENV = dict(os.environ, PYTHONPATH=ROOT)
-
-
-@pytest.fixture
-def demo_db(tmp_path):
-    path = str(tmp_path / "agent.db")
-    with MemoryStore(path) as store:
-        load_demo(store)
-    return path
 
 
 def memory_tables(path):
