@@ -160,13 +160,23 @@ class MemoryEditor(QWidget):
         return False
 
     def _on_store_replaced(self) -> None:
-        """Nothing can be written with no database open."""
-        has_store = self.session.store is not None
+        """Nothing can be written with no database open, or one open read-only: the form
+        then shows the selected memory without letting it be edited."""
+        writable = self.session.writable
         for w in (self.new_button, self.save_button):
-            w.setEnabled(has_store)
-        self.delete_button.setEnabled(has_store and self.memory_id is not None)
-        if not has_store:
+            w.setEnabled(writable)
+        self.delete_button.setEnabled(writable and self.memory_id is not None)
+        for name in FIELDS:
+            widget = getattr(self, name)
+            if hasattr(widget, "setReadOnly"):
+                widget.setReadOnly(not writable)
+            else:  # combo boxes and the check box have no read-only state
+                widget.setEnabled(writable)
+        if self.session.store is None:
             self.status.setText("No database open: File › Open or File › New.")
+        elif not writable:
+            self.status.setText("This database is open read-only: it can be browsed, previewed and exported, "
+                                "not changed.")
         else:
             self.status.clear()
 
@@ -204,9 +214,9 @@ class MemoryEditor(QWidget):
             self.sensitivity.setCurrentText(m.sensitivity)
             self.tags.setText(", ".join(m.tags))
             self.pinned.setChecked(m.pinned)
-            self.delete_button.setEnabled(True)
+            self.delete_button.setEnabled(self.session.writable)
             self._clear_errors()
-            if not keep_status:
+            if not keep_status and self.session.writable:
                 self.status.clear()
         finally:
             self._loading = False
@@ -273,7 +283,7 @@ class MemoryEditor(QWidget):
     def save(self) -> bool:
         """Write the form (a new memory, or the changed fields); False when nothing was
         written, with the reason next to its field or under the buttons."""
-        if self.session.store is None:
+        if not self.session.writable:
             return False
         self._clear_errors()
         values = self.values()
@@ -309,7 +319,7 @@ class MemoryEditor(QWidget):
         return True
 
     def delete(self) -> None:
-        if self.memory_id is None or self.session.store is None:
+        if self.memory_id is None or not self.session.writable:
             return
         memory_id = self.memory_id
         self.dirty = False
