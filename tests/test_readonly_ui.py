@@ -36,10 +36,11 @@ def siblings(path):
 
 
 def fill(path):
-    """The demo memories, one a privacy finding, one forgotten by an agent."""
+    """The demo memories, one a privacy finding, one in conflict, one forgotten by an agent."""
     with MemoryStore(path) as s:
         load_demo(s)
         s.remember(SECRET, memory_id="leaky", sensitivity="low")
+        s.remember("Mara moved to Porto in March.", memory_id="moved")
         activity.forget(s, "mem-006", client="agent")
         activity.record(s, client="agent", door="mcp", tool="forget", args={"memory_id": "mem-006"},
                         memory_ids=["mem-006"])
@@ -59,19 +60,22 @@ def write_controls(w):
     }
 
 
+READS = ("export", "time travel", "backup", "mirror", "privacy check", "conflict scan")
+
+
 def read_controls(w):
     """Controls that only read the database (or write elsewhere): they keep working."""
-    return {"export": w.export_action, "time travel": w.preview_slider, "backup": w.owner.backup_action,
-            "mirror": w.owner.mirror_action, "privacy check": w.owner.privacy.check_button,
-            "conflict scan": w.owner.conflicts.scan_button}
+    return dict(zip(READS, (w.export_action, w.preview_slider, w.owner.backup_action, w.owner.mirror_action,
+                            w.owner.privacy.check_button, w.owner.conflicts.scan_button), strict=True))
 
 
 def pick_everything(w):
     """Select what would enable the record-bound write buttons: a memory, a call, a
-    forgotten memory, a privacy finding."""
-    w.owner.show_view(w.owner.privacy)
-    w.owner.privacy.refresh()
-    w.owner.privacy.view.selectRow(0)
+    forgotten memory, a conflict, a privacy finding (left in front)."""
+    for view in (w.owner.conflicts, w.owner.privacy):
+        w.owner.show_view(view)
+        view.refresh()
+        view.view.selectRow(0)
     w.activity.view.selectRow(0)
     w.activity.forgotten_list.setCurrentRow(0)
     w.session.select("mem-001")
@@ -103,7 +107,8 @@ def test_read_only_mode_disables_every_write_and_says_so(ro_window, tmp_path):
     pick_everything(w)
     # the selections took: a writable store would enable these now
     assert w.editor.memory_id == "mem-001" and w.activity.current_entry() is not None
-    assert w.owner.privacy.selected() is not None and w.activity.forgotten_list.currentItem() is not None
+    assert w.owner.privacy.selected() is not None and w.owner.conflicts.selected() is not None
+    assert w.activity.forgotten_list.currentItem() is not None
     enabled = [name for name, control in write_controls(w).items() if control.isEnabled()]
     assert enabled == []
     assert all(control.isEnabled() for control in read_controls(w).values())
@@ -151,8 +156,7 @@ def test_opening_a_writable_file_after_a_read_only_one_enables_writes_again(ro_w
     assert w.open_path(other)
     assert "read-only" not in w.windowTitle() and not w.read_only_badge.isVisible()
     pick_everything(w)
-    assert all(control.isEnabled() for name, control in write_controls(w).items()
-               if name not in ("supersede", "merge", "keep both", "activity restore"))
+    assert [name for name, control in write_controls(w).items() if not control.isEnabled()] == []
     assert not w.editor.text.isReadOnly() and w.editor.kind.isEnabled()
 
 
@@ -213,7 +217,7 @@ def test_the_real_entry_point_on_an_unwritable_folder(tmp_path):
         assert shown["read_only"] and shown["badge"] and "read-only" in shown["title"]
         assert shown["memories"] > 10 and shown["errors"] == ""
         assert shown["enabled_writes"] == []
-        assert sorted(shown["enabled_reads"]) == sorted(read_controls_names())
+        assert shown["enabled_reads"] == list(READS)
         assert os.path.getsize(png) > 10_000
         shutil.copy(png, tmp_path / "read_only_window.png")
         assert digest(path) == before and siblings(path) == ["memories.db"]
@@ -221,7 +225,3 @@ def test_the_real_entry_point_on_an_unwritable_folder(tmp_path):
         os.chmod(folder, 0o755)
         shutil.rmtree(folder)
         shutil.rmtree(out)
-
-
-def read_controls_names():
-    return ["export", "time travel", "backup", "mirror", "privacy check", "conflict scan"]
