@@ -1,6 +1,5 @@
 """The inspector on a database it may not write: a plain read-only mode, and nothing written."""
 
-import hashlib
 import json
 import os
 import shutil
@@ -13,6 +12,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from test_files import digest, siblings  # noqa: E402
+
 from store import MemoryStore, activity  # noqa: E402
 from store.demo import load_demo  # noqa: E402
 
@@ -23,16 +24,6 @@ SECRET = "Mara's locker code is 4417; write to mara.okafor@example.com"
 @pytest.fixture(autouse=True)
 def _settings(qt_settings):
     """Every test here keeps its Qt settings in its own temporary folder."""
-
-
-def digest(path):
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
-
-
-def siblings(path):
-    folder, name = os.path.split(path)
-    return sorted(f for f in os.listdir(folder) if f.startswith(name))
 
 
 def fill(path):
