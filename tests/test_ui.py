@@ -759,3 +759,60 @@ def test_new_database_with_the_demo_is_one_undoable_step(window, qtbot, tmp_path
     assert window.session.selected_id is not None
     window.undo_action.trigger()
     assert store.count() == 0
+
+
+CI_CONTEXT = {"repo": "lighthouse", "file": ".github/workflows/ci.yml", "line": 12, "tools": ["gh", "git"]}
+
+
+def test_the_editor_shows_a_captures_reason_and_context_and_edits_them_undoably(window, qtbot, tmp_path):
+    import json
+
+    from store.capture import capture
+
+    store = window.session.store
+    mid = capture(store, "The staging token is used only in CI, never in a pull request.", context=CI_CONTEXT,
+                  reason_to_remember="the agent pasted it into a PR once").primary.id
+    window.session.notify(None)
+    window.session.select(mid)
+    ed = window.editor
+    assert ed.reason_to_remember.text() == "the agent pasted it into a PR once"
+    assert json.loads(ed.context.toPlainText()) == CI_CONTEXT
+    assert '\n  "file": ".github/workflows/ci.yml",\n' in ed.context.toPlainText()  # formatted, one key a line
+    assert not ed.dirty
+    window.grab().save(str(tmp_path / "editor-context.png"))
+
+    ed.reason_to_remember.setText("a token in a PR has to be rotated")
+    ed.context.setPlainText('{"repo": "lighthouse", "file": ".github/workflows/ci.yml"}')
+    assert ed.dirty
+    assert ed.save()
+    edited = store.get(mid)
+    assert edited.reason_to_remember == "a token in a PR has to be rotated"
+    assert edited.context == {"repo": "lighthouse", "file": ".github/workflows/ci.yml"}
+    window.undo_action.trigger()
+    back = store.get(mid)
+    assert (back.reason_to_remember, back.context) == ("the agent pasted it into a PR once", CI_CONTEXT)
+    assert json.loads(ed.context.toPlainText()) == CI_CONTEXT
+    assert ed.reason_to_remember.text() == "the agent pasted it into a PR once"
+    window.redo_action.trigger()
+    assert store.get(mid).context == {"repo": "lighthouse", "file": ".github/workflows/ci.yml"}
+
+    # JSON that does not parse is refused next to the field; nothing is written
+    ed.context.setPlainText('{"repo": "lighthouse",')
+    assert not ed.save()
+    assert ed.errors["context"].isVisible() and "not valid JSON" in ed.errors["context"].text()
+    assert "line 1" in ed.errors["context"].text()
+    assert store.get(mid).context == {"repo": "lighthouse", "file": ".github/workflows/ci.yml"}
+    # an empty box is no context
+    ed.context.setPlainText("   ")
+    assert ed.save() and store.get(mid).context is None
+
+
+def test_a_new_memory_keeps_the_reason_typed_for_it(window):
+    ed = window.editor
+    ed.start_new()
+    assert ed.context.toPlainText() == "" and ed.reason_to_remember.text() == ""
+    ed.text.setPlainText("Mara's standup moved to 9:30.")
+    ed.reason_to_remember.setText("she is annoyed when it is booked at 9")
+    assert ed.save()
+    m = window.session.store.get(window.session.selected_id)
+    assert m.reason_to_remember == "she is annoyed when it is booked at 9" and m.context is None

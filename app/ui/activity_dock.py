@@ -428,7 +428,7 @@ class ActivityDock(QDockWidget):
 
     def restore(self, forgotten: Forgotten | None) -> bool:
         """Restore a forgotten memory as one undoable step; False (and a message) if it failed."""
-        if forgotten is None or self.session.store is None:
+        if forgotten is None or not self.session.writable:
             return False
         command = RestoreForgottenCommand(self.session, forgotten)
         self.session.undo_stack.push(command)
@@ -454,5 +454,6 @@ class ActivityDock(QDockWidget):
             self.status.setText(hint)
         entry = self.current_entry()
         self.replay_button.setEnabled(entry is not None and self.replay_arguments(entry) is not None)
-        self.restore_button.setEnabled(self._restorable_of_call() is not None)
-        self.restore_forgotten_button.setEnabled(self._picked_forgotten() is not None)
+        writable = self.session.writable
+        self.restore_button.setEnabled(writable and self._restorable_of_call() is not None)
+        self.restore_forgotten_button.setEnabled(writable and self._picked_forgotten() is not None)

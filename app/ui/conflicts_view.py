@@ -29,7 +29,7 @@ class ConflictsView(RecordsPanel):
                                        QHeaderView.ResizeMode.ResizeToContents,
                                        QHeaderView.ResizeMode.ResizeToContents)):
             header.setSectionResizeMode(column, mode)
-        self.scan_button = self.add_button("Scan again", self.refresh, needs_selection=False)
+        self.scan_button = self.add_button("Scan again", self.refresh, edits_record=False)
         self.supersede_button = self.add_button("Newer replaces older", self.supersede_selected,
                                                 "Archive the older memory: it is no longer recalled (undoable)")
         self.merge_button = self.add_button("Merge…", self.merge_selected,

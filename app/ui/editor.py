@@ -3,6 +3,7 @@ undoable commands. Invalid input is shown next to its field and nothing is writt
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -27,11 +28,29 @@ from store.model import validate_fields
 from .commands import DeleteMemoryCommand, EditMemoryCommand, NewMemoryCommand
 from .session import StoreSession
 
-FIELDS = ("text", "kind", "importance", "who", "topic", "entities", "scope", "sensitivity", "tags", "pinned")
+FIELDS = ("text", "kind", "importance", "who", "topic", "entities", "scope", "sensitivity", "tags", "pinned",
+          "reason_to_remember", "context")
+LABELS = {"pinned": "", "reason_to_remember": "Reason"}  # the others: the field's name, capitalised
 
 
 def _split(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
+
+
+def context_text(context: Any) -> str:
+    """A memory's context as the editor shows it: indented JSON, one key a line ("" for none)."""
+    return "" if context is None else json.dumps(context, ensure_ascii=False, indent=2, sort_keys=True)
+
+
+def parse_context(text: str) -> Any:
+    """The context box back to a value: empty is none; JSON that does not parse is refused."""
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError("context", f"is not valid JSON: {exc.msg} (line {exc.lineno}, column "
+                                         f"{exc.colno})") from None
 
 
 class MemoryEditor(QWidget):
@@ -66,6 +85,16 @@ class MemoryEditor(QWidget):
         self.tags = QLineEdit(self)
         self.tags.setPlaceholderText("comma-separated")
         self.pinned = QCheckBox("pinned (never fades)", self)
+        self.reason_to_remember = QLineEdit(self)
+        self.reason_to_remember.setPlaceholderText("why the agent should remember this")
+        self.reason_to_remember.setToolTip("reason_to_remember: why this was captured")
+        # Editable, so the owner can strip from it what should not be kept (a path, a token);
+        # checked as JSON before anything is written.
+        self.context = QPlainTextEdit(self)
+        self.context.setPlaceholderText("none — a capture's execution context, as JSON")
+        self.context.setToolTip("The execution context the memory was captured with, as JSON")
+        self.context.setFixedHeight(90)
+        self.context.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.errors: dict[str, QLabel] = {}
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -81,7 +110,7 @@ class MemoryEditor(QWidget):
             err.hide()
             box.addWidget(err)
             self.errors[name] = err
-            form.addRow("" if name == "pinned" else name.capitalize(), box)
+            form.addRow(LABELS.get(name, name.capitalize()), box)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.new_button = QPushButton("New", self)
@@ -102,16 +131,19 @@ class MemoryEditor(QWidget):
         self.new_button.clicked.connect(self.start_new)
         self.save_button.clicked.connect(self.save)
         self.delete_button.clicked.connect(self.delete)
-        for w in (self.who, self.topic, self.entities, self.scope, self.tags):
+        line_edits = (self.who, self.topic, self.entities, self.scope, self.tags, self.reason_to_remember)
+        for w in line_edits:
             w.textEdited.connect(self._mark_dirty)
-        self.text.textChanged.connect(self._mark_dirty)
+        for w in (self.text, self.context):
+            w.textChanged.connect(self._mark_dirty)
         self.kind.currentIndexChanged.connect(self._mark_dirty)
         self.sensitivity.currentIndexChanged.connect(self._mark_dirty)
         self.importance.valueChanged.connect(self._mark_dirty)
         self.pinned.toggled.connect(self._mark_dirty)
-        for w in (self.who, self.topic, self.entities, self.scope, self.tags):
+        for w in line_edits:
             w.textEdited.connect(lambda _t, name=w: self._clear_error_of(name))
-        self.text.textChanged.connect(lambda: self._clear_error_of(self.text))
+        for w in (self.text, self.context):
+            w.textChanged.connect(lambda w=w: self._clear_error_of(w))
         self.importance.valueChanged.connect(lambda _v: self._clear_error_of(self.importance))
         session.selection_changed.connect(self.load)
         session.changed.connect(self._on_changed)
@@ -160,13 +192,23 @@ class MemoryEditor(QWidget):
         return False
 
     def _on_store_replaced(self) -> None:
-        """Nothing can be written with no database open."""
-        has_store = self.session.store is not None
+        """Nothing can be written with no database open, or one open read-only: the form
+        then shows the selected memory without letting it be edited."""
+        writable = self.session.writable
         for w in (self.new_button, self.save_button):
-            w.setEnabled(has_store)
-        self.delete_button.setEnabled(has_store and self.memory_id is not None)
-        if not has_store:
+            w.setEnabled(writable)
+        self.delete_button.setEnabled(writable and self.memory_id is not None)
+        for name in FIELDS:
+            widget = getattr(self, name)
+            if hasattr(widget, "setReadOnly"):
+                widget.setReadOnly(not writable)
+            else:  # combo boxes and the check box have no read-only state
+                widget.setEnabled(writable)
+        if self.session.store is None:
             self.status.setText("No database open: File › Open or File › New.")
+        elif not writable:
+            self.status.setText("This database is open read-only: it can be browsed, previewed and exported, "
+                                "not changed.")
         else:
             self.status.clear()
 
@@ -204,9 +246,11 @@ class MemoryEditor(QWidget):
             self.sensitivity.setCurrentText(m.sensitivity)
             self.tags.setText(", ".join(m.tags))
             self.pinned.setChecked(m.pinned)
-            self.delete_button.setEnabled(True)
+            self.reason_to_remember.setText(m.reason_to_remember)
+            self.context.setPlainText(context_text(m.context))
+            self.delete_button.setEnabled(self.session.writable)
             self._clear_errors()
-            if not keep_status:
+            if not keep_status and self.session.writable:
                 self.status.clear()
         finally:
             self._loading = False
@@ -223,7 +267,7 @@ class MemoryEditor(QWidget):
             self.text.clear()
             self.kind.setCurrentText("fact")
             self.importance.setValue(0.5)
-            for w in (self.who, self.topic, self.entities, self.tags):
+            for w in (self.who, self.topic, self.entities, self.tags, self.reason_to_remember, self.context):
                 w.clear()
             self.scope.setText("global")
             self.sensitivity.setCurrentText("low")
@@ -239,12 +283,14 @@ class MemoryEditor(QWidget):
 
     # -- saving --------------------------------------------------------------------
     def values(self) -> dict[str, Any]:
+        """The form as memory fields; a context that is not JSON raises ValidationError."""
         return {
             "text": self.text.toPlainText(), "kind": self.kind.currentText(),
             "importance": round(self.importance.value(), 2), "who": self.who.text(), "topic": self.topic.text(),
             "entities": _split(self.entities.text()), "scope": self.scope.text().strip() or "global",
             "sensitivity": self.sensitivity.currentText(), "tags": _split(self.tags.text()),
-            "pinned": self.pinned.isChecked(),
+            "pinned": self.pinned.isChecked(), "reason_to_remember": self.reason_to_remember.text().strip(),
+            "context": parse_context(self.context.toPlainText()),
         }
 
     def _clear_error_of(self, widget) -> None:
@@ -273,11 +319,11 @@ class MemoryEditor(QWidget):
     def save(self) -> bool:
         """Write the form (a new memory, or the changed fields); False when nothing was
         written, with the reason next to its field or under the buttons."""
-        if self.session.store is None:
+        if not self.session.writable:
             return False
         self._clear_errors()
-        values = self.values()
         try:
+            values = self.values()
             validate_fields(values, self.session.store.config, partial=False)
         except ValidationError as exc:
             self._show_error(exc)
@@ -309,7 +355,7 @@ class MemoryEditor(QWidget):
         return True
 
     def delete(self) -> None:
-        if self.memory_id is None or self.session.store is None:
+        if self.memory_id is None or not self.session.writable:
             return
         memory_id = self.memory_id
         self.dirty = False

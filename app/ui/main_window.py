@@ -86,7 +86,16 @@ class MainWindow(QMainWindow):
         self.status_path = ElidedLabel("", self, Qt.TextElideMode.ElideMiddle)
         self.status_counts = QLabel(self)
         self.status_clock = QLabel(self)
+        self.read_only_badge = QLabel("read-only", self)
+        self.read_only_badge.setObjectName("read_only_badge")
+        self.read_only_badge.setStyleSheet("QLabel { color: white; background: #D55E00; border-radius: 3px; "
+                                           "padding: 0 6px; font-weight: bold; }")
+        self.read_only_badge.setToolTip("This database is open read-only (you may not write the file or its "
+                                        "folder, or it was opened read-only): browse, preview and export it; "
+                                        "to change it, copy it somewhere you may write")
+        self.read_only_badge.hide()
         self.statusBar().addWidget(self.status_path, 1)
+        self.statusBar().addPermanentWidget(self.read_only_badge)
         self.statusBar().addPermanentWidget(self.status_counts)
         self.statusBar().addPermanentWidget(self.status_clock)
         self.session.changed.connect(lambda _ids: self._update_status())
@@ -175,6 +184,7 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("&Open…", QKeySequence.StandardKey.Open, self._open_dialog)
+        file_menu.addAction("Open &read-only…", lambda: self._open_dialog(read_only=True))
         file_menu.addAction("&New…", QKeySequence.StandardKey.New, self._new_dialog)
         file_menu.addAction(self.save_action)
         file_menu.addSeparator()
@@ -215,18 +225,20 @@ class MainWindow(QMainWindow):
     # -- the database ----------------------------------------------------------------
     def set_store(self, store: MemoryStore) -> None:
         self.session.set_store(store)
-        self.setWindowTitle(f"Mnemoscope — {os.path.basename(store.path)}[*]")
+        mode = " (read-only)" if store.read_only else ""
+        self.setWindowTitle(f"Mnemoscope — {os.path.basename(store.path)}{mode}[*]")
         if store.path != ":memory:":
             self._remember_recent(os.path.abspath(store.path))
         self._update_status()
 
-    def open_path(self, path: str, *, create: bool = False) -> bool:
-        """Open a database; a refused file is explained in a dialog and the current one stays,
-        as it does when the user keeps an unsaved edit."""
+    def open_path(self, path: str, *, create: bool = False, read_only: bool = False) -> bool:
+        """Open a database (read-only when asked, or when the file or its folder may not be
+        written); a refused file is explained in a dialog and the current one stays, as it
+        does when the user keeps an unsaved edit."""
         if not self.editor.confirm_leave():
             return False
         try:
-            store = MemoryStore(path, create=create)
+            store = MemoryStore(path, create=create, read_only=read_only)
         except StoreError as exc:
             log.warning("refused to open %s: %s", path, exc)
             self.show_error("Cannot open this database", str(exc))
@@ -258,10 +270,11 @@ class MainWindow(QMainWindow):
         box.open()
         self.last_error = message
 
-    def _open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open memory database", "", "Databases (*.db *.sqlite);;All (*)")
+    def _open_dialog(self, read_only: bool = False) -> None:
+        title = "Open memory database read-only" if read_only else "Open memory database"
+        path, _ = QFileDialog.getOpenFileName(self, title, "", "Databases (*.db *.sqlite);;All (*)")
         if path:
-            self.open_path(path)
+            self.open_path(path, read_only=read_only)
 
     def _new_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "New memory database", "memories.db", "Databases (*.db)")
@@ -281,7 +294,7 @@ class MainWindow(QMainWindow):
 
     def import_jsonl(self, source, label: str = "Import JSONL") -> None:
         """Import as one undoable step; the first imported memory is selected and shown."""
-        if self.session.store is None or not self.editor.confirm_leave():
+        if not self.session.writable or not self.editor.confirm_leave():
             return
         command = ImportCommand(self.session, source, label)
         try:
@@ -329,7 +342,7 @@ class MainWindow(QMainWindow):
 
     # -- time ------------------------------------------------------------------------
     def advance(self, days: float) -> None:
-        if self.session.store is None:
+        if not self.session.writable:
             return
         self.preview_slider.setValue(0)
         if days > BULK_ADVANCE_DAYS:
@@ -359,13 +372,16 @@ class MainWindow(QMainWindow):
 
     # -- status and settings ---------------------------------------------------------
     def _enable_writes(self) -> None:
-        """Actions that write are offered only while a database is open."""
+        """Actions that write are offered only while a database is open and writable;
+        reading, previewing and exporting only need one open."""
+        writable = self.session.writable
+        for control in (self.tick_action, self.save_action, self.delete_action, self.import_action,
+                        self.owner.restore_action, self.advance_button):
+            control.setEnabled(writable)
         has_store = self.session.store is not None
-        for action in (self.tick_action, self.save_action, self.delete_action, self.import_action,
-                       self.export_action):
-            action.setEnabled(has_store)
-        self.advance_button.setEnabled(has_store)
-        self.preview_slider.setEnabled(has_store)
+        for control in (self.export_action, self.preview_slider):
+            control.setEnabled(has_store)
+        self.read_only_badge.setVisible(has_store and not writable)
 
     def _update_status(self) -> None:
         store = self.session.store

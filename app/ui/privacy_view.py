@@ -21,7 +21,7 @@ class PrivacyView(RecordsPanel):
             ("where", lambda f: f"chars {f.start}-{f.end}"), ("starts", lambda f: f.preview),
             ("marked", lambda f: f.sensitivity), ("needs", lambda f: f.needed)], parent)
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.check_button = self.add_button("Check again", self.refresh, needs_selection=False)
+        self.check_button = self.add_button("Check again", self.refresh, edits_record=False)
         self.raise_button = self.add_button("Raise sensitivity", lambda: self._apply(privacy.raising, "Raise "
                                             "sensitivity"), "Mark the memory as sensitive as what it holds (undoable)")
         self.redact_button = self.add_button("Redact", lambda: self._apply(privacy.redaction, "Redact"),

@@ -82,7 +82,7 @@ class RecordsPanel(QWidget):
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
         self.buttons = QHBoxLayout()
-        self._needs_selection: list[QPushButton] = []
+        self._edits_record: list[QPushButton] = []
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.view, 1)
@@ -91,13 +91,15 @@ class RecordsPanel(QWidget):
         session.changed.connect(self._changed)
 
     def add_button(self, text: str, slot: Callable[[], None], tooltip: str = "", *,
-                   needs_selection: bool = True) -> QPushButton:
+                   edits_record: bool = True) -> QPushButton:
+        """A button that changes the selected record's memory is enabled while a record is
+        selected and the store is writable; any other (a new check) always is."""
         button = QPushButton(text, self)
         button.setToolTip(tooltip)
         button.clicked.connect(slot)
         self.buttons.addWidget(button)
-        if needs_selection:
-            self._needs_selection.append(button)
+        if edits_record:
+            self._edits_record.append(button)
             button.setEnabled(False)
         return button
 
@@ -140,6 +142,6 @@ class RecordsPanel(QWidget):
         self._update_buttons()
 
     def _update_buttons(self) -> None:
-        has = self.selected() is not None
-        for button in self._needs_selection:
-            button.setEnabled(has)
+        can = self.selected() is not None and self.session.writable
+        for button in self._edits_record:
+            button.setEnabled(can)

@@ -44,6 +44,13 @@ class StoreSession(QObject):
     def store(self) -> MemoryStore | None:
         return self._store
 
+    @property
+    def writable(self) -> bool:
+        """Whether the window may write: a database is open and not read-only. Every
+        action that writes is enabled by this one test (``store_replaced`` says when it
+        may have changed)."""
+        return self._store is not None and not self._store.read_only
+
     def memories(self):
         """The store's memories as of the last change, read once and shared by the views."""
         if self._memories is None:
