@@ -10,6 +10,7 @@ pytest.importorskip("PySide6")
 from PySide6.QtCore import QStandardPaths, Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
+from app.ui.memory_table import COLUMNS, ID_ROLE  # noqa: E402
 from store import MemoryStore  # noqa: E402
 
 QStandardPaths.setTestModeEnabled(True)
@@ -759,3 +760,53 @@ def test_new_database_with_the_demo_is_one_undoable_step(window, qtbot, tmp_path
     assert window.session.selected_id is not None
     window.undo_action.trigger()
     assert store.count() == 0
+
+
+# -- the selected memory stays in view -----------------------------------------------------
+
+def selected_row_in_view(window):
+    """The selected memory's id and whether its whole row is within the table's viewport
+    from top to bottom (the table may be scrolled sideways)."""
+    view = window.table.view
+    rows = view.selectionModel().selectedRows()
+    assert len(rows) == 1, "exactly one row is selected"
+    shown = view.visualRect(rows[0])
+    in_view = shown.height() > 0 and shown.top() >= 0 and shown.bottom() < view.viewport().height()
+    return view.model().data(rows[0], ID_ROLE), in_view
+
+
+def select_far_down(window, qtbot, row_from_end=2):
+    """Click a memory near the bottom of the table, scrolled into view as a person would."""
+    view = window.table.view
+    index = view.model().index(view.model().rowCount() - row_from_end, 2)
+    view.scrollTo(index)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(index).center())
+    chosen = view.model().data(index, ID_ROLE)
+    assert window.session.selected_id == chosen and selected_row_in_view(window) == (chosen, True)
+    return chosen
+
+
+@pytest.mark.parametrize("column", ["strength", "layer", "text"])
+def test_the_selected_memory_stays_selected_and_in_view_after_ticks(window, qtbot, column):
+    window.table.view.sortByColumn(COLUMNS.index(column), Qt.SortOrder.AscendingOrder)
+    for step in (lambda: window.advance(0), lambda: window.advance(30), window.undo_action.trigger,
+                 lambda: window.advance(365), window.undo_action.trigger, window.redo_action.trigger):
+        chosen = select_far_down(window, qtbot)
+        window.table.view.scrollToTop()  # the user looked elsewhere: a tick brings it back too
+        step()
+        qtbot.wait(10)
+        assert selected_row_in_view(window) == (chosen, True)
+
+
+def test_the_selected_memory_stays_in_view_when_another_process_writes(window, demo_db, qtbot):
+    chosen = select_far_down(window, qtbot)
+    with MemoryStore(demo_db) as agent:
+        for word in ("tulips", "Lisbon", "violin", "chess", "kayaks", "quilts", "lanterns", "puffins"):
+            agent.remember(f"Mara is fond of {word}.", importance=1.0)  # strong: sorted above it
+    qtbot.waitUntil(lambda: window.table.model.rowCount() == 73, timeout=3000)
+    assert selected_row_in_view(window) == (chosen, True)
+    with MemoryStore(demo_db) as agent:
+        agent.tick(advance_days=200)  # strengths and layers change under the table's sort
+    qtbot.waitUntil(lambda: window.session.store.clock_offset == 200 * 86400, timeout=3000)
+    qtbot.wait(10)
+    assert selected_row_in_view(window) == (chosen, True)
