@@ -810,3 +810,84 @@ def test_the_selected_memory_stays_in_view_when_another_process_writes(window, d
     qtbot.waitUntil(lambda: window.session.store.clock_offset == 200 * 86400, timeout=3000)
     qtbot.wait(10)
     assert selected_row_in_view(window) == (chosen, True)
+
+
+# -- the time-travel slider: every way of moving it previews, writes nothing, returns ------
+
+def handle_at(slider, days):
+    """Where on the slider's track the handle for ``days`` sits."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QStyle
+
+    span = slider.width()
+    x = QStyle.sliderPositionFromValue(slider.minimum(), slider.maximum(), days, span)
+    return QPoint(min(max(x, 4), span - 4), slider.height() // 2)
+
+
+@pytest.fixture
+def time_travel(window, demo_db, qtbot):
+    """The slider, focused as a keyboard user leaves it; on leaving, the file is unchanged."""
+    window.activateWindow()
+    qtbot.waitActive(window)
+    window.session.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = digest(demo_db)
+    slider = window.preview_slider
+    slider.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(slider.hasFocus)
+    yield slider
+    qtbot.wait(20)
+    assert digest(demo_db) == before
+
+
+def test_dragging_the_time_travel_handle_previews_until_let_go(window, qtbot, time_travel):
+    slider = time_travel
+    qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=handle_at(slider, 0))
+    qtbot.mouseMove(slider, handle_at(slider, 180))
+    assert 150 < window.session.preview_days < 210 and "days" in window.preview_label.text()
+    assert "Previewing" in window.map.caption.text()
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle_at(slider, 180))
+    qtbot.waitUntil(lambda: window.session.preview_days == 0)
+    assert window.preview_label.text().strip() == "now"
+
+
+@pytest.mark.parametrize("key,days", [(Qt.Key.Key_Right, 1), (Qt.Key.Key_Up, 1), (Qt.Key.Key_PageUp, 30)])
+def test_keys_move_the_time_travel_preview_and_escape_returns(window, qtbot, time_travel, key, days):
+    slider = time_travel
+    qtbot.keyClick(slider, key)
+    qtbot.keyClick(slider, key)
+    qtbot.wait(20)  # a key has no "let go": the preview stays to be looked at
+    assert window.session.preview_days == 2 * days and "Previewing" in window.map.caption.text()
+    qtbot.keyClick(slider, Qt.Key.Key_Escape)
+    assert window.session.preview_days == 0 and slider.value() == 0
+
+
+def test_leaving_the_time_travel_slider_returns_to_now(window, qtbot, time_travel):
+    slider = time_travel
+    qtbot.keyClick(slider, Qt.Key.Key_PageUp)
+    assert window.session.preview_days > 0
+    window.table.view.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(lambda: window.session.preview_days == 0)
+
+
+def test_the_wheel_moves_the_time_travel_preview_like_the_keys(window, qtbot, time_travel):
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    slider = time_travel
+    window.table.view.setFocus()
+    qtbot.waitUntil(lambda: not slider.hasFocus())
+    at = QPointF(handle_at(slider, 100))
+    wheel = QWheelEvent(at, QPointF(slider.mapToGlobal(at.toPoint())), QPoint(), QPoint(0, 120),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(slider, wheel)
+    assert window.session.preview_days > 0 and slider.hasFocus()
+    qtbot.wait(20)
+    assert window.session.preview_days > 0
+    qtbot.keyClick(slider, Qt.Key.Key_Escape)
+    assert window.session.preview_days == 0
+
+
+def test_the_time_travel_tooltip_says_how_each_way_returns(window):
+    tip = window.preview_slider.toolTip()
+    assert "nothing is written" in tip and "Esc" in tip and "let go" in tip.lower()
