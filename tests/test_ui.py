@@ -618,6 +618,52 @@ def test_the_table_sorts_by_a_column_that_is_on_screen(window):
         window.table.view.viewport().width()
 
 
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_the_table_headers_are_whole_and_the_text_column_ends_on_screen(window, qtbot, size):
+    window.resize(size[0], size[1] - 30)
+    qtbot.wait(20)
+    view = window.table.view
+    header = view.horizontalHeader()
+    for column, title in enumerate(COLUMNS):  # the title and the sort arrow, when scrolled to
+        assert header.sectionSize(column) >= header.sectionSizeHint(column), title
+    text = COLUMNS.index("text")
+    assert 0 < header.sectionViewportPosition(text) + header.sectionSize(text) <= view.viewport().width()
+    window.memory_dock.setMinimumWidth(600)  # a wider dock: the text column takes the room
+    qtbot.waitUntil(lambda: view.viewport().width() > 500)
+    assert header.sectionViewportPosition(text) + header.sectionSize(text) == view.viewport().width()
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_docks_under_the_map_need_no_sideways_scrolling(window, qtbot, size):
+    """Their buttons are on screen; a long hint shortens with "…" instead."""
+    from PySide6.QtWidgets import QScrollArea
+
+    window.resize(size[0], size[1] - 30)
+    qtbot.wait(20)
+    area = window.activity.widget()
+    assert isinstance(area, QScrollArea) and not area.horizontalScrollBar().isVisible()
+    button = window.activity.restore_button
+    right = button.mapTo(area.viewport(), button.rect().topRight()).x()
+    assert 0 < right < area.viewport().width()
+    assert "mnemoscope mcp" in window.activity.status.text()
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_the_decay_plot_labels_are_inside_the_plot_and_apart(window, qtbot, size):
+    window.resize(size[0], size[1] - 30)
+    window.session.select("mem-012")
+    window.preview_slider.setValue(40)
+    qtbot.wait(50)
+    plot = window.decay
+    area = plot.plot.getViewBox().sceneBoundingRect().adjusted(-1, -1, 1, 1)
+    labels = [line.label.sceneBoundingRect() for line in
+              (plot.now_line, plot.preview_line, plot.habit_line, plot.edge_line)]
+    for label in labels:
+        assert area.contains(label), (label, area)
+    for i, one in enumerate(labels):
+        assert not any(one.intersects(other) for other in labels[i + 1:]), (i, labels)
+
 # -- the map -------------------------------------------------------------------------------
 
 def view_radius(window):

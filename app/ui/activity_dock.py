@@ -37,6 +37,7 @@ from store.activity import ActivityEntry, Forgotten
 from .commands import RestoreForgottenCommand
 from .session import StoreSession
 from .theme import REFUSED_COLOUR
+from .widgets import ElidedLabel
 
 # The summary comes last and takes what width is left, so a narrow dock cuts only it.
 COLUMNS = ("time", "client", "door", "tool", "scope", "memories", "duration", "outcome", "summary")
@@ -225,7 +226,7 @@ class ActivityDock(QDockWidget):
         self.restore_button = QPushButton("Restore", body)
         self.restore_button.setToolTip("Bring back the memory this call forgot (Undo forgets it again)")
         self.restore_button.clicked.connect(lambda: self.restore(self._restorable_of_call()))
-        self.status = QLabel(body)
+        self.status = ElidedLabel("", body)  # shortens with "…" rather than push the buttons away
         self.status.setObjectName("activity_status")
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -442,8 +443,7 @@ class ActivityDock(QDockWidget):
     # -- showing --------------------------------------------------------------------------
     def _say(self, text: str, error: bool = False) -> None:
         self.message = text
-        self.status.setText(_cut(text, 90))
-        self.status.setToolTip(text)
+        self.status.setText(text)
         self.status.setStyleSheet(f"color: {REFUSED_COLOUR}" if error else "")
 
     def _update_buttons(self) -> None:
