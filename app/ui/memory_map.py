@@ -221,9 +221,12 @@ class RadialMap(QWidget):
         layers.addWidget(self.search_box, 2)
         self.scope_box = QComboBox(self)
         self.scope_box.setToolTip("Show one scope (and global) or all")
-        self.scope_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.scope_box.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
-        self.scope_box.setMaximumWidth(220)  # a long scope id must not widen the window
+        # sized for a dozen characters whatever the scopes are: a long scope id that arrives
+        # later must not make the map need more room than the window gave it
+        self.scope_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.scope_box.setMinimumContentsLength(12)
+        self.scope_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.scope_box.setMaximumWidth(220)
         self.scope_box.currentIndexChanged.connect(self._scope_changed)
         layers.addWidget(self.scope_box, 1)
         self.caption = ElidedLabel("", self)
