@@ -24,9 +24,9 @@ class DecayPlot(QWidget):
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.setLabel("left", "strength")
         self.plot.setYRange(0, 1.12, padding=0)
-        # three ticks are readable however short the plot is; its lines stay apart from 110 px
+        # three ticks are readable however short the plot is; 100 px keep its lines apart
         self.plot.getAxis("left").setTicks([[(0.0, "0"), (0.5, "0.5"), (1.0, "1")]])
-        self.plot.setMinimumHeight(110)
+        self.plot.setMinimumHeight(100)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.curve = self.plot.plot([], [], pen=pg.mkPen("#0072B2", width=2))
         self.recalls = pg.ScatterPlotItem(symbol="t1", size=11, brush=pg.mkBrush(HIGHLIGHT), pen=pg.mkPen("#555"))
