@@ -37,6 +37,7 @@ from store.activity import ActivityEntry, Forgotten
 from .commands import RestoreForgottenCommand
 from .session import StoreSession
 from .theme import REFUSED_COLOUR
+from .widgets import ElidedLabel
 
 # The summary comes last and takes what width is left, so a narrow dock cuts only it.
 COLUMNS = ("time", "client", "door", "tool", "scope", "memories", "duration", "outcome", "summary")
@@ -225,7 +226,8 @@ class ActivityDock(QDockWidget):
         self.restore_button = QPushButton("Restore", body)
         self.restore_button.setToolTip("Bring back the memory this call forgot (Undo forgets it again)")
         self.restore_button.clicked.connect(lambda: self.restore(self._restorable_of_call()))
-        self.status = QLabel(body)
+        # a line of its own under the filters, shown while it has something to say
+        self.status = ElidedLabel("", body)
         self.status.setObjectName("activity_status")
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -233,7 +235,7 @@ class ActivityDock(QDockWidget):
         top.addWidget(self.client_box, 1)
         top.addWidget(QLabel("Tool", body))
         top.addWidget(self.tool_box, 1)
-        top.addWidget(self.status, 2)
+        top.addStretch(1)
         top.addWidget(self.replay_button)
         top.addWidget(self.restore_button)
 
@@ -283,6 +285,7 @@ class ActivityDock(QDockWidget):
         layout.setContentsMargins(4, 2, 4, 4)
         layout.setSpacing(3)
         layout.addLayout(top)
+        layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
         self.setWidget(body)
         self._update_buttons()
@@ -442,16 +445,19 @@ class ActivityDock(QDockWidget):
     # -- showing --------------------------------------------------------------------------
     def _say(self, text: str, error: bool = False) -> None:
         self.message = text
-        self.status.setText(_cut(text, 90))
-        self.status.setToolTip(text)
+        self._show_status(text)
         self.status.setStyleSheet(f"color: {REFUSED_COLOUR}" if error else "")
+
+    def _show_status(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
 
     def _update_buttons(self) -> None:
         if not self.message:
             empty = self.model.rowCount() == 0
             hint = (("No calls of this client or tool yet" if self.model.client or self.model.tool else
                      "No agent calls yet: connect one with 'mnemoscope mcp'") if empty else "")
-            self.status.setText(hint)
+            self._show_status(hint)
         entry = self.current_entry()
         self.replay_button.setEnabled(entry is not None and self.replay_arguments(entry) is not None)
         writable = self.session.writable

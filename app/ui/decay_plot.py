@@ -24,18 +24,27 @@ class DecayPlot(QWidget):
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.setLabel("left", "strength")
         self.plot.setYRange(0, 1.12, padding=0)
+        # three ticks are readable however short the plot is; 100 px keep its lines apart
+        self.plot.getAxis("left").setTicks([[(0.0, "0"), (0.5, "0.5"), (1.0, "1")]])
+        self.plot.setMinimumHeight(100)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.curve = self.plot.plot([], [], pen=pg.mkPen("#0072B2", width=2))
         self.recalls = pg.ScatterPlotItem(symbol="t1", size=11, brush=pg.mkBrush(HIGHLIGHT), pen=pg.mkPen("#555"))
         self.plot.addItem(self.recalls)
         dash = pg.QtCore.Qt.PenStyle.DashLine
+        # "edge" further along its line than "habit": in a short plot the two lines are close
         self.edge_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#D55E00", style=dash),
-                                         label="edge", labelOpts={"position": 0.05, "color": "#D55E00"})
+                                         label="edge", labelOpts={"position": 0.16, "color": "#D55E00"})
         self.habit_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#009E73", style=dash),
                                           label="habit", labelOpts={"position": 0.05, "color": "#009E73"})
-        self.now_line = pg.InfiniteLine(angle=90, label="now", labelOpts={"position": 0.95})
+        # Labels right of their lines and inside the plot however short it is: "now" standing
+        # on the bottom (a fresh memory's curve runs along the top), "preview" hanging from the
+        # top. (An anchor is the text's point put on the line: (0, 1) its bottom-left corner.)
+        self.now_line = pg.InfiniteLine(angle=90, label="now",
+                                        labelOpts={"position": 0.0, "anchors": [(0, 1), (0, 1)]})
         self.preview_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#CC79A7", width=1.5, style=dash),
-                                            label="preview", labelOpts={"position": 0.85, "color": "#CC79A7"})
+                                            label="preview", labelOpts={"position": 1.0, "color": "#CC79A7",
+                                                                        "anchors": [(0, 0), (0, 0)]})
         for item in (self.edge_line, self.habit_line, self.now_line, self.preview_line):
             self.plot.addItem(item)
         layout = QVBoxLayout(self)

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QSlider,
     QSplitter,
     QToolButton,
 )
@@ -38,7 +37,7 @@ from .owner_tools import OwnerTools
 from .preferences import settings
 from .prompt_preview import PromptPreview
 from .session import StoreSession
-from .widgets import ElidedLabel, jump_to_click, scrolling
+from .widgets import ElidedLabel, PreviewSlider, scrolling
 
 log = logging.getLogger(__name__)
 MAX_RECENT = 8
@@ -164,13 +163,15 @@ class MainWindow(QMainWindow):
         bar.addWidget(self.advance_button)
         bar.addSeparator()
         bar.addWidget(QLabel(" Time travel ", self))
-        self.preview_slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.preview_slider = PreviewSlider(Qt.Orientation.Horizontal, self)
         self.preview_slider.setRange(0, PREVIEW_MAX_DAYS)
+        self.preview_slider.setPageStep(30)
         self.preview_slider.setFixedWidth(260)
-        jump_to_click(self.preview_slider)
-        self.preview_slider.setToolTip("Preview the map up to a year ahead; nothing is written. Let go to return.")
+        self.preview_slider.setToolTip(
+            "Preview the map up to a year ahead; nothing is written.\n"
+            "Drag or click: the preview lasts while you hold the button; let go to return to now.\n"
+            "Arrow keys, Page Up/Down (30 days) or the wheel: it lasts until Esc or you leave the slider.")
         self.preview_slider.valueChanged.connect(self._preview_moved)
-        self.preview_slider.sliderReleased.connect(self._preview_released)
         bar.addWidget(self.preview_slider)
         self.preview_label = QLabel(" now ", self)
         self.preview_label.setFixedWidth(self.preview_label.fontMetrics().horizontalAdvance(" +365 days ") + 8)
@@ -366,9 +367,6 @@ class MainWindow(QMainWindow):
     def _preview_moved(self, days: int) -> None:
         self.session.set_preview_days(float(days))
         self.preview_label.setText(" now " if days == 0 else f" +{days} days ")
-
-    def _preview_released(self) -> None:
-        QTimer.singleShot(0, lambda: self.preview_slider.setValue(0))
 
     # -- status and settings ---------------------------------------------------------
     def _enable_writes(self) -> None:

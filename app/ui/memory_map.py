@@ -221,9 +221,12 @@ class RadialMap(QWidget):
         layers.addWidget(self.search_box, 2)
         self.scope_box = QComboBox(self)
         self.scope_box.setToolTip("Show one scope (and global) or all")
-        self.scope_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.scope_box.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
-        self.scope_box.setMaximumWidth(220)  # a long scope id must not widen the window
+        # sized for a dozen characters whatever the scopes are: a long scope id that arrives
+        # later must not make the map need more room than the window gave it
+        self.scope_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.scope_box.setMinimumContentsLength(12)
+        self.scope_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.scope_box.setMaximumWidth(220)
         self.scope_box.currentIndexChanged.connect(self._scope_changed)
         layers.addWidget(self.scope_box, 1)
         self.caption = ElidedLabel("", self)
@@ -465,13 +468,14 @@ class RadialMap(QWidget):
         self.labelled_sectors = self._place(self.sector_labels, sector_text, sector_pos, taken, (0.5, 0.5), 9,
                                             fill=self._label_fill)
         names = sorted(self.entity_pos, key=lambda n: (-self.entity_weight.get(n, 0), n))[:LABELS_MAX * 3]
+        # under the diamond, or above it when that is off the view or taken
         self.labelled_entities = self._place(self.entity_labels, {n: n for n in names}, self.entity_pos, taken,
-                                             (0.5, 0.0), 8, limit=LABELS_MAX)
+                                             (0.5, 0.0), 8, limit=LABELS_MAX, other_anchor=(0.5, 1.0))
 
     def _place(self, pool: dict, texts: dict, positions: dict, taken: list[QRectF], anchor, z: float,
-               limit: int | None = None, fill=None) -> set:
+               limit: int | None = None, fill=None, other_anchor=None) -> set:
         """Show ``pool``'s labels for ``texts`` (in order) where they overlap nothing in
-        ``taken``; hide the others. Returns the keys shown."""
+        ``taken`` (at ``anchor``, else at ``other_anchor``); hide the others. Returns the keys shown."""
         view = self.plot.viewport().rect()
         shown = set()
         for key, text in texts.items():
@@ -486,11 +490,15 @@ class RadialMap(QWidget):
             elif label.textItem.toPlainText() != text:
                 label.setText(text)
             x, y = positions[key]
-            rect = self._label_rect(label, x, y, anchor)
-            if not view.contains(rect.toRect()) or any(rect.intersects(r) for r in taken):
+            for at in (anchor, other_anchor) if other_anchor else (anchor,):
+                rect = self._label_rect(label, x, y, at)
+                if view.contains(rect.toRect()) and not any(rect.intersects(r) for r in taken):
+                    break
+            else:
                 continue
             taken.append(rect)
             shown.add(key)
+            label.setAnchor(at)
             label.setPos(x, y)
             label.show()
         for key, label in pool.items():

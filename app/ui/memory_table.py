@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QModelIndex,
     QPersistentModelIndex,
     QSortFilterProxyModel,
@@ -23,6 +24,8 @@ from .theme import KIND_COLOURS
 
 # strength, the default sort, comes before the wide text column so it is on screen in a narrow dock
 COLUMNS = ("kind", "strength", "text", "layer", "importance", "recalls", "scope", "sensitivity", "updated")
+TEXT = COLUMNS.index("text")
+TEXT_MIN_WIDTH = 120
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ID_ROLE = Qt.ItemDataRole.UserRole + 2
 
@@ -170,8 +173,10 @@ class MemoryTable(QWidget):
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        for col, width in zip(COLUMNS, (64, 64, 300, 80, 72, 56, 120, 80, 84)):
-            self.view.setColumnWidth(COLUMNS.index(col), width)
+        for column, width in enumerate((64, 64, TEXT_MIN_WIDTH, 80, 72, 56, 120, 80, 84)):
+            # never narrower than the title and its sort arrow
+            self.view.setColumnWidth(column, max(width, header.sectionSizeHint(column)))
+        self.view.viewport().installEventFilter(self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.filter_box)
@@ -180,6 +185,17 @@ class MemoryTable(QWidget):
         session.changed.connect(self._on_changed)
         session.selection_changed.connect(self._on_selection)
         self._syncing = False
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_text_column()
+        return super().eventFilter(watched, event)
+
+    def _fit_text_column(self) -> None:
+        """The text column ends at the table's right edge, so its title and the ends of the
+        texts ("…") are on screen; the columns after it are a scroll away."""
+        start = self.view.horizontalHeader().sectionPosition(TEXT)
+        self.view.setColumnWidth(TEXT, max(TEXT_MIN_WIDTH, self.view.viewport().width() - start))
 
     def _on_changed(self, _ids) -> None:
         self._syncing = True

@@ -1,9 +1,10 @@
 """Small widgets shared by the panes: a label that elides instead of widening the window,
-and a scroll area that lets a pane shrink below its natural height."""
+a scroll area that lets a pane shrink below its natural height, and a slider for previews
+that return when let go."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QFrame, QLabel, QProxyStyle, QScrollArea, QSlider, QStyle, QWidget
 
@@ -50,9 +51,38 @@ class _JumpToClick(QProxyStyle):
         return super().styleHint(hint, option, widget, returnData)
 
 
-def jump_to_click(slider: QSlider) -> None:
-    """A click on the track moves the handle there and holds it, as a drag does, so
-    pressing and letting go behave the same wherever the slider is grabbed."""
-    style = _JumpToClick()  # its own copy of the application style: a given one would be owned
-    style.setParent(slider)
-    slider.setStyle(style)
+class PreviewSlider(QSlider):
+    """A slider whose value is a preview that returns to the minimum when the user is done.
+
+    The mouse holds it: a drag, or a click on the track (which jumps there and holds as a
+    drag does), returns on release. The keyboard (arrows, Page Up/Down) and the wheel have
+    no release, so what they set stays to be looked at until Esc, or until focus leaves the
+    slider for another widget of the window."""
+
+    def __init__(self, orientation: Qt.Orientation, parent: QWidget | None = None) -> None:
+        super().__init__(orientation, parent)
+        style = _JumpToClick()  # its own copy of the application style: a given one would be owned
+        style.setParent(self)
+        self.setStyle(style)
+        self.setFocusPolicy(Qt.FocusPolicy.WheelFocus)
+        # once the release has been handled, so nothing moves the handle back afterwards
+        self.sliderReleased.connect(lambda: QTimer.singleShot(0, self, self.return_to_start))
+
+    def return_to_start(self) -> None:
+        self.setValue(self.minimum())
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Escape and self.value() != self.minimum():
+            self.return_to_start()
+            return
+        super().keyPressEvent(event)
+
+    def wheelEvent(self, event) -> None:
+        self.setFocus(Qt.FocusReason.MouseFocusReason)  # so leaving the slider returns it
+        super().wheelEvent(event)
+
+    def focusOutEvent(self, event) -> None:
+        # a menu, a tooltip or switching to another application is not leaving the slider
+        if event.reason() not in (Qt.FocusReason.PopupFocusReason, Qt.FocusReason.ActiveWindowFocusReason):
+            self.return_to_start()
+        super().focusOutEvent(event)
