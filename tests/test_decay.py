@@ -192,3 +192,14 @@ def test_a_memory_restored_after_a_while_takes_part_in_later_ticks(store):
     assert store.get(mid).layer == "edge"  # worked out as of the last tick
     store.tick(now=at(401))
     assert store.get(mid).layer == "archived"
+
+
+def test_a_tick_reports_and_logs_its_transitions_in_the_order_they_came_due(store):
+    # Stored first, due last: a tick that walks the table by rowid must not reorder them.
+    kinds = ("fact", "reflection", "event")  # half-lives 365, 60 and 21 days: due last, second, first
+    ids = [store.remember(f"a {kind} memory", kind=kind, now=T0).memory.id for kind in kinds]
+    report = store.tick(now=at(3 * 365))
+    assert [t[0] for t in report.transitions] == ids[::-1]
+    log = store.conn.execute("SELECT memory_id FROM tick_log WHERE tick_id = ? ORDER BY rowid",
+                             (report.tick_id,)).fetchall()
+    assert [r[0] for r in log] == ids[::-1]
