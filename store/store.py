@@ -202,13 +202,16 @@ class MemoryStore:
 
     def stats(self, scopes: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
         """Counts per layer, kind and scope (of the memories in ``scopes`` when given)."""
-        where, params = "", []
+        where, by_layer, params = "", "", []
         if scopes is not None:
             scopes = [validate_scope(s) for s in scopes]
-            where, params = f" WHERE scope IN ({','.join('?' * len(scopes))})", scopes
+            in_scopes = f"scope IN ({','.join('?' * len(scopes))})"
+            # "+scope" keeps SQLite off the scope index for the layer counts: they are read
+            # from the (layer, scope) index alone instead of from every row of those scopes.
+            where, by_layer, params = f" WHERE {in_scopes}", f" WHERE +{in_scopes}", scopes
         with self.tables.reading():
             layers = dict.fromkeys(LAYERS, 0)
-            layers.update(dict(self.conn.execute(f"SELECT layer, count(*) FROM memories{where} GROUP BY layer",
+            layers.update(dict(self.conn.execute(f"SELECT layer, count(*) FROM memories{by_layer} GROUP BY layer",
                                                  params).fetchall()))
             kinds = dict.fromkeys(KINDS, 0)
             kinds.update(dict(self.conn.execute(f"SELECT kind, count(*) FROM memories{where} GROUP BY kind",
@@ -485,22 +488,31 @@ class MemoryStore:
             config_before = tables.meta("decay_config")
             # With other decay numbers than the layers were worked out with, look at every memory.
             full = config_before != tables.decay_fingerprint()
-            rows = tables.rows("SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, "
-                               "strength, layer, ticked_at, next_change_at FROM memories"
-                               + ("" if full else " WHERE next_change_at <= ?"), () if full else (now,))
-            moves, nexts, undo, transitions = [], [], [], []
-            counts: dict[str, int] = {}
-            strengths, layers, next_changes = decay.tick_states([decay.inputs(r) for r in rows], now,
-                                                                self.config.decay)
+            # The due rows in rowid order: one sorted walk through the table, and the UPDATEs
+            # below touch its pages (and each index's runs) in that order too.
+            rows = self.conn.execute(
+                "SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, strength, layer, "
+                "ticked_at, next_change_at FROM memories"
+                + ("" if full else " WHERE rowid IN (SELECT rowid FROM memories WHERE next_change_at <= ?)"),
+                () if full else (now,)).fetchall()
+            strengths, layers, next_changes = decay.tick_states([r[2:8] for r in rows], now, self.config.decay)
+            moves, nexts, changed = [], [], []
             for row, s, layer, next_at in zip(rows, strengths, layers, next_changes):
-                if layer != row["layer"]:
-                    moves.append((s, layer, now, next_at, row["rowid"]))
-                    undo.append((row["id"], row["strength"], row["layer"], row["ticked_at"]))
-                    transitions.append((row["id"], row["layer"], layer, row["strength"], s))
-                    label = _transition_label(row["layer"], layer)
-                    counts[label] = counts.get(label, 0) + 1
-                elif next_at != row["next_change_at"]:
-                    nexts.append((next_at, row["rowid"]))
+                rowid, memory_id, *_, strength_was, layer_was, ticked_was, due_at = row
+                if layer != layer_was:
+                    moves.append((s, layer, now, next_at, rowid))
+                    changed.append((due_at, rowid, (memory_id, layer_was, layer, strength_was, s), ticked_was))
+                elif next_at != due_at:
+                    nexts.append((next_at, rowid))
+            if not full:  # transitions in the order they came due (a full tick: by rowid)
+                changed.sort(key=lambda c: (c[0], c[1]))
+            transitions = [t for _, _, t, _ in changed]
+            undo = [(mid, strength_was, layer_was, ticked_was)
+                    for _, _, (mid, layer_was, _, strength_was, _), ticked_was in changed]
+            counts: dict[str, int] = {}
+            for _, before, after, _, _ in transitions:
+                label = _transition_label(before, after)
+                counts[label] = counts.get(label, 0) + 1
             self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
                                   "WHERE rowid = ?", moves)
             self.conn.executemany("UPDATE memories SET next_change_at = ? WHERE rowid = ?", nexts)

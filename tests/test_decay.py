@@ -192,3 +192,57 @@ def test_a_memory_restored_after_a_while_takes_part_in_later_ticks(store):
     assert store.get(mid).layer == "edge"  # worked out as of the last tick
     store.tick(now=at(401))
     assert store.get(mid).layer == "archived"
+
+
+def test_a_tick_reports_and_logs_its_transitions_in_the_order_they_came_due(store):
+    # Stored first, due last: a tick that walks the table by rowid must not reorder them.
+    kinds = ("fact", "reflection", "event")  # half-lives 365, 60 and 21 days: due last, second, first
+    ids = [store.remember(f"a {kind} memory", kind=kind, now=T0).memory.id for kind in kinds]
+    report = store.tick(now=at(3 * 365))
+    assert [t[0] for t in report.transitions] == ids[::-1]
+    log = store.conn.execute("SELECT memory_id FROM tick_log WHERE tick_id = ? ORDER BY rowid",
+                             (report.tick_id,)).fetchall()
+    assert [r[0] for r in log] == ids[::-1]
+
+
+def _indexes_with(conn, column):
+    names = [r[1] for r in conn.execute("PRAGMA index_list(memories)")]
+    return sorted(n for n in names if column in [c[2] for c in conn.execute(f"PRAGMA index_info({n})")])
+
+
+def test_a_tick_keeps_one_index_up_to_date_per_column_it_changes(store):
+    # Every index a tick's UPDATE touches is pages written for each moved memory.
+    assert _indexes_with(store.conn, "layer") == ["idx_memories_layer_scope"]
+    assert _indexes_with(store.conn, "next_change_at") == ["idx_memories_next_change_at"]
+    assert _indexes_with(store.conn, "scope") == ["idx_memories_layer_scope", "idx_memories_scope"]
+
+
+def test_a_store_from_before_the_layer_index_change_is_upgraded_with_the_same_answers(db_path):
+    import sqlite3
+
+    with MemoryStore(db_path) as s:
+        for i, (kind, scope) in enumerate([("event", "global"), ("fact", "group:a"), ("event", "private:b"),
+                                           ("reflection", "group:a")]):
+            s.remember(f"memory {i} of kind {kind}", kind=kind, scope=scope, now=T0)
+        s.tick(now=at(60))
+        before = (s.stats(), s.stats(scopes=["group:a", "global"]), [m.id for m in s.list(layer="edge")],
+                  [m.id for m in s.list(scope="group:a", layer="fading")], s.scopes())
+    conn = sqlite3.connect(db_path)
+    with conn:  # the indexes as an older version made them, and no record of the migration
+        conn.execute("DROP INDEX idx_memories_layer_scope")
+        conn.execute("DROP INDEX idx_memories_scope")
+        conn.execute('CREATE INDEX "idx_memories_scope_layer" ON "memories" ("scope", "layer")')
+        conn.execute('CREATE INDEX "idx_memories_layer" ON "memories" ("layer")')
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm008_one_layer_index'")
+        conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    conn.close()
+    with MemoryStore(db_path) as s:
+        assert _indexes_with(s.conn, "layer") == ["idx_memories_layer_scope"]
+        after = (s.stats(), s.stats(scopes=["group:a", "global"]), [m.id for m in s.list(layer="edge")],
+                 [m.id for m in s.list(scope="group:a", layer="fading")], s.scopes())
+    for a, b in zip(before, after):
+        if isinstance(a, dict):
+            a, b = ({k: v for k, v in d.items() if k != "now"} for d in (a, b))
+        assert a == b
+    assert before[0]["layers"]["edge"] == 2 and before[1]["layers"] == {"habit": 0, "fading": 2, "edge": 1,
+                                                                         "archived": 0}
