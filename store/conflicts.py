@@ -454,7 +454,7 @@ def supersede(store: MemoryStore, newer_id: str, older_id: str) -> SupersedeResu
         before = store.get(older_id)
         edges: list[tuple[str, str, str]] = []
         store.tables.edge_pair(newer_id, "supersedes", older_id, "superseded_by", store.now(), edges)
-        store.conn.execute("UPDATE memories SET layer = 'archived' WHERE id = ?", (older_id,))
+        store.tables.refresh_state(older_id)  # archived, and never due for a tick while superseded
         return SupersedeResult(newer_id, before, store.get(older_id), edges)
 
 

@@ -404,8 +404,7 @@ class MemoryStore:
             row["context"] = context_json(memory.context)
             row["pinned"] = int(memory.pinned)
             row["terms"] = term_string(memory.text, memory.who, memory.topic)
-            row["next_change_at"] = decay.next_change(row, max(memory.ticked_at or 0.0, self.tables.last_tick()),
-                                                      self.config.decay)
+            row["next_change_at"] = self._next_change_of_restored(row)
             cols = [c for c in row if c != "id"]
             self.conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
                               [row[c] for c in cols] + [memory.id])
@@ -415,6 +414,15 @@ class MemoryStore:
                 "DELETE FROM recall_events WHERE memory_id = ? AND rowid NOT IN (SELECT rowid FROM recall_events "
                 "WHERE memory_id = ? ORDER BY at LIMIT ?)", (memory.id, memory.id, memory.recall_count))
             return self.get(memory.id)
+
+    def _next_change_of_restored(self, row: dict[str, Any]) -> float | None:
+        """When a tick must next look at a memory put back as it was: never while another
+        memory supersedes it; at once if the clock has moved past its layer since."""
+        if self.tables.is_superseded(row["id"]):
+            return None
+        at = max(row["ticked_at"] or 0.0, self.tables.last_tick())
+        _, layer_now = decay.state_at(row, at, self.config.decay)
+        return at if layer_now != row["layer"] else decay.next_change(row, at, self.config.decay)
 
     def delete(self, memory_id: str) -> DeletedMemory:
         """Delete a memory and its edges; returns what :meth:`restore` needs."""
@@ -454,7 +462,7 @@ class MemoryStore:
         rows = self.conn.execute("SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, "
                                  "strength, layer, ticked_at FROM memories").fetchall()
         strengths, layers = decay.states_at([r[2:8] for r in rows], now, self.config.decay)
-        superseded = {r[0] for r in self.conn.execute("SELECT src FROM edges WHERE edge = 'superseded_by'")}
+        superseded = self.tables.superseded_ids()
         if superseded:  # a memory another one replaced stays archived (store.conflicts.supersede)
             layers = ["archived" if r[1] in superseded else layer for r, layer in zip(rows, layers)]
         return rows, strengths, layers
@@ -496,6 +504,10 @@ class MemoryStore:
                 + ("" if full else " WHERE rowid IN (SELECT rowid FROM memories WHERE next_change_at <= ?)"),
                 () if full else (now,)).fetchall()
             strengths, layers, next_changes = decay.tick_states([r[2:8] for r in rows], now, self.config.decay)
+            superseded = tables.superseded_ids() if full else set()  # none of them is ever due
+            if superseded:
+                layers = ["archived" if r[1] in superseded else layer for r, layer in zip(rows, layers)]
+                next_changes = [None if r[1] in superseded else n for r, n in zip(rows, next_changes)]
             moves, nexts, changed = [], [], []
             for row, s, layer, next_at in zip(rows, strengths, layers, next_changes):
                 rowid, memory_id, *_, strength_was, layer_was, ticked_was, due_at = row

@@ -336,8 +336,19 @@ class Tables:
         time they were worked out, and when the layer will next change."""
         self._note_decay_config()
         s, layer = decay.state_at(row, at, self.config.decay)
+        if row.get("id") is not None and self.is_superseded(row["id"]):
+            return {"strength": s, "layer": "archived", "ticked_at": at, "next_change_at": None}
         return {"strength": s, "layer": layer, "ticked_at": at,
                 "next_change_at": decay.next_change(row, at, self.config.decay)}
+
+    def is_superseded(self, memory_id: str) -> bool:
+        """Another memory replaced this one (store.conflicts.supersede): it stays archived,
+        whatever its strength, and no tick is due for it."""
+        return self.conn.execute("SELECT 1 FROM edges WHERE src = ? AND edge = 'superseded_by' LIMIT 1",
+                                 (memory_id,)).fetchone() is not None
+
+    def superseded_ids(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT src FROM edges WHERE edge = 'superseded_by'")}
 
     def decay_fingerprint(self) -> str:
         """The decay numbers layers are worked out with, as stored beside them."""

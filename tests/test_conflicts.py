@@ -126,3 +126,21 @@ def test_keep_both_stops_flagging_the_pair_and_can_be_taken_back(store):
     assert [(c.newer, c.older) for c in scan(store)] == [(new, old)]
     with pytest.raises(NotFound):
         keep_both(store, new, "m-missing")
+
+
+def test_a_superseded_memory_stays_archived_through_every_tick_and_edit(tmp_path):
+    from store import MemoryStore
+    from store.conflicts import supersede, undo_supersede
+
+    with MemoryStore(tmp_path / "s.db") as s:
+        older = s.remember("Mara lives in Lisbon.", kind="event").memory.id
+        newer = s.remember("Mara moved to Porto.", kind="event").memory.id
+        result = supersede(s, newer, older)
+        for days in (1, 30, 100):  # an event's layer would change on each of these
+            s.tick(advance_days=days)
+            assert s.get(older).layer == "archived", days
+        s.update(older, importance=0.9)  # a person's edit does not bring it back either
+        assert s.get(older).layer == "archived"
+        undo_supersede(s, result)  # back under the decay rules: the next tick puts it where its twin is
+        s.tick()
+        assert s.get(older).layer == s.get(newer).layer == "edge"
