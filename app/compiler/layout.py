@@ -30,7 +30,9 @@ DIRECTIVES_OPEN = "<ACTIVE_SYSTEM_DIRECTIVES>\n"
 DIRECTIVES_CLOSE = "</ACTIVE_SYSTEM_DIRECTIVES>"
 
 _WS = re.compile(r"\s+")
-_REF = re.compile(r"\[Mem:(\d+)\]")
+# A citation as the compiler writes it (memory_line) and as everything above the compiler
+# reads it back. store/conversations.py keeps a twin: the store may not import the compiler.
+CITATION = re.compile(r"\[Mem:(\d+)\]")
 # What could pass for the compiler's own markers inside text it was given: a citation
 # (any case, any spacing) and the opening of an interrupt tag.
 _CITATION_LIKE = re.compile(r"\[\s*mem\s*:\s*(\d+)\s*\]", re.IGNORECASE)
@@ -174,7 +176,7 @@ def build_directives(directives: Sequence[str] | str | None) -> str:
 
 def refs_in(text: str) -> list[int]:
     """Every ``[Mem:N]`` number in ``text``, in order."""
-    return [int(n) for n in _REF.findall(text)]
+    return [int(n) for n in CITATION.findall(text)]
 
 
 class ContextLayoutEngine:
