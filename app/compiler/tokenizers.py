@@ -16,9 +16,11 @@ import base64
 import fnmatch
 import gzip
 import hashlib
+import re
 import threading
 from dataclasses import dataclass
 from importlib import resources
+from itertools import repeat
 
 import tiktoken
 
@@ -165,23 +167,26 @@ class TiktokenAdapter:
     def count_many(self, texts: list[str]) -> list[int]:
         """Counts for many texts; uncached ones are encoded in one batch.
 
-        When the texts are lines (each ends with a newline and none starts with
-        whitespace) no token can span two of them, so they are encoded joined, in one
-        call, and each line's count is read off the token byte offsets. Anything that does
-        not line up is counted one text at a time.
+        When the texts are lines (each ends with its only newline and none starts with
+        whitespace or ``/``) no token can span two of them, so they are encoded joined and each
+        line's count is read off the token byte offsets; many lines are encoded as two
+        halves, one on a worker thread (tiktoken releases the GIL while it encodes).
+        Anything that does not line up is counted one text at a time.
         """
         counts = self._counts
-        missing = [t for t in dict.fromkeys(texts) if t not in counts]
-        if missing:
-            if len(counts) + len(missing) > self._CACHE_LIMIT:
-                counts.clear()
-            batch = self._count_lines_joined(missing) if len(missing) >= _ASYNC_MIN_LINES else None
-            if batch is not None:
-                counts.update(zip(missing, batch))
-            else:
-                enc = self.encoding.encode_ordinary
-                for t in missing:
-                    counts[t] = len(enc(t))
+        try:
+            return [counts[t] for t in texts]
+        except KeyError:
+            missing = [t for t in texts if t not in counts]
+        found = self._line_counts(missing) if len(missing) >= _JOINED_MIN_LINES else None
+        if found is None:
+            enc = self.encoding.encode_ordinary
+            found = [len(enc(t)) for t in missing]
+        if len(counts) + len(missing) > self._CACHE_LIMIT:
+            counts.clear()
+        counts.update(zip(missing, found))
+        if len(missing) == len(texts):
+            return found
         return self._cached(texts)
 
     def _cached(self, texts: list[str]) -> list[int]:
@@ -193,60 +198,56 @@ class TiktokenAdapter:
         except KeyError:
             return [self.count(t) for t in texts]
 
-    def count_lines_async(self, lines: list[str]):
-        """Start counting ``lines`` on a worker thread; returns a function that waits for
-        the counts. Lets the caller prepare the next lines while these are encoded."""
-        counts = self._counts
-        missing = [t for t in dict.fromkeys(lines) if t not in counts]
-        if len(missing) < _ASYNC_MIN_LINES:  # a thread hand-off costs more than it saves
-            self.count_many(missing)
-            return lambda: self._cached(lines)
-        future = _pool().submit(self._joined_counts, missing)
-
-        def wait() -> list[int]:
-            found = future.result()
-            if found is None:
-                self.count_many(missing)
-            else:
-                if len(counts) + len(missing) > self._CACHE_LIMIT:
-                    counts.clear()
-                counts.update(zip(missing, found))
-            return self._cached(lines)
-
-        return wait
-
-    def _joined_counts(self, lines: list[str]) -> list[int] | None:
-        """Per-line counts from one encoding of the joined lines (None if they do not line up)."""
-        for t in lines:
-            if not t.endswith("\n") or t[:1].isspace():
+    def _line_counts(self, lines: list[str]) -> list[int] | None:
+        """Per-line counts from encoding the lines joined (None if they do not line up)."""
+        if not all(map(str.endswith, lines, repeat("\n"))):
+            return None
+        mid = len(lines) // 2 if len(lines) >= _PARALLEL_MIN_LINES else 0
+        parts = ["".join(lines[:mid]), "".join(lines[mid:])] if mid else ["".join(lines)]
+        if sum(p.count("\n") for p in parts) != len(lines) or any(
+                p[:1].isspace() or p[:1] == "/" or _LINE_JOINS_PREVIOUS.search(p) for p in parts):
+            return None
+        try:
+            raw = [p.encode("utf-8") for p in parts]
+        except UnicodeEncodeError:  # lone surrogates: tiktoken's own wrapper repairs them
+            return None
+        encode = self.encoding._core_bpe.encode_to_tiktoken_buffer
+        if mid:
+            other = _pool().submit(encode, parts[1], set())
+            buffers = [encode(parts[0], set()), other.result()]
+        else:
+            buffers = [encode(parts[0], set())]
+        out: list[int] = []
+        for buffer, data in zip(buffers, raw):
+            counts = self._counts_at_newlines(buffer, data)
+            if counts is None:
                 return None
+            out += counts
+        return out
+
+    def _counts_at_newlines(self, buffer, data: bytes) -> list[int] | None:
+        """Tokens per line of ``data`` (UTF-8 lines, each ending in its only newline), given
+        its encoding; None if a token spans a line end."""
         import numpy as np
 
-        buffer = self.encoding._core_bpe.encode_to_tiktoken_buffer("".join(lines), set())
         tokens = np.frombuffer(buffer, dtype=np.uint32)
         token_ends = np.cumsum(_token_lengths_array(self.name)[tokens])
-        line_ends = np.cumsum(np.fromiter((len(t.encode("utf-8")) for t in lines), dtype=np.int64,
-                                          count=len(lines)))
+        line_ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1  # b"\n" is only ever "\n"
         idx = np.searchsorted(token_ends, line_ends, side="left")
         if idx[-1] != len(tokens) - 1 or not np.array_equal(token_ends[idx], line_ends):
             return None
         return np.diff(idx + 1, prepend=0).tolist()
-
-    def _count_lines_joined(self, lines: list[str]) -> list[int] | None:
-        if len(lines) < _PARALLEL_MIN_LINES:
-            return self._joined_counts(lines)
-        # tiktoken releases the GIL while it encodes: two halves on two threads.
-        mid = len(lines) // 2
-        first, second = _pool().map(self._joined_counts, [lines[:mid], lines[mid:]])
-        return None if first is None or second is None else first + second
 
     def __repr__(self) -> str:
         return f"TiktokenAdapter({self.name!r})"
 
 
 _length_arrays: dict = {}
-_PARALLEL_MIN_LINES = 400
-_ASYNC_MIN_LINES = 200
+_JOINED_MIN_LINES = 32  # fewer lines are counted one by one: joining costs more than it saves
+_PARALLEL_MIN_LINES = 300  # more lines are encoded as two halves on two threads
+# A line that starts with whitespace or "/" could share a pre-token with the line before
+# (see layout.keep_apart), so its count would not be its own.
+_LINE_JOINS_PREVIOUS = re.compile(r"\n[\s/]")
 _executor = None
 
 
@@ -255,7 +256,7 @@ def _pool():
     if _executor is None:
         from concurrent.futures import ThreadPoolExecutor
 
-        _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="mnemoscope-tokenize")
+        _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemoscope-tokenize")
     return _executor
 
 
