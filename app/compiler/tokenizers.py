@@ -167,11 +167,10 @@ class TiktokenAdapter:
     def count_many(self, texts: list[str]) -> list[int]:
         """Counts for many texts; uncached ones are encoded in one batch.
 
-        When the texts are lines (each ends with its only newline and none starts with
-        whitespace or ``/``) no token can span two of them, so they are encoded joined and each
-        line's count is read off the token byte offsets; many lines are encoded as two
-        halves, one on a worker thread (tiktoken releases the GIL while it encodes).
-        Anything that does not line up is counted one text at a time.
+        When the texts are lines (each ends with its only newline, none starts with
+        whitespace or ``/``) no token can span two of them, so they are encoded joined, in
+        one call, and each line's count is read off the token byte offsets. Anything that
+        does not line up is counted one text at a time.
         """
         counts = self._counts
         try:
@@ -185,9 +184,7 @@ class TiktokenAdapter:
         if len(counts) + len(missing) > self._CACHE_LIMIT:
             counts.clear()
         counts.update(zip(missing, found))
-        if len(missing) == len(texts):
-            return found
-        return self._cached(texts)
+        return found if len(missing) == len(texts) else self._cached(texts)
 
     def _cached(self, texts: list[str]) -> list[int]:
         """The counts of texts just counted. The cache may have been cleared since (a
@@ -199,40 +196,23 @@ class TiktokenAdapter:
             return [self.count(t) for t in texts]
 
     def _line_counts(self, lines: list[str]) -> list[int] | None:
-        """Per-line counts from encoding the lines joined (None if they do not line up)."""
-        if not all(map(str.endswith, lines, repeat("\n"))):
-            return None
-        mid = len(lines) // 2 if len(lines) >= _PARALLEL_MIN_LINES else 0
-        parts = ["".join(lines[:mid]), "".join(lines[mid:])] if mid else ["".join(lines)]
-        if sum(p.count("\n") for p in parts) != len(lines) or any(
-                p[:1].isspace() or p[:1] == "/" or _LINE_JOINS_PREVIOUS.search(p) for p in parts):
-            return None
-        try:
-            raw = [p.encode("utf-8") for p in parts]
-        except UnicodeEncodeError:  # lone surrogates: tiktoken's own wrapper repairs them
-            return None
-        encode = self.encoding._core_bpe.encode_to_tiktoken_buffer
-        if mid:
-            other = _pool().submit(encode, parts[1], set())
-            buffers = [encode(parts[0], set()), other.result()]
-        else:
-            buffers = [encode(parts[0], set())]
-        out: list[int] = []
-        for buffer, data in zip(buffers, raw):
-            counts = self._counts_at_newlines(buffer, data)
-            if counts is None:
-                return None
-            out += counts
-        return out
-
-    def _counts_at_newlines(self, buffer, data: bytes) -> list[int] | None:
-        """Tokens per line of ``data`` (UTF-8 lines, each ending in its only newline), given
-        its encoding; None if a token spans a line end."""
+        """Per-line counts from one encoding of the lines joined; None if they do not line
+        up. (One thread: with the machine's cores busy, halves encoded on two threads
+        measured slower than this, and a worker waits for the GIL while the caller runs.)"""
         import numpy as np
 
-        tokens = np.frombuffer(buffer, dtype=np.uint32)
+        if not all(map(str.endswith, lines, repeat("\n"))):
+            return None
+        text = "".join(lines)
+        if text.count("\n") != len(lines) or text[:1].isspace() or text[:1] == "/" or _LINE_JOINS_PREVIOUS.search(text):
+            return None
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: tiktoken's own wrapper repairs them
+            return None
+        tokens = np.frombuffer(self.encoding._core_bpe.encode_to_tiktoken_buffer(text, set()), dtype=np.uint32)
         token_ends = np.cumsum(_token_lengths_array(self.name)[tokens])
-        line_ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1  # b"\n" is only ever "\n"
+        line_ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1  # byte 10 is only ever "\n"
         idx = np.searchsorted(token_ends, line_ends, side="left")
         if idx[-1] != len(tokens) - 1 or not np.array_equal(token_ends[idx], line_ends):
             return None
@@ -244,20 +224,9 @@ class TiktokenAdapter:
 
 _length_arrays: dict = {}
 _JOINED_MIN_LINES = 32  # fewer lines are counted one by one: joining costs more than it saves
-_PARALLEL_MIN_LINES = 300  # more lines are encoded as two halves on two threads
 # A line that starts with whitespace or "/" could share a pre-token with the line before
 # (see layout.keep_apart), so its count would not be its own.
 _LINE_JOINS_PREVIOUS = re.compile(r"\n[\s/]")
-_executor = None
-
-
-def _pool():
-    global _executor
-    if _executor is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemoscope-tokenize")
-    return _executor
 
 
 def _token_lengths_array(name: str):
