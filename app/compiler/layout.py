@@ -131,7 +131,7 @@ def memory_lines(contents: Sequence[str], tiers: Sequence[int], kinds: Sequence[
     line, capped to its tier's characters and neutralised, after its citation and label
     (:func:`kind_label`); and whether each text was shortened. Column at a time: a cold
     compile of thousands of memories spends most of its Python time here."""
-    texts = list(map(" ".join, map(str.split, contents)))  # one_line, without a regex
+    texts = list(contents) if _all_one_line(contents) else list(map(" ".join, map(str.split, contents)))
     truncated = [False] * len(texts)
     limits = [c for c in caps.values() if c is not None]
     if limits and max(map(len, texts), default=0) > min(limits):
@@ -147,6 +147,24 @@ def memory_lines(contents: Sequence[str], tiers: Sequence[int], kinds: Sequence[
     lines = [f"[Mem:{n}] {label} {text}\n" for n, label, text in zip(
         itertools.count(start), map(labels.__getitem__, keys), texts)]
     return lines, truncated
+
+
+def _all_one_line(texts: Sequence[str]) -> bool:
+    """Whether :func:`one_line` would leave every text as it is: checked on the texts'
+    bytes at once when they are ASCII (the usual case), as splitting and joining each
+    text costs more than the rest of laying out its line."""
+    joined = "\x00".join(texts)
+    if not joined or not joined.isascii():
+        return False
+    import numpy as np
+
+    b = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    if (((b >= 9) & (b <= 13)) | ((b >= 28) & (b <= 31))).any():  # ASCII whitespace but the space
+        return False
+    space = b == 32
+    space_or_gap = space | (b == 0)  # NUL stands between two texts (or inside one: then we split)
+    return not (space[0] or space[-1] or (space[1:] & space_or_gap[:-1]).any()
+                or (space_or_gap[1:] & space[:-1]).any())
 
 
 def build_core(core_content: str, agent_persona_prompt: str | None = None, include_interrupt: bool = True,
