@@ -115,15 +115,15 @@ def load_encoding(name: str) -> tiktoken.Encoding:
         enc = tiktoken.Encoding(
             name=name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=spec.special_tokens
         )
-        lengths = [0] * (max(ranks.values()) + 1)
+        ends_line = [False] * (max(ranks.values()) + 1)
         for token, rank in ranks.items():
-            lengths[rank] = len(token)
-        _token_byte_lengths[name] = lengths
+            ends_line[rank] = token.endswith(b"\n")
+        _tokens_ending_a_line[name] = ends_line
         _encodings[name] = enc
         return enc
 
 
-_token_byte_lengths: dict[str, list[int]] = {}
+_tokens_ending_a_line: dict[str, list[bool]] = {}  # per encoding, by token id
 
 
 class TiktokenAdapter:
@@ -206,37 +206,44 @@ class TiktokenAdapter:
         text = "".join(lines)
         if text.count("\n") != len(lines) or text[:1].isspace() or text[:1] == "/" or _LINE_JOINS_PREVIOUS.search(text):
             return None
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates: tiktoken's own wrapper repairs them
-            return None
+        if not text.isascii() and _has_lone_surrogate(text):
+            return None  # tiktoken's own wrapper repairs those, one text at a time
         tokens = np.frombuffer(self.encoding._core_bpe.encode_to_tiktoken_buffer(text, set()), dtype=np.uint32)
-        token_ends = np.cumsum(_token_lengths_array(self.name)[tokens])
-        line_ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1  # byte 10 is only ever "\n"
-        idx = np.searchsorted(token_ends, line_ends, side="left")
-        if idx[-1] != len(tokens) - 1 or not np.array_equal(token_ends[idx], line_ends):
+        # Each line holds one newline, at its end: when as many tokens end in a newline as
+        # there are lines, every line ends where a token ends.
+        ends = np.flatnonzero(_line_end_table(self.name)[tokens])
+        if len(ends) != len(lines) or ends[-1] != len(tokens) - 1:
             return None
-        return np.diff(idx + 1, prepend=0).tolist()
+        return np.diff(ends + 1, prepend=0).tolist()
 
     def __repr__(self) -> str:
         return f"TiktokenAdapter({self.name!r})"
 
 
-_length_arrays: dict = {}
+_line_end_tables: dict = {}
 _JOINED_MIN_LINES = 32  # fewer lines are counted one by one: joining costs more than it saves
 # A line that starts with whitespace or "/" could share a pre-token with the line before
 # (see layout.keep_apart), so its count would not be its own.
 _LINE_JOINS_PREVIOUS = re.compile(r"\n[\s/]")
 
 
-def _token_lengths_array(name: str):
+def _line_end_table(name: str):
+    """For each token id of encoding ``name``: whether its bytes end in a newline."""
     import numpy as np
 
-    arr = _length_arrays.get(name)
-    if arr is None:
+    table = _line_end_tables.get(name)
+    if table is None:
         load_encoding(name)
-        arr = _length_arrays[name] = np.array(_token_byte_lengths[name], dtype=np.int64)
-    return arr
+        table = _line_end_tables[name] = np.array(_tokens_ending_a_line[name], dtype=bool)
+    return table
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 _adapters: dict[str, TiktokenAdapter] = {}
