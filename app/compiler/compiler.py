@@ -347,9 +347,7 @@ class ContextCompiler:
         memory_count = len(middle)
         truncated_count = sum(middle.truncated)
         _read_extras(middle_extras, middle)
-        offered_by_tier = dict.fromkeys(TIER_NAMES.values(), 0)
-        for tier in middle.tiers:
-            offered_by_tier[TIER_NAMES[tier]] += 1
+        offered_by_tier = {name: middle.tiers.count(tier) for tier, name in TIER_NAMES.items()}
         compressed_refs: list[tuple[int, str, str]] = []
         compressed_originals: list[Segment] = []
         if compressed_middle is not None:
