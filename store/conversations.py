@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from .store import MemoryStore
 
 CONVERSATION_RE = re.compile(r"^[\w.:@-]{1,128}$")
+# The twin of app/compiler/layout.py's CITATION (the pattern the compiler writes): the
+# store sits below the compiler and may not import it (DESIGN.md, tests/test_layers.py),
+# and a test keeps the two equal.
 CITATION_RE = re.compile(r"\[Mem:(\d+)\]")
 
 

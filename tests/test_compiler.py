@@ -3,6 +3,8 @@ import json
 import re
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from app.compiler import (
     INTERRUPT_INSTRUCTION,
@@ -28,6 +30,7 @@ from app.compiler import (
     parse_interrupt,
     strip_all_interrupts,
 )
+from app.compiler.layout import memory_lines, neutralise, one_line
 
 O200K = TokenizerRegistry.get().adapter("openai/gpt-4o")
 
@@ -468,3 +471,17 @@ def test_same_input_same_output():
 def test_adapter_is_shared_per_encoding():
     assert TokenizerRegistry.get().adapter("gpt-4o") is TokenizerRegistry.get().adapter("openai/gpt-4.1")
     assert isinstance(O200K, TiktokenAdapter)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=" \t\n\r\x0b\x0c\x1c\x1f\x00\u00a0\u2028ab[", max_size=12), max_size=8))
+@example([" a"])
+@example(["a "])
+@example(["a", " b"])
+@example(["a ", "b"])
+@example(["a  b"])
+@example(["a\x00 b"])
+def test_memory_texts_are_made_one_line_whatever_their_whitespace(contents):
+    # A fast path checks whole columns of ASCII text at once; it must agree with one_line.
+    lines, _ = memory_lines(contents, [2] * len(contents), [None] * len(contents), {2: None})
+    assert [line.split(" ", 2)[2] for line in lines] == [neutralise(one_line(c)) + "\n" for c in contents]

@@ -1,6 +1,7 @@
 """The layers stay honest: store/ and app/compiler/ import no Qt; the compiler imports no store."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,34 @@ def test_the_doors_import_no_qt_and_the_window_no_doors():
     found = [(p.name, m) for p, m in imports_of("app/ui") if m.lstrip(".").split(".")[0] in ("cli", "serve")
              or m.startswith(("app.cli", "app.serve"))]
     assert found == [], f"the window imports the doors: {found}"
+
+
+def _sources(*folders):
+    for folder in folders:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+
+
+def test_the_store_imports_nothing_from_app():
+    found = [(p.name, m) for p, m in imports_of("store") if m == "app" or m.startswith("app.")]
+    assert found == []
+
+
+def test_the_citation_pattern_has_one_home_and_the_store_one_named_twin():
+    # The compiler writes [Mem:N]; everything above it reads it with the compiler's pattern.
+    # The store sits below the compiler (it may not import it), so it keeps a twin that
+    # names the original, and the two must agree.
+    from app.compiler.layout import CITATION
+    from store.conversations import CITATION_RE
+
+    literal = re.compile(r"""re\.compile\(r?["']\\\[Mem""")
+    written = [path for path, text in _sources("app", "store") if literal.search(text)]
+    assert written == ["app/compiler/layout.py", "store/conversations.py"]
+    assert CITATION_RE.pattern == CITATION.pattern
+    assert "app/compiler/layout.py" in dict(_sources("store"))["store/conversations.py"]
+
+
+def test_the_cache_minimum_has_one_home():
+    defined = [path for path, text in _sources("app", "store")
+               if re.search(r"^PROVIDER_MIN_CACHE_TOKENS\s*=", text, re.MULTILINE)]
+    assert defined == ["app/compiler/cache.py"]

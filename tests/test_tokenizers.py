@@ -6,6 +6,8 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.compiler import TiktokenAdapter, TokenizerRegistry, count_tokens
 from app.compiler import tokenizers as tk
@@ -91,3 +93,17 @@ def test_counting_works_with_the_network_impossible(tmp_path):
     assert out.stdout.split() == ["3", "3"]
     assert not (tmp_path / "empty-cache").exists()
     assert socket.socket.connect is not None
+
+
+lines_of_any_text = st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+                             .map(lambda t: t + "\n"), min_size=1, max_size=40)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines_of_any_text, st.integers(1, 50), st.sampled_from(["o200k_base", "cl100k_base"]))
+def test_many_lines_are_counted_as_each_alone(lines, copies, encoding):
+    # Many lines are encoded joined, in one call; each count must still be the line's own,
+    # whatever the lines hold (slashes, spaces, newlines inside).
+    lines = [f"{i}{line}" if i % 3 else line for i, line in enumerate(lines * copies)]
+    adapter = TiktokenAdapter(encoding)
+    assert adapter.count_many(lines) == [len(adapter.encoding.encode_ordinary(t)) for t in lines]

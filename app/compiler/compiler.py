@@ -14,6 +14,7 @@ import math
 import numbers
 import os
 from collections.abc import Awaitable, Callable, Sequence
+from operator import eq
 from typing import Any
 
 from .billing import count_message_tokens, message_overhead, message_tokens
@@ -24,10 +25,8 @@ from .layout import (
     build_core,
     build_directives,
     build_end,
-    cap_text,
     history_text,
-    kind_label,
-    memory_line,
+    memory_lines,
     middle_line,
     neutralise,
     refs_in,
@@ -36,7 +35,7 @@ from .layout import (
 )
 from .plan import Middle, PromptPlan, check_budget, plan_frame_overhead
 from .profiles import get_profile
-from .tokenizers import TiktokenAdapter, TokenizerRegistry
+from .tokenizers import TokenizerRegistry
 from .types import (
     REASON_COMPRESSED,
     TIER_BY_NAME,
@@ -168,64 +167,60 @@ def _read_memory(i: int, mem: Any, override: Any, seen: dict[str, int]) -> tuple
     return rid, content, tier_of(mem, override, f"{where}.{field}"), score, kind
 
 
-def _read_memories(memories: Any, tier_by_memory_id: dict[int, int] | None, middle: Middle,
-                   adapter: TiktokenAdapter) -> list:
-    """Check every memory and lay out its line; returns waiters for the token counts,
-    which are encoded on worker threads chunk by chunk while later chunks are checked."""
+def _read_memories(memories: Any, tier_by_memory_id: dict[int, int] | None, middle: Middle) -> None:
+    """Check every memory and lay out its line into ``middle``."""
     if memories is None:
-        return []
+        return
     if isinstance(memories, (str, bytes)) or not hasattr(memories, "__iter__"):
         raise TypeError(f"memories must be a list of MemoryItem, got {type(memories).__name__}")
-    caps = text_caps()
-    overrides = tier_by_memory_id or {}
+    memories = memories if type(memories) is list else list(memories)
+    if not memories:
+        return
+    columns = None if tier_by_memory_id else _plain_columns(memories)
+    if columns is None:
+        columns = _checked_columns(memories, tier_by_memory_id or {})
+    ids, contents, tiers, scores, kinds = columns
+    lines, truncated = memory_lines(contents, tiers, kinds, text_caps())
+    n = len(lines)
+    middle.ids, middle.refs, middle.tiers, middle.scores = ids, list(range(1, n + 1)), tiers, scores
+    middle.lines, middle.truncated, middle.regions = lines, truncated, ["memory"] * n
+
+
+def _plain_columns(memories: list) -> tuple[list, ...] | None:
+    """(ids, contents, tiers, scores, kinds) when every memory is a plain MemoryItem with
+    ordinary values, checked a column at a time; None when any needs :func:`_read_memory`
+    (which converts, or names what is wrong)."""
+    if set(map(type, memories)) != {MemoryItem}:
+        return None
+    ids = [m.id for m in memories]
+    contents = [m.content for m in memories]
+    tiers = [m.priority for m in memories]
+    scores = [m.score for m in memories]
+    kinds = [m.kind for m in memories]
+    if None in tiers:
+        tiers = [TIER_BY_NAME.get(m.memory_type) if t is None else t for t, m in zip(tiers, memories)]
+    plain = (set(map(type, ids)) == {str} and set(map(type, contents)) == {str}
+             and set(map(type, tiers)) == {int} and set(tiers) <= TIER_NAMES.keys()
+             and set(map(type, scores)) <= _SCORE_TYPES and all(map(eq, scores, scores))  # no nan
+             and set(map(type, kinds)) <= _KIND_TYPES
+             and len(set(ids)) == len(ids) and all(ids) and not any(map(str.isspace, ids)))
+    return (ids, contents, tiers, scores, kinds) if plain else None
+
+
+_SCORE_TYPES = {float, type(None)}
+_KIND_TYPES = {str, type(None)}
+
+
+def _checked_columns(memories: list, overrides: dict[int, int]) -> tuple[list, ...]:
+    """The columns of :func:`_plain_columns`, one memory at a time through
+    :func:`_read_memory`."""
     seen: dict[str, int] = {}
-    labels: dict[tuple[Any, int], str] = {}
-    rows: list[tuple] = []
-    add = rows.append
-    chunk = max(len(memories) // 4, 256) if hasattr(memories, "__len__") else 1024
-    waiters = []
-    start = 0
-    plain = MemoryItem
-    by_name = TIER_BY_NAME
+    rows = []
     for i, mem in enumerate(memories):
-        # Plain MemoryItem rows with ordinary values are taken as they are; anything
-        # else goes through _read_memory, which converts or names what is wrong.
-        if type(mem) is plain and not overrides:
-            rid, content, tier, score, kind = mem.id, mem.content, mem.priority, mem.score, mem.kind
-            if tier is None:
-                tier = by_name.get(mem.memory_type)
-            ok = (type(rid) is str and type(content) is str and type(tier) is int and tier in TIER_NAMES
-                  and rid and not rid.isspace() and rid not in seen
-                  and (score is None or (type(score) is float and score == score))
-                  and (kind is None or type(kind) is str))
-        else:
-            ok = False
-        if not ok:
-            rid, content, tier, score, kind = _read_memory(i, mem, overrides.get(id(mem)) if overrides else None,
-                                                           seen)
-        seen[rid] = i
-        text = " ".join(content.split())
-        cap = caps[tier]
-        truncated = False
-        if cap is not None and len(text) > cap:
-            text, truncated = cap_text(text, cap)
-        if "[" in text or "<" in text:
-            text = neutralise(text)
-        label = labels.get((kind, tier))
-        if label is None:
-            label = labels[kind, tier] = kind_label(kind, tier)
-        ref = i + 1
-        add((rid, ref, tier, score, memory_line(ref, label, text), truncated))
-        if len(rows) - start >= chunk:
-            waiters.append(adapter.count_lines_async([r[4] for r in rows[start:]]))
-            start = len(rows)
-    if len(rows) > start:
-        waiters.append(adapter.count_lines_async([r[4] for r in rows[start:]]))
-    if rows:
-        ids, refs, tiers, scores, lines, truncs = (list(col) for col in zip(*rows))
-        middle.ids, middle.refs, middle.tiers, middle.scores = ids, refs, tiers, scores
-        middle.lines, middle.truncated, middle.regions = lines, truncs, ["memory"] * len(rows)
-    return waiters
+        row = _read_memory(i, mem, overrides.get(id(mem)) if overrides else None, seen)
+        seen[row[0]] = i
+        rows.append(row)
+    return tuple(map(list, zip(*rows)))
 
 
 def _read_extras(extras: Any, middle: Middle) -> None:
@@ -348,32 +343,26 @@ class ContextCompiler:
         end_text = build_end(user_message, last_turn, bool(directives_text))
 
         middle = Middle()
-        waiters = _read_memories(memories, tier_by_memory_id, middle, adapter)
+        _read_memories(memories, tier_by_memory_id, middle)
         memory_count = len(middle)
         truncated_count = sum(middle.truncated)
         _read_extras(middle_extras, middle)
-        offered_by_tier = dict.fromkeys(TIER_NAMES.values(), 0)
-        for tier in middle.tiers:
-            offered_by_tier[TIER_NAMES[tier]] += 1
+        offered_by_tier = {name: middle.tiers.count(tier) for tier, name in TIER_NAMES.items()}
         compressed_refs: list[tuple[int, str, str]] = []
         compressed_originals: list[Segment] = []
         if compressed_middle is not None:
             cited = set(refs_in(compressed_middle))
-            for wait in waiters:
-                wait()
+            counts = adapter.count_many(middle.lines[:memory_count])
             for i in range(memory_count):
                 ref = middle.refs[i]
                 if ref in cited:
                     compressed_refs.append((ref, middle.ids[i], TIER_NAMES[middle.tiers[i]]))
                 compressed_originals.append(Segment(
-                    "memory", middle.lines[i], adapter.count(middle.lines[i]), False, REASON_COMPRESSED,
+                    "memory", middle.lines[i], counts[i], False, REASON_COMPRESSED,
                     middle.tiers[i], middle.ids[i], ref, None, middle.truncated[i]))
             middle = Middle()
             middle.add(None, None, TIER_SEMANTIC, None, as_line(compressed_middle), False, "memory")
-            tokens = adapter.count_many(middle.lines)
-        else:
-            tokens = [n for wait in waiters for n in wait()]
-            tokens += adapter.count_many(middle.lines[memory_count:])
+        tokens = adapter.count_many(middle.lines)
         # Prompt order: by tier; inside a tier, input order (memories before extras).
         emission = sorted(range(len(middle)), key=middle.tiers.__getitem__)
 

@@ -47,22 +47,24 @@ class TrimOrder:
     def __init__(self, tiers: Sequence[int], tokens: Sequence[int], scores: Sequence[float | None]) -> None:
         n = len(tiers)
         self.tokens = list(tokens)
-
-        neg_inf = -math.inf
-        score = [neg_inf if s is None else s for s in scores]
-        procedural = [i for i in range(n) if tiers[i] == TIER_PROCEDURAL]
-        procedural.sort(key=lambda i: (-score[i], i))  # best first, earlier input first
-        self.capped = frozenset(procedural[PROCEDURAL_CAP:])
-        # First to go: highest tier number (episodic), lowest score, latest input.
-        keys = [(-tiers[i], score[i], -i) for i in range(n)]
-        candidates = sorted(range(n), key=keys.__getitem__)
-        if self.capped:
-            candidates = [i for i in candidates if i not in self.capped]
-        self.order = candidates
-        self.rank = [-1] * n
-        for pos, i in enumerate(candidates):
-            self.rank[i] = pos
-        order_tokens = [self.tokens[i] for i in candidates]
+        score = [-math.inf if s is None else s for s in scores] if None in scores else scores
+        # First to go: highest tier number (episodic), lowest score, latest input. Two
+        # stable sorts: by score over the input reversed, then by tier, descending.
+        order = sorted(range(n - 1, -1, -1), key=score.__getitem__)
+        order.sort(key=tiers.__getitem__, reverse=True)
+        # Procedural segments come last, the best of them at the very end: all but the
+        # best PROCEDURAL_CAP are capped.
+        procedural = n - bisect.bisect_left(order, -TIER_PROCEDURAL, key=lambda i: -tiers[i])
+        first_capped = n - procedural
+        capped = order[first_capped:first_capped + max(procedural - PROCEDURAL_CAP, 0)]
+        self.capped = frozenset(capped)
+        self.order = order[:first_capped] + order[first_capped + len(capped):] if capped else order
+        # rank[i]: position of segment i in the order; -1 for a capped one.
+        rank = [-1] * n
+        for pos, i in enumerate(self.order):
+            rank[i] = pos
+        self.rank = rank
+        order_tokens = list(map(self.tokens.__getitem__, self.order))
         self.cumulative = [0, *itertools.accumulate(order_tokens)]
         self.total = self.cumulative[-1]
         # prefix_min[k]: the smallest segment among the first k of the order.

@@ -10,6 +10,7 @@ memory line once and re-select at any budget without tokenizing again.
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import os
 import re
@@ -30,7 +31,9 @@ DIRECTIVES_OPEN = "<ACTIVE_SYSTEM_DIRECTIVES>\n"
 DIRECTIVES_CLOSE = "</ACTIVE_SYSTEM_DIRECTIVES>"
 
 _WS = re.compile(r"\s+")
-_REF = re.compile(r"\[Mem:(\d+)\]")
+# A citation as the compiler writes it (memory_lines) and as everything above the compiler
+# reads it back. store/conversations.py keeps a twin: the store may not import the compiler.
+CITATION = re.compile(r"\[Mem:(\d+)\]")
 # What could pass for the compiler's own markers inside text it was given: a citation
 # (any case, any spacing) and the opening of an interrupt tag.
 _CITATION_LIKE = re.compile(r"\[\s*mem\s*:\s*(\d+)\s*\]", re.IGNORECASE)
@@ -122,10 +125,46 @@ def kind_label(kind: Any, tier: int) -> str:
     return neutralise(f"[{(one_line(kind) if kind else '') or TIER_LABELS[tier]}]")
 
 
-def memory_line(ref: int, label: str, text: str) -> str:
-    """The prompt line of one memory (with its trailing newline); ``label`` comes from
-    :func:`kind_label` and ``text`` is already one neutralised line."""
-    return f"[Mem:{ref}] {label} {text}\n"
+def memory_lines(contents: Sequence[str], tiers: Sequence[int], kinds: Sequence[Any],
+                 caps: dict[int, int | None], start: int = 1) -> tuple[list[str], list[bool]]:
+    """The prompt lines of memories cited ``start``, ``start + 1``...: each text made one
+    line, capped to its tier's characters and neutralised, after its citation and label
+    (:func:`kind_label`); and whether each text was shortened. Column at a time: a cold
+    compile of thousands of memories spends most of its Python time here."""
+    texts = list(contents) if _all_one_line(contents) else list(map(" ".join, map(str.split, contents)))
+    truncated = [False] * len(texts)
+    limits = [c for c in caps.values() if c is not None]
+    if limits and max(map(len, texts), default=0) > min(limits):
+        for i, text in enumerate(texts):
+            cap = caps[tiers[i]]
+            if cap is not None and len(text) > cap:
+                texts[i], truncated[i] = cap_text(text, cap)
+    joined = "".join(texts)
+    if "[" in joined or "<" in joined:
+        texts = [neutralise(t) if "[" in t or "<" in t else t for t in texts]
+    keys = list(zip(kinds, tiers))
+    labels = {key: kind_label(*key) for key in set(keys)}
+    lines = [f"[Mem:{n}] {label} {text}\n" for n, label, text in zip(
+        itertools.count(start), map(labels.__getitem__, keys), texts)]
+    return lines, truncated
+
+
+def _all_one_line(texts: Sequence[str]) -> bool:
+    """Whether :func:`one_line` would leave every text as it is: checked on the texts'
+    bytes at once when they are ASCII (the usual case), as splitting and joining each
+    text costs more than the rest of laying out its line."""
+    joined = "\x00".join(texts)
+    if not joined or not joined.isascii():
+        return False
+    import numpy as np
+
+    b = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    if (((b >= 9) & (b <= 13)) | ((b >= 28) & (b <= 31))).any():  # ASCII whitespace but the space
+        return False
+    space = b == 32
+    space_or_gap = space | (b == 0)  # NUL stands between two texts (or inside one: then we split)
+    return not (space[0] or space[-1] or (space[1:] & space_or_gap[:-1]).any()
+                or (space_or_gap[1:] & space[:-1]).any())
 
 
 def build_core(core_content: str, agent_persona_prompt: str | None = None, include_interrupt: bool = True,
@@ -174,7 +213,12 @@ def build_directives(directives: Sequence[str] | str | None) -> str:
 
 def refs_in(text: str) -> list[int]:
     """Every ``[Mem:N]`` number in ``text``, in order."""
-    return [int(n) for n in _REF.findall(text)]
+    return [int(n) for n in CITATION.findall(text)]
+
+
+def _content(memory: Any) -> Any:
+    content = getattr(memory, "content", None)
+    return getattr(memory, "text", "") if content is None else content
 
 
 class ContextLayoutEngine:
@@ -202,20 +246,14 @@ class ContextLayoutEngine:
     def build_middle(
         self, retrieved: Iterable[tuple[Any, int]], start: int = 1
     ) -> tuple[list[tuple[str, int]], dict[int, str], dict[int, str]]:
-        caps = text_caps()
-        middle: list[tuple[str, int]] = []
-        ref_map: dict[int, str] = {}
-        ref_map_type: dict[int, str] = {}
-        for n, (memory, tier) in enumerate(retrieved, start):
-            tier = tier_of(memory, tier)
-            content = getattr(memory, "content", None)
-            if content is None:
-                content = getattr(memory, "text", "")
-            text, _ = cap_text(one_line(str(content)), caps[tier])
-            label = kind_label(getattr(memory, "kind", None), tier)
-            middle.append((memory_line(n, label, neutralise(text)).rstrip("\n"), tier))
-            ref_map[n] = str(memory.id)
-            ref_map_type[n] = TIER_NAMES[tier]
+        items = [(memory, tier_of(memory, tier)) for memory, tier in retrieved]
+        contents = [str(_content(memory)) for memory, _ in items]
+        tiers = [tier for _, tier in items]
+        lines, _ = memory_lines(contents, tiers, [getattr(m, "kind", None) for m, _ in items], text_caps(), start)
+        middle = [(line.rstrip("\n"), tier) for line, tier in zip(lines, tiers)]
+        refs = range(start, start + len(items))
+        ref_map = {n: str(memory.id) for n, (memory, _) in zip(refs, items)}
+        ref_map_type = {n: TIER_NAMES[tier] for n, tier in zip(refs, tiers)}
         return middle, ref_map, ref_map_type
 
     def build_end(

@@ -187,8 +187,8 @@ class PromptPlan:
 
     # -- assembling the result ---------------------------------------------------------
     def kept_middle(self, fit: Fit) -> list[int]:
-        rank = self.trim.rank
-        return [i for i in self.emission if fit.keeps(rank[i], i)]
+        rank, first, rescued = self.trim.rank, fit.first_kept, fit.rescued  # Fit.keeps, inlined
+        return [i for i in self.emission if rank[i] >= first or i in rescued]
 
     def assemble(self, sel: Selection, max_tokens: int) -> CompileResult:
         end_place = self.placement == "end"

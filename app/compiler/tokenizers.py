@@ -16,9 +16,11 @@ import base64
 import fnmatch
 import gzip
 import hashlib
+import re
 import threading
 from dataclasses import dataclass
 from importlib import resources
+from itertools import repeat
 
 import tiktoken
 
@@ -113,15 +115,15 @@ def load_encoding(name: str) -> tiktoken.Encoding:
         enc = tiktoken.Encoding(
             name=name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=spec.special_tokens
         )
-        lengths = [0] * (max(ranks.values()) + 1)
+        ends_line = [False] * (max(ranks.values()) + 1)
         for token, rank in ranks.items():
-            lengths[rank] = len(token)
-        _token_byte_lengths[name] = lengths
+            ends_line[rank] = token.endswith(b"\n")
+        _tokens_ending_a_line[name] = ends_line
         _encodings[name] = enc
         return enc
 
 
-_token_byte_lengths: dict[str, list[int]] = {}
+_tokens_ending_a_line: dict[str, list[bool]] = {}  # per encoding, by token id
 
 
 class TiktokenAdapter:
@@ -165,24 +167,24 @@ class TiktokenAdapter:
     def count_many(self, texts: list[str]) -> list[int]:
         """Counts for many texts; uncached ones are encoded in one batch.
 
-        When the texts are lines (each ends with a newline and none starts with
-        whitespace) no token can span two of them, so they are encoded joined, in one
-        call, and each line's count is read off the token byte offsets. Anything that does
-        not line up is counted one text at a time.
+        When the texts are lines (each ends with its only newline, none starts with
+        whitespace or ``/``) no token can span two of them, so they are encoded joined, in
+        one call, and each line's count is read off the token byte offsets. Anything that
+        does not line up is counted one text at a time.
         """
         counts = self._counts
-        missing = [t for t in dict.fromkeys(texts) if t not in counts]
-        if missing:
-            if len(counts) + len(missing) > self._CACHE_LIMIT:
-                counts.clear()
-            batch = self._count_lines_joined(missing) if len(missing) >= _ASYNC_MIN_LINES else None
-            if batch is not None:
-                counts.update(zip(missing, batch))
-            else:
-                enc = self.encoding.encode_ordinary
-                for t in missing:
-                    counts[t] = len(enc(t))
-        return self._cached(texts)
+        try:
+            return [counts[t] for t in texts]
+        except KeyError:
+            missing = [t for t in texts if t not in counts]
+        found = self._line_counts(missing) if len(missing) >= _JOINED_MIN_LINES else None
+        if found is None:
+            enc = self.encoding.encode_ordinary
+            found = [len(enc(t)) for t in missing]
+        if len(counts) + len(missing) > self._CACHE_LIMIT:
+            counts.clear()
+        counts.update(zip(missing, found))
+        return found if len(missing) == len(texts) else self._cached(texts)
 
     def _cached(self, texts: list[str]) -> list[int]:
         """The counts of texts just counted. The cache may have been cleared since (a
@@ -193,80 +195,55 @@ class TiktokenAdapter:
         except KeyError:
             return [self.count(t) for t in texts]
 
-    def count_lines_async(self, lines: list[str]):
-        """Start counting ``lines`` on a worker thread; returns a function that waits for
-        the counts. Lets the caller prepare the next lines while these are encoded."""
-        counts = self._counts
-        missing = [t for t in dict.fromkeys(lines) if t not in counts]
-        if len(missing) < _ASYNC_MIN_LINES:  # a thread hand-off costs more than it saves
-            self.count_many(missing)
-            return lambda: self._cached(lines)
-        future = _pool().submit(self._joined_counts, missing)
-
-        def wait() -> list[int]:
-            found = future.result()
-            if found is None:
-                self.count_many(missing)
-            else:
-                if len(counts) + len(missing) > self._CACHE_LIMIT:
-                    counts.clear()
-                counts.update(zip(missing, found))
-            return self._cached(lines)
-
-        return wait
-
-    def _joined_counts(self, lines: list[str]) -> list[int] | None:
-        """Per-line counts from one encoding of the joined lines (None if they do not line up)."""
-        for t in lines:
-            if not t.endswith("\n") or t[:1].isspace():
-                return None
+    def _line_counts(self, lines: list[str]) -> list[int] | None:
+        """Per-line counts from one encoding of the lines joined; None if they do not line
+        up. (One thread: with the machine's cores busy, halves encoded on two threads
+        measured slower than this, and a worker waits for the GIL while the caller runs.)"""
         import numpy as np
 
-        buffer = self.encoding._core_bpe.encode_to_tiktoken_buffer("".join(lines), set())
-        tokens = np.frombuffer(buffer, dtype=np.uint32)
-        token_ends = np.cumsum(_token_lengths_array(self.name)[tokens])
-        line_ends = np.cumsum(np.fromiter((len(t.encode("utf-8")) for t in lines), dtype=np.int64,
-                                          count=len(lines)))
-        idx = np.searchsorted(token_ends, line_ends, side="left")
-        if idx[-1] != len(tokens) - 1 or not np.array_equal(token_ends[idx], line_ends):
+        if not all(map(str.endswith, lines, repeat("\n"))):
             return None
-        return np.diff(idx + 1, prepend=0).tolist()
-
-    def _count_lines_joined(self, lines: list[str]) -> list[int] | None:
-        if len(lines) < _PARALLEL_MIN_LINES:
-            return self._joined_counts(lines)
-        # tiktoken releases the GIL while it encodes: two halves on two threads.
-        mid = len(lines) // 2
-        first, second = _pool().map(self._joined_counts, [lines[:mid], lines[mid:]])
-        return None if first is None or second is None else first + second
+        text = "".join(lines)
+        if text.count("\n") != len(lines) or text[:1].isspace() or text[:1] == "/" or _LINE_JOINS_PREVIOUS.search(text):
+            return None
+        if not text.isascii() and _has_lone_surrogate(text):
+            return None  # tiktoken's own wrapper repairs those, one text at a time
+        tokens = np.frombuffer(self.encoding._core_bpe.encode_to_tiktoken_buffer(text, set()), dtype=np.uint32)
+        # Each line holds one newline, at its end: when as many tokens end in a newline as
+        # there are lines, every line ends where a token ends.
+        ends = np.flatnonzero(_line_end_table(self.name)[tokens])
+        if len(ends) != len(lines) or ends[-1] != len(tokens) - 1:
+            return None
+        return np.diff(ends + 1, prepend=0).tolist()
 
     def __repr__(self) -> str:
         return f"TiktokenAdapter({self.name!r})"
 
 
-_length_arrays: dict = {}
-_PARALLEL_MIN_LINES = 400
-_ASYNC_MIN_LINES = 200
-_executor = None
+_line_end_tables: dict = {}
+_JOINED_MIN_LINES = 32  # fewer lines are counted one by one: joining costs more than it saves
+# A line that starts with whitespace or "/" could share a pre-token with the line before
+# (see layout.keep_apart), so its count would not be its own.
+_LINE_JOINS_PREVIOUS = re.compile(r"\n[\s/]")
 
 
-def _pool():
-    global _executor
-    if _executor is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="mnemoscope-tokenize")
-    return _executor
-
-
-def _token_lengths_array(name: str):
+def _line_end_table(name: str):
+    """For each token id of encoding ``name``: whether its bytes end in a newline."""
     import numpy as np
 
-    arr = _length_arrays.get(name)
-    if arr is None:
+    table = _line_end_tables.get(name)
+    if table is None:
         load_encoding(name)
-        arr = _length_arrays[name] = np.array(_token_byte_lengths[name], dtype=np.int64)
-    return arr
+        table = _line_end_tables[name] = np.array(_tokens_ending_a_line[name], dtype=bool)
+    return table
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 _adapters: dict[str, TiktokenAdapter] = {}

@@ -13,8 +13,8 @@ import re
 from ..bridge import PreviewRequest, compile_items, recall_for
 from ..compiler import CompileResult, TokenizerRegistry
 from ..compiler.cache import prefix_cache_reads, request_tokens
+from ..compiler.layout import CITATION
 
-MEM_REF = re.compile(r"\[Mem:(\d+)\]")
 MIN_BUDGET = 64
 SLIDER_STEPS = 1000
 WARN = "#D55E00"  # vermillion: reads on light and dark
@@ -46,7 +46,7 @@ def messages_html(result: CompileResult) -> str:
             return (f"<a href='mem:{html.escape(rid)}' style='background-color:#f3ec8f; color:#222222; "
                     f"text-decoration:none'><b>{match.group(0)}</b></a>")
 
-        body = MEM_REF.sub(link, html.escape(text)).replace("\n", "<br>")
+        body = CITATION.sub(link, html.escape(text)).replace("\n", "<br>")
         parts.append(f"<p><b style='color:#0072B2'>{html.escape(m['role'])}</b><br>{body}</p>")
     return "".join(parts)
 
@@ -96,7 +96,7 @@ def citations(answer: str, result: CompileResult, texts: dict[str, str]) -> list
     """Each [Mem:N] in ``answer`` once: (N, record id or None, "ok"/"trimmed"/"unknown", label)."""
     trimmed = {s.ref: s.record_id for s in result.segments if s.ref is not None and not s.kept}
     found = []
-    for n in dict.fromkeys(int(x) for x in MEM_REF.findall(answer)):
+    for n in dict.fromkeys(int(x) for x in CITATION.findall(answer)):
         if n in result.ref_map:
             rid = result.ref_map[n]
             found.append((n, rid, "ok", f"[Mem:{n}] → {rid}: {texts.get(rid, '')[:100]}"))
