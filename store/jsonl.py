@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .conflicts import KEPT
 from .errors import ImportRefused, StoreError, ValidationError
 from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
 
@@ -24,7 +25,13 @@ if TYPE_CHECKING:
 POLICIES = ("skip", "overwrite", "merge")
 FIELDS = ("id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
           "source_kind", "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at",
-          "pinned", "half_life_days", "entities", "references", "recall_events", "context", "reason_to_remember")
+          "pinned", "half_life_days", "entities", "references", "recall_events", "context", "reason_to_remember",
+          "supersedes", "kept_with")
+# A person's decisions about pairs of memories (store.conflicts), kept across an export:
+# the field, the edge from this memory, and the edge back.
+DECISIONS = (("supersedes", "supersedes", "superseded_by"), (KEPT, KEPT, KEPT))
+# What links a memory to other memories: written after every memory of a file is in.
+LINK_FIELDS = ("references", *(f for f, _, _ in DECISIONS))
 
 
 @dataclass
@@ -83,11 +90,16 @@ def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
         "context": None if row["context"] is None else json.loads(row["context"]),
         "reason_to_remember": row["reason_to_remember"] or "",
         "entities": _entity_records(store, mid),
-        "references": [r["dst"] for r in store.tables.rows(
-            "SELECT dst FROM edges WHERE src = ? AND edge = 'references_record' ORDER BY dst", (mid,))],
+        "references": _linked(store, mid, "references_record"),
+        **{name: _linked(store, mid, edge) for name, edge, _ in DECISIONS},
         "recall_events": [_time(r["at"]) for r in store.tables.rows(
             "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (mid,))],
     }
+
+
+def _linked(store: MemoryStore, memory_id: str, edge: str) -> list[str]:
+    return [r["dst"] for r in store.tables.rows(
+        "SELECT dst FROM edges WHERE src = ? AND edge = ? ORDER BY dst", (memory_id, edge))]
 
 
 # Characters that some readers take for a line break (Python's str.splitlines, JavaScript
@@ -183,12 +195,13 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
             check_text("entities.aliases", alias)
         clean_ents.append({"name": check_text("entities", e["name"]).strip(), "kind": kind, "aliases": aliases})
     rec["entities"] = clean_ents
-    refs = obj.get("references") or []
-    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
-        raise ValidationError("references", "must be a list of memory ids")
-    for ref in refs:
-        check_text("references", ref)
-    rec["references"] = refs
+    for name in LINK_FIELDS:
+        refs = obj.get(name) or []
+        if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+            raise ValidationError(name, "must be a list of memory ids")
+        for ref in refs:
+            check_text(name, ref)
+        rec[name] = refs
     events = obj.get("recall_events") or []
     if not isinstance(events, list):
         raise ValidationError("recall_events", "must be a list of times")
@@ -282,14 +295,22 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
             _insert(store, rec, tick_now)
             report.ids.append(rec["id"])
         for _, rec in parsed:
+            if not store.exists(rec["id"]):
+                continue
             for ref in rec["references"]:
-                if store.exists(ref) and store.exists(rec["id"]):
+                if store.exists(ref):
                     store.tables.reference(rec["id"], ref, rec["created_at"], [])
+            for name, edge, inverse in DECISIONS:
+                for other in rec[name]:
+                    if store.exists(other):
+                        store.tables.edge_pair(rec["id"], edge, other, inverse, rec["updated_at"], [])
+                        if edge == "supersedes":  # the replaced memory stays archived
+                            store.tables.refresh_state(other)
     return report
 
 
 def _insert(store: MemoryStore, rec: dict[str, Any], now: float) -> None:
-    row = {k: v for k, v in rec.items() if k not in ("entities", "references", "recall_events")}
+    row = {k: v for k, v in rec.items() if k not in ("entities", "recall_events", *LINK_FIELDS)}
     row["tags"] = json.dumps(row["tags"], ensure_ascii=False)
     row["pinned"] = int(row["pinned"])
     row["ticked_at"] = now

@@ -144,3 +144,23 @@ def test_a_superseded_memory_stays_archived_through_every_tick_and_edit(tmp_path
         undo_supersede(s, result)  # back under the decay rules: the next tick puts it where its twin is
         s.tick()
         assert s.get(older).layer == s.get(newer).layer == "edge"
+
+
+def test_a_persons_decisions_survive_a_jsonl_round_trip(tmp_path):
+    from store import MemoryStore
+    from store.conflicts import keep_both
+
+    with MemoryStore(tmp_path / "a.db") as s:
+        older = s.remember("Mara lives in Lisbon.", who="Mara").memory.id
+        newer = s.remember("Mara moved to Porto.", who="Mara").memory.id
+        tea = s.remember("Mara prefers tea.", who="Mara").memory.id
+        no_tea = s.remember("Mara no longer drinks tea.", who="Mara").memory.id
+        supersede(s, newer, older)
+        keep_both(s, tea, no_tea)
+        exported = s.export_jsonl()
+    with MemoryStore(tmp_path / "b.db") as s:
+        s.import_jsonl(exported)
+        assert s.get(older).layer == "archived"
+        assert older not in [h.id for h in s.recall("Mara lives in Lisbon", k=10, trust="hyper")]
+        assert not {tuple(sorted((c.newer, c.older))) for c in scan(s)} & {tuple(sorted((tea, no_tea)))}
+        assert s.export_jsonl() == exported
