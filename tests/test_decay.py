@@ -305,3 +305,28 @@ def test_a_store_at_schema_8_is_upgraded_in_place_with_the_same_answers(db_path,
     with MemoryStore(copy) as s:
         current = s.tick(now=at(200)), s.undo_tick(s.tick(now=at(300)).tick_id), s.restore(gone).id
         assert (current, _answers(s)) == (upgraded, after)
+
+
+def test_rows_written_by_schema_8_keep_their_layer_and_strength_after_the_upgrade(tmp_path):
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    from store.schema import migrations
+
+    path = str(tmp_path / "v8.db")
+    conn = sqlite3.connect(path)
+    migrations.apply(Database(conn), stop_before="m009_memory_state")
+    for mid, layer, strength, due in (("a", "edge", 0.1, at(500)), ("b", "archived", 0.05, None)):
+        conn.execute("INSERT INTO memories (id, text, kind, importance, scope, sensitivity, created_at, updated_at, "
+                     "ref_time, base, recall_count, pinned, strength, layer, ticked_at, next_change_at, terms) "
+                     "VALUES (?, ?, 'event', 0.5, 'global', 'low', ?, ?, ?, 1, 0, 0, ?, ?, ?, ?, ?)",
+                     (mid, f"memory {mid}", T0, T0, T0, strength, layer, at(10), due, f"memory {mid}"))
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('ticked_at', ?)", (repr(at(10)),))
+    conn.commit()
+    conn.close()
+    with MemoryStore(path) as s:
+        assert [(m.id, m.layer, m.strength, m.ticked_at) for m in s.list(layer="edge")] == [("a", "edge", 0.1, at(10))]
+        assert [m.id for m in s.list(include_archived=False)] == ["a"]
+        assert s.conn.execute("SELECT rowid, next_change_at FROM memory_state ORDER BY rowid").fetchall() == [
+            (1, at(500)), (2, None)]
