@@ -170,7 +170,10 @@ def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | 
 
 def _side(conn: sqlite3.Connection, path: str) -> Side:
     layers = dict.fromkeys(LAYERS, 0)
-    layers.update(dict(conn.execute("SELECT layer, count(*) FROM memories GROUP BY layer")))
+    # A snapshot taken before schema version 9 keeps the layer on the memories table.
+    state = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_state'").fetchone()
+    layers.update(dict(conn.execute(f"SELECT layer, count(*) FROM {'memory_state' if state else 'memories'} "
+                                    "GROUP BY layer")))
     kinds = dict.fromkeys(KINDS, 0)
     kinds.update(dict(conn.execute("SELECT kind, count(*) FROM memories GROUP BY kind")))
     return Side(path, sum(layers.values()), layers, kinds)

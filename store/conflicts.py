@@ -334,7 +334,7 @@ def scan(store: MemoryStore, *, include_archived: bool = False) -> list[Conflict
     Each claim is compared with the newest claim of the same subject and slot."""
     where = "" if include_archived else " WHERE layer != 'archived'"
     with store.tables.reading():
-        rows = store.conn.execute(f"SELECT id, text, who, created_at, terms FROM memories{where}").fetchall()
+        rows = store.conn.execute(f"SELECT id, text, who, created_at, terms FROM memory_rows{where}").fetchall()
     subjects = _subjects(store, rows)
     parsed = {}
     buckets: dict[tuple[str, str, str], list[str]] = defaultdict(list)
@@ -400,8 +400,9 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
         for q in sorted(queries):
             for cid, ctext, cwho, ccreated, cterms in store.conn.execute(
                     "SELECT m.id, m.text, m.who, m.created_at, m.terms FROM memories_fts f CROSS JOIN memories m "
-                    "ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND m.id != ? AND m.scope IN (?, 'global') "
-                    f"AND m.layer != 'archived' AND m.sensitivity IN ({','.join('?' * len(visible))}) LIMIT ?",
+                    "ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
+                    "WHERE memories_fts MATCH ? AND m.id != ? AND m.scope IN (?, 'global') "
+                    f"AND s.layer != 'archived' AND m.sensitivity IN ({','.join('?' * len(visible))}) LIMIT ?",
                     (q, mid, scope, *visible, limit)):
                 candidates[cid] = (cid, ctext, cwho, ccreated, cterms)
         out = []

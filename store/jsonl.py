@@ -122,7 +122,7 @@ def export_jsonl(store: MemoryStore, out: Any = None, *, kind: str | None = None
                                     with_links=False)]
     wanted = set(ids)
     with store.tables.reading():
-        rows = store.tables.rows("SELECT * FROM memories ORDER BY created_at, id")
+        rows = store.tables.rows("SELECT * FROM memory_rows ORDER BY created_at, id")
         lines = [_line(memory_record(store, r)) for r in rows if r["id"] in wanted]
     data = "".join(line + "\n" for line in lines)
     if out is None:

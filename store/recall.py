@@ -96,8 +96,8 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
             # CROSS JOIN keeps the full-text index as the outer loop: SQLite would
             # otherwise walk every memory of the scope and test each against the index.
-            "CROSS JOIN memories m ON m.rowid = f.rowid "
-            f"WHERE memories_fts MATCH ? AND m.scope IN ({placeholders}) AND m.layer != 'archived' "
+            "CROSS JOIN memories m ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
+            f"WHERE memories_fts MATCH ? AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
             "ORDER BY f.rank LIMIT ?",
             (fts, *scopes, max(cfg.limits.candidate_limit, 2 * k)),
         )
@@ -134,8 +134,9 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             readable = SENSITIVITIES[:max_rank + 1]
             neighbours = store.tables.rows(
                 f"SELECT DISTINCT {CANDIDATE_COLUMNS} FROM edges x "
-                f"JOIN memories m ON m.id = x.dst WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
-                f"AND m.scope IN ({placeholders}) AND m.layer != 'archived' "
+                "JOIN memories m ON m.id = x.dst JOIN memory_state s ON s.rowid = m.rowid "
+                f"WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
+                f"AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
                 f"AND m.sensitivity IN ({','.join('?' * len(readable))}) LIMIT 200",
                 (*seed_entities, *scopes, *readable),
             )
@@ -221,7 +222,7 @@ def brief(store: MemoryStore, limit: int = 5, scope: str | Sequence[str] = "glob
     ph = ",".join("?" * len(scopes))
     rows = store.tables.rows(
         "SELECT id, text, kind, importance, sensitivity, recall_count, half_life_days, pinned, base, ref_time "
-        f"FROM memories WHERE kind IN ('fact', 'lesson') AND scope IN ({ph}) AND layer != 'archived'", scopes)
+        f"FROM memory_rows WHERE kind IN ('fact', 'lesson') AND scope IN ({ph}) AND layer != 'archived'", scopes)
     ranked = []
     for r in rows:
         if SENSITIVITY_RANK.get(r["sensitivity"], 99) > max_rank:

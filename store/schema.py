@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
 # program's id is refused before anything is written to it.
@@ -181,6 +181,39 @@ def m008_one_layer_index(db: Database) -> None:
     db["memories"].create_index(["layer", "scope"])
     db["memories"].create_index(["scope"])
     db["meta"].insert({"key": "schema_version", "value": "8"}, replace=True)
+
+
+# A memory's decay state, in the order its columns had on the memories table.
+STATE_COLUMNS = ("strength", "layer", "ticked_at", "next_change_at")
+_MEMORY_ROW = (
+    "m.id, m.text, m.kind, m.importance, m.who, m.topic, m.scope, m.sensitivity, m.tags, m.source, m.source_kind, "
+    "m.created_at, m.updated_at, m.ref_time, m.base, m.recall_count, m.last_recalled_at, m.pinned, "
+    "m.half_life_days, s.strength, s.layer, s.ticked_at, m.terms, m.context, m.reason_to_remember, "
+    "s.next_change_at"
+)
+
+
+@migrations()
+def m009_memory_state(db: Database) -> None:
+    """A memory's decay state (strength, layer, when it was worked out, when its layer
+    will next change) in a narrow table of its own, keyed by the memory's rowid: a tick
+    rewrites the state of the memories it moves, and on the wide memories rows (text,
+    terms, context) each was a whole page written. ``memory_rows`` reads a memory with
+    its state, every column in the order it had before."""
+    db.execute(
+        "CREATE TABLE memory_state (rowid INTEGER PRIMARY KEY, strength FLOAT NOT NULL, layer TEXT NOT NULL, "
+        "ticked_at FLOAT, next_change_at FLOAT)")
+    db.execute("INSERT INTO memory_state (rowid, strength, layer, ticked_at, next_change_at) "
+               "SELECT rowid, strength, layer, ticked_at, next_change_at FROM memories ORDER BY rowid")
+    db.execute("DROP INDEX IF EXISTS idx_memories_layer_scope")
+    db.execute("DROP INDEX IF EXISTS idx_memories_next_change_at")
+    for column in STATE_COLUMNS:
+        db.execute(f"ALTER TABLE memories DROP COLUMN {column}")
+    db.execute("CREATE INDEX idx_memory_state_layer ON memory_state (layer)")
+    db.execute("CREATE INDEX idx_memory_state_next_change_at ON memory_state (next_change_at)")
+    db.execute(f"CREATE VIEW memory_rows AS SELECT {_MEMORY_ROW} FROM memories m "
+               "JOIN memory_state s ON s.rowid = m.rowid")
+    db["meta"].insert({"key": "schema_version", "value": "9"}, replace=True)
 
 
 KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)

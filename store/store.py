@@ -202,16 +202,15 @@ class MemoryStore:
 
     def stats(self, scopes: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
         """Counts per layer, kind and scope (of the memories in ``scopes`` when given)."""
-        where, by_layer, params = "", "", []
+        where, layers_of, params = "", "memory_state", []
         if scopes is not None:
             scopes = [validate_scope(s) for s in scopes]
-            in_scopes = f"scope IN ({','.join('?' * len(scopes))})"
-            # "+scope" keeps SQLite off the scope index for the layer counts: they are read
-            # from the (layer, scope) index alone instead of from every row of those scopes.
-            where, by_layer, params = f" WHERE {in_scopes}", f" WHERE +{in_scopes}", scopes
+            where = f" WHERE scope IN ({','.join('?' * len(scopes))})"
+            layers_of = "memory_rows" + where
+            params = scopes
         with self.tables.reading():
             layers = dict.fromkeys(LAYERS, 0)
-            layers.update(dict(self.conn.execute(f"SELECT layer, count(*) FROM memories{by_layer} GROUP BY layer",
+            layers.update(dict(self.conn.execute(f"SELECT layer, count(*) FROM {layers_of} GROUP BY layer",
                                                  params).fetchall()))
             kinds = dict.fromkeys(KINDS, 0)
             kinds.update(dict(self.conn.execute(f"SELECT kind, count(*) FROM memories{where} GROUP BY kind",
@@ -381,8 +380,7 @@ class MemoryStore:
                 row.update(self.tables.state(row, max(row["ticked_at"] or now, self.tables.last_tick(),
                                                       row["ref_time"])))
                 row["terms"] = term_string(row["text"], row["who"] or "", row["topic"] or "")
-                self.conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in sets)} WHERE id = ?",
-                                  [row[c] for c in sets] + [memory_id])
+                self.tables.write_memory(memory_id, {c: row[c] for c in sets})
             if entity_names is not None:
                 scope = values.get("scope", before.scope)
                 self.tables.set_entities(memory_id, entity_names, scope, now, [], [])
@@ -405,9 +403,7 @@ class MemoryStore:
             row["pinned"] = int(memory.pinned)
             row["terms"] = term_string(memory.text, memory.who, memory.topic)
             row["next_change_at"] = self._next_change_of_restored(row)
-            cols = [c for c in row if c != "id"]
-            self.conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
-                              [row[c] for c in cols] + [memory.id])
+            self.tables.write_memory(memory.id, {c: v for c, v in row.items() if c != "id"})
             now = self.now()
             self.tables.set_entities(memory.id, memory.entities, memory.scope, now, [], [])
             self.conn.execute(
@@ -442,10 +438,7 @@ class MemoryStore:
         with self.tables.write():
             if self.exists(deleted.id):
                 raise ValidationError("id", f"a memory with id {deleted.id!r} already exists")
-            row = dict(deleted.row)
-            cols = list(row)
-            self.conn.execute(f"INSERT INTO memories ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                              [row[c] for c in cols])
+            self.tables.insert_row(dict(deleted.row))
             for src, edge, dst, created in deleted.edges:
                 other = dst if src == deleted.id else src
                 if other.startswith("e-") or self.exists(other) or self.tables.entity_exists(other):
@@ -459,12 +452,12 @@ class MemoryStore:
 
     # -- forgetting ----------------------------------------------------------------------
     def _states(self, now: float) -> tuple[list[tuple], list[float], list[str]]:
-        rows = self.conn.execute("SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, "
-                                 "strength, layer, ticked_at FROM memories").fetchall()
-        strengths, layers = decay.states_at([r[2:8] for r in rows], now, self.config.decay)
+        rows = self.conn.execute("SELECT id, kind, recall_count, half_life_days, pinned, base, ref_time "
+                                 "FROM memories").fetchall()
+        strengths, layers = decay.states_at([r[1:7] for r in rows], now, self.config.decay)
         superseded = self.tables.superseded_ids()
         if superseded:  # a memory another one replaced stays archived (store.conflicts.supersede)
-            layers = ["archived" if r[1] in superseded else layer for r, layer in zip(rows, layers)]
+            layers = ["archived" if r[0] in superseded else layer for r, layer in zip(rows, layers)]
         return rows, strengths, layers
 
     def project(self, now: Any = None) -> dict[str, tuple[float, str]]:
@@ -472,7 +465,7 @@ class MemoryStore:
         now = self.tables.now(now)
         with self.tables.reading():
             rows, strengths, layers = self._states(now)
-        return {r[1]: (s, layer) for r, s, layer in zip(rows, strengths, layers)}
+        return {r[0]: (s, layer) for r, s, layer in zip(rows, strengths, layers)}
 
     def tick(self, now: Any = None, *, advance_days: float | None = None) -> TickReport:
         """Bring every memory's layer and archive state up to ``now`` (after moving the
@@ -499,9 +492,10 @@ class MemoryStore:
             # The due rows in rowid order: one sorted walk through the table, and the UPDATEs
             # below touch its pages (and each index's runs) in that order too.
             rows = self.conn.execute(
-                "SELECT rowid, id, kind, recall_count, half_life_days, pinned, base, ref_time, strength, layer, "
-                "ticked_at, next_change_at FROM memories"
-                + ("" if full else " WHERE rowid IN (SELECT rowid FROM memories WHERE next_change_at <= ?)"),
+                "SELECT s.rowid, m.id, m.kind, m.recall_count, m.half_life_days, m.pinned, m.base, m.ref_time, "
+                "s.strength, s.layer, s.ticked_at, s.next_change_at FROM memory_state s "
+                "JOIN memories m ON m.rowid = s.rowid"
+                + ("" if full else " WHERE s.rowid IN (SELECT rowid FROM memory_state WHERE next_change_at <= ?)"),
                 () if full else (now,)).fetchall()
             strengths, layers, next_changes = decay.tick_states([r[2:8] for r in rows], now, self.config.decay)
             superseded = tables.superseded_ids() if full else set()  # none of them is ever due
@@ -525,9 +519,9 @@ class MemoryStore:
             for _, before, after, _, _ in transitions:
                 label = _transition_label(before, after)
                 counts[label] = counts.get(label, 0) + 1
-            self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
+            self.conn.executemany("UPDATE memory_state SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
                                   "WHERE rowid = ?", moves)
-            self.conn.executemany("UPDATE memories SET next_change_at = ? WHERE rowid = ?", nexts)
+            self.conn.executemany("UPDATE memory_state SET next_change_at = ? WHERE rowid = ?", nexts)
             tables.set_meta("ticked_at", repr(now))
             tables.set_meta("decay_config", tables.decay_fingerprint())
             info = {"counts": counts, "changed": len(moves), "ticked_before": ticked_before}
@@ -546,7 +540,7 @@ class MemoryStore:
                 "(SELECT id FROM ticks ORDER BY id DESC LIMIT 1 OFFSET ?)", (self.config.limits.undoable_ticks,))
             activity.prune(self, now)
             layer_counts = dict.fromkeys(LAYERS, 0)
-            layer_counts.update(self.conn.execute("SELECT layer, count(*) FROM memories GROUP BY layer").fetchall())
+            layer_counts.update(self.conn.execute("SELECT layer, count(*) FROM memory_state GROUP BY layer").fetchall())
         return TickReport(tick_id, now, [(t[0], t[1], t[2]) for t in transitions], counts, layer_counts,
                           len(moves), offset_before, offset_after)
 
@@ -571,8 +565,8 @@ class MemoryStore:
                 raise StoreError(f"tick {tick_id} cannot be undone before the later tick {later[0]}; "
                                  "undo the latest tick first")
             undo = _unpack_undo(blob)
-            self.conn.executemany("UPDATE memories SET strength = ?, layer = ?, ticked_at = ? WHERE id = ?",
-                                  [(s, layer, t, mid) for mid, s, layer, t in undo])
+            for mid, s, layer, t in undo:
+                tables.write_memory(mid, {"strength": s, "layer": layer, "ticked_at": t})
             info = json.loads(summary or "{}")
             marks = {"ticked_at": info.get("ticked_before")}
             if "config_before" in info:

@@ -25,7 +25,7 @@ from . import decay
 from .config import StoreConfig
 from .errors import DatabaseRefused, StoreError, ValidationError
 from .model import ENTITY_KINDS, LATEST, Memory, parse_time
-from .schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, SCHEMA_VERSION
+from .schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, SCHEMA_VERSION, STATE_COLUMNS
 from .text import term_string
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -35,7 +35,8 @@ MEMORY_COLUMNS = (
     "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at", "pinned",
     "half_life_days", "strength", "layer", "ticked_at", "context", "reason_to_remember",
 )
-SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memories"
+# A memory with its decay state (the memory_state table), every column as one row.
+SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memory_rows"
 
 
 @dataclass
@@ -292,7 +293,7 @@ class Tables:
 
     def memory_row(self, memory_id: str) -> dict[str, Any] | None:
         """Every stored column of a memory, or None when there is none with that id."""
-        rows = self.rows("SELECT * FROM memories WHERE id = ?", (memory_id,))
+        rows = self.rows("SELECT * FROM memory_rows WHERE id = ?", (memory_id,))
         return rows[0] if rows else None
 
     def memories(self, where: str = "", params: tuple | list = (), *, with_links: bool = True,
@@ -371,16 +372,14 @@ class Tables:
         row = self.memory_row(memory_id)
         if row is not None:
             at = max(row["ticked_at"] or 0.0, self.last_tick())
-            self.conn.execute("UPDATE memories SET next_change_at = ? WHERE id = ?",
-                              (decay.next_change(row, at, self.config.decay), memory_id))
+            self.write_memory(memory_id, {"next_change_at": decay.next_change(row, at, self.config.decay)})
 
     def refresh_state(self, memory_id: str) -> None:
         """Work a memory's layer out again after its decay inputs were changed in SQL."""
         row = self.memory_row(memory_id)
         if row is not None:
             state = self.state(row, max(row["ticked_at"] or 0.0, self.last_tick(), row["ref_time"]))
-            self.conn.execute("UPDATE memories SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
-                              "WHERE id = ?", (*state.values(), memory_id))
+            self.write_memory(memory_id, state)
 
     def last_tick(self) -> float:
         """When the last tick (not undone) ran: every layer is as of then, or later."""
@@ -390,14 +389,35 @@ class Tables:
         """Insert a memory row; strength, layer and search terms are derived here."""
         row = dict(row, **self.state(row, now), context=context_json(row.get("context")),
                    terms=term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
-        cols = [*MEMORY_COLUMNS, "next_change_at", "terms"]
-        self.conn.execute(f"INSERT INTO memories ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                          [row.get(c) for c in cols])
+        self.insert_row({c: row.get(c) for c in [*MEMORY_COLUMNS, "next_change_at", "terms"]})
+
+    def insert_row(self, row: dict[str, Any]) -> None:
+        """Insert a memory's stored columns as given: its decay state into memory_state,
+        under the rowid the rest got in memories."""
+        body = [c for c in row if c not in STATE_COLUMNS]
+        rowid = self.conn.execute(f"INSERT INTO memories ({', '.join(body)}) VALUES ({', '.join('?' * len(body))})",
+                                  [row[c] for c in body]).lastrowid
+        self.conn.execute("INSERT INTO memory_state (rowid, strength, layer, ticked_at, next_change_at) "
+                          "VALUES (?, ?, ?, ?, ?)", (rowid, *(row.get(c) for c in STATE_COLUMNS)))
+
+    def write_memory(self, memory_id: str, values: dict[str, Any]) -> None:
+        """Set stored columns of a memory: its decay state in memory_state, the rest in memories."""
+        body = [c for c in values if c not in STATE_COLUMNS]
+        state = [c for c in values if c in STATE_COLUMNS]
+        if body:
+            self.conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in body)} WHERE id = ?",
+                              [values[c] for c in body] + [memory_id])
+        if state:
+            self.conn.execute(f"UPDATE memory_state SET {', '.join(c + ' = ?' for c in state)} "
+                              "WHERE rowid = (SELECT rowid FROM memories WHERE id = ?)",
+                              [values[c] for c in state] + [memory_id])
 
     def delete_memory(self, memory_id: str) -> None:
         """Delete a memory with its edges (both directions) and recall events."""
         self.conn.execute("DELETE FROM edges WHERE src = ? OR dst = ?", (memory_id, memory_id))
         self.conn.execute("DELETE FROM recall_events WHERE memory_id = ?", (memory_id,))
+        self.conn.execute("DELETE FROM memory_state WHERE rowid = (SELECT rowid FROM memories WHERE id = ?)",
+                          (memory_id,))
         self.conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
 
     def add_recall_events(self, memory_id: str, times: list[float]) -> None:
@@ -416,11 +436,9 @@ class Tables:
         if importance is not None:
             row["importance"] = max(row["importance"], importance)
         state = self.state(row, now)
-        self.conn.execute(
-            "UPDATE memories SET recall_count = ?, base = 1.0, ref_time = ?, last_recalled_at = ?, "
-            "importance = ?, strength = ?, layer = ?, ticked_at = ?, next_change_at = ? WHERE id = ?",
-            (row["recall_count"], now, now, row["importance"], state["strength"], state["layer"], now,
-             state["next_change_at"], memory_id))
+        self.write_memory(memory_id, {"recall_count": row["recall_count"], "base": 1.0, "ref_time": now,
+                                      "last_recalled_at": now, "importance": row["importance"],
+                                      **state, "ticked_at": now})
         self.add_recall_events(memory_id, [now])
         return True
 

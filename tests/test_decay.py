@@ -69,9 +69,9 @@ def test_advance_and_tick_moves_the_clock_and_undo_restores_it(store):
 
 def test_project_writes_nothing(store, db_path):
     store.remember("event", kind="event", now=T0)
-    before = store.conn.execute("SELECT strength, layer, ticked_at FROM memories").fetchall()
+    before = store.conn.execute("SELECT strength, layer, ticked_at FROM memory_rows").fetchall()
     store.project(at(300))
-    assert store.conn.execute("SELECT strength, layer, ticked_at FROM memories").fetchall() == before
+    assert store.conn.execute("SELECT strength, layer, ticked_at FROM memory_rows").fetchall() == before
 
 
 @settings(max_examples=25, deadline=None)
@@ -206,15 +206,36 @@ def test_a_tick_reports_and_logs_its_transitions_in_the_order_they_came_due(stor
 
 
 def _indexes_with(conn, column):
-    names = [r[1] for r in conn.execute("PRAGMA index_list(memories)")]
+    names = [r[1] for table in ("memories", "memory_state") for r in conn.execute(f"PRAGMA index_list({table})")]
     return sorted(n for n in names if column in [c[2] for c in conn.execute(f"PRAGMA index_info({n})")])
 
 
 def test_a_tick_keeps_one_index_up_to_date_per_column_it_changes(store):
     # Every index a tick's UPDATE touches is pages written for each moved memory.
-    assert _indexes_with(store.conn, "layer") == ["idx_memories_layer_scope"]
-    assert _indexes_with(store.conn, "next_change_at") == ["idx_memories_next_change_at"]
-    assert _indexes_with(store.conn, "scope") == ["idx_memories_layer_scope", "idx_memories_scope"]
+    assert _indexes_with(store.conn, "layer") == ["idx_memory_state_layer"]
+    assert _indexes_with(store.conn, "next_change_at") == ["idx_memory_state_next_change_at"]
+    assert _indexes_with(store.conn, "scope") == ["idx_memories_scope"]
+
+
+def _as_schema_8(db_path):
+    """Turn a database back into schema version 8: the decay state on the memories rows,
+    with the indexes version 8 had, and no record of the memory_state migration."""
+    import sqlite3
+
+    conn = sqlite3.connect(db_path)
+    with conn:
+        conn.execute("DROP VIEW memory_rows")
+        for column, kind in (("strength", "FLOAT NOT NULL DEFAULT 0"), ("layer", "TEXT NOT NULL DEFAULT ''"),
+                             ("ticked_at", "FLOAT"), ("next_change_at", "FLOAT")):
+            conn.execute(f"ALTER TABLE memories ADD COLUMN {column} {kind}")
+            conn.execute(f"UPDATE memories SET {column} = "
+                         f"(SELECT {column} FROM memory_state s WHERE s.rowid = memories.rowid)")
+        conn.execute("DROP TABLE memory_state")
+        conn.execute('CREATE INDEX "idx_memories_layer_scope" ON "memories" ("layer", "scope")')
+        conn.execute('CREATE INDEX "idx_memories_next_change_at" ON "memories" ("next_change_at")')
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm009_memory_state'")
+        conn.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    conn.close()
 
 
 def test_a_store_from_before_the_layer_index_change_is_upgraded_with_the_same_answers(db_path):
@@ -227,6 +248,7 @@ def test_a_store_from_before_the_layer_index_change_is_upgraded_with_the_same_an
         s.tick(now=at(60))
         before = (s.stats(), s.stats(scopes=["group:a", "global"]), [m.id for m in s.list(layer="edge")],
                   [m.id for m in s.list(scope="group:a", layer="fading")], s.scopes())
+    _as_schema_8(db_path)
     conn = sqlite3.connect(db_path)
     with conn:  # the indexes as an older version made them, and no record of the migration
         conn.execute("DROP INDEX idx_memories_layer_scope")
@@ -237,7 +259,7 @@ def test_a_store_from_before_the_layer_index_change_is_upgraded_with_the_same_an
         conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
     conn.close()
     with MemoryStore(db_path) as s:
-        assert _indexes_with(s.conn, "layer") == ["idx_memories_layer_scope"]
+        assert _indexes_with(s.conn, "layer") == ["idx_memory_state_layer"]
         after = (s.stats(), s.stats(scopes=["group:a", "global"]), [m.id for m in s.list(layer="edge")],
                  [m.id for m in s.list(scope="group:a", layer="fading")], s.scopes())
     for a, b in zip(before, after):
@@ -246,3 +268,65 @@ def test_a_store_from_before_the_layer_index_change_is_upgraded_with_the_same_an
         assert a == b
     assert before[0]["layers"]["edge"] == 2 and before[1]["layers"] == {"habit": 0, "fading": 2, "edge": 1,
                                                                          "archived": 0}
+
+
+def _answers(s):
+    """What a user reads of a store: counts, lists with strengths, projections, recall, export."""
+    stats = [{k: v for k, v in d.items() if k not in ("now", "path")} for d in (s.stats(), s.stats(scopes=["group:a"]))]
+    listed = [(m.id, m.layer, m.strength) for m in s.list()]
+    by_layer = {layer: [m.id for m in s.list(layer=layer)] for layer in ("habit", "fading", "edge", "archived")}
+    return (stats, listed, by_layer, s.project(now=at(400)), [h.id for h in s.recall("memory kind", k=10,
+                                                                                    now=at(120))],
+            s.export_jsonl())
+
+
+def test_a_store_at_schema_8_is_upgraded_in_place_with_the_same_answers(db_path, tmp_path):
+    import shutil
+
+    with MemoryStore(db_path) as s:
+        ids = [s.remember(f"memory {i} of kind {kind}", kind=kind, scope=scope, now=T0).memory.id
+               for i, (kind, scope) in enumerate([("event", "global"), ("fact", "group:a"), ("event", "private:b"),
+                                                  ("reflection", "group:a"), ("lesson", "global")])]
+        s.tick(now=at(30))
+        s.reinforce(ids[1], now=at(31))
+        s.pin(ids[3], now=at(32))
+        gone = s.delete(ids[4])
+        s.tick(now=at(90))
+        before = _answers(s)
+    copy = str(tmp_path / "current.db")
+    shutil.copy(db_path, copy)
+    _as_schema_8(db_path)
+    with MemoryStore(db_path) as s:
+        assert s.stats()["schema_version"] == 9
+        assert s.conn.execute("SELECT count(*) FROM memory_state").fetchone()[0] == 4
+        assert _answers(s) == before
+        upgraded = s.tick(now=at(200)), s.undo_tick(s.tick(now=at(300)).tick_id), s.restore(gone).id
+        after = _answers(s)
+    with MemoryStore(copy) as s:
+        current = s.tick(now=at(200)), s.undo_tick(s.tick(now=at(300)).tick_id), s.restore(gone).id
+        assert (current, _answers(s)) == (upgraded, after)
+
+
+def test_rows_written_by_schema_8_keep_their_layer_and_strength_after_the_upgrade(tmp_path):
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    from store.schema import migrations
+
+    path = str(tmp_path / "v8.db")
+    conn = sqlite3.connect(path)
+    migrations.apply(Database(conn), stop_before="m009_memory_state")
+    for mid, layer, strength, due in (("a", "edge", 0.1, at(500)), ("b", "archived", 0.05, None)):
+        conn.execute("INSERT INTO memories (id, text, kind, importance, scope, sensitivity, created_at, updated_at, "
+                     "ref_time, base, recall_count, pinned, strength, layer, ticked_at, next_change_at, terms) "
+                     "VALUES (?, ?, 'event', 0.5, 'global', 'low', ?, ?, ?, 1, 0, 0, ?, ?, ?, ?, ?)",
+                     (mid, f"memory {mid}", T0, T0, T0, strength, layer, at(10), due, f"memory {mid}"))
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('ticked_at', ?)", (repr(at(10)),))
+    conn.commit()
+    conn.close()
+    with MemoryStore(path) as s:
+        assert [(m.id, m.layer, m.strength, m.ticked_at) for m in s.list(layer="edge")] == [("a", "edge", 0.1, at(10))]
+        assert [m.id for m in s.list(include_archived=False)] == ["a"]
+        assert s.conn.execute("SELECT rowid, next_change_at FROM memory_state ORDER BY rowid").fetchall() == [
+            (1, at(500)), (2, None)]

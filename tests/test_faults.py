@@ -21,7 +21,7 @@ def make_db(path, n):
             f'"created_at": "2026-01-01T00:00:00Z"}}' for i in range(n))
         s.import_jsonl(rows)
         s.tick(now="2026-01-02T00:00:00Z")
-        return dict(s.conn.execute("SELECT id, layer FROM memories").fetchall())
+        return dict(s.conn.execute("SELECT id, layer FROM memory_rows").fetchall())
 
 
 def run_and_kill(code, delay):
@@ -43,7 +43,7 @@ def test_tick_killed_midway_leaves_before_or_after_state(db_path):
     run_and_kill(code, 2.5)
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    layers = dict(conn.execute("SELECT id, layer FROM memories").fetchall())
+    layers = dict(conn.execute("SELECT id, layer FROM memory_rows").fetchall())
     assert set(layers) == set(before)
     distinct = set(layers.values())
     assert distinct in ({"fading"}, {"archived"}), distinct  # all before, or all after: never a mix
