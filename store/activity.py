@@ -146,14 +146,16 @@ def clients_and_tools(store: MemoryStore) -> tuple[list[str], list[str]]:
 
 
 def prune(store: MemoryStore, now: float) -> int:
-    """Drop log rows beyond the newest ``keep_entries`` or older than ``keep_days``, and
-    forgotten memories older than ``forgotten_keep_days``. Part of the caller's
-    transaction; returns how many log rows went."""
+    """Drop log rows beyond the newest ``keep_entries`` or older than ``keep_days``,
+    citation maps older than ``keep_days``, and forgotten memories older than
+    ``forgotten_keep_days``. Part of the caller's transaction; returns how many log rows
+    went."""
     cfg = store.config.activity
     with store.tables.write():
         cur = store.conn.execute(
             "DELETE FROM activity WHERE at < ? OR id <= (SELECT coalesce(max(id), 0) FROM activity) - ?",
             (now - cfg.keep_days * decay.DAY, cfg.keep_entries))
+        store.conn.execute("DELETE FROM conversations WHERE at < ?", (now - cfg.keep_days * decay.DAY,))
         store.conn.execute("DELETE FROM forgotten WHERE at < ?", (now - cfg.forgotten_keep_days * decay.DAY,))
         return cur.rowcount
 

@@ -53,8 +53,10 @@ def test_log_is_bounded_by_entries_and_days_and_pruned_by_tick(tmp_path):
         assert len(kept) == 50 and kept[-1].at == start + 70  # the newest 50
         memory = store.remember("Mara is learning Portuguese.").memory
         activity_log.forget(store, memory.id, client="agent")
+        conversations.save_turn(store, "chat-1", {"1": memory.id})
         store.tick(advance_days=11)
         assert activity_log.recent(store, 1000) == []  # all older than 10 days
+        assert conversations.conversation_ids(store) == []  # citation maps go with the log
         assert [f.memory_id for f in activity_log.forgotten(store)] == [memory.id]  # kept 20 days
         store.tick(advance_days=10)
         assert activity_log.forgotten(store) == []

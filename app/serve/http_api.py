@@ -127,8 +127,7 @@ def endpoint(ops: Operations, tool: str, method: str) -> Callable[[Request], Awa
 
             result = await anyio.to_thread.run_sync(run)
         except HttpError as exc:
-            CALLER.set(caller)
-            ops.log(tool, args, started, error=str(exc))
+            ops.log(tool, args, started, error=str(exc), caller=caller)
             return error_response(exc.status, str(exc))
         except PydanticValidationError as exc:
             return error_response(422, _pydantic_message(exc))

@@ -50,10 +50,6 @@ class ScopeRefused(StoreError):
     """The call named a scope this server may not read or write."""
 
 
-def _status(exc: BaseException) -> str:
-    return type(exc).__name__
-
-
 def _conflicts(conflicts: list) -> list[dict[str, str]]:
     """The memories a new one likely contradicts (store.conflicts): ids and what about, for
     the agent to recall, update or forget."""
@@ -128,7 +124,7 @@ class Operations:
         caller = caller if caller is not None else (CALLER.get() or {})
         scope = args.get("scope") or (self.scopes[0] if tool not in ("tick", "stats") else "")
         ids = (result or {}).get("memory_ids", [])
-        message = "" if error is None else (error if isinstance(error, str) else f"{_status(error)}: {error}")
+        message = "" if error is None else (error if isinstance(error, str) else f"{type(error).__name__}: {error}")
         with suppress(StoreError):  # a read-only or busy database must not turn a good answer into a failure
             activity_log.record(self.store, client=caller.get("client") or self.client,
                                 door=caller.get("door") or self.door, tool=tool,
