@@ -138,9 +138,8 @@ def cli(ctx: click.Context, db: str | None, selftest: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code (``sys.exit(main())`` in scripts)."""
     try:
+        # Without standalone mode click returns what ctx.exit() was given, and raises the rest.
         code = cli.main(args=argv, prog_name="mnemoscope", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -153,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     return code if isinstance(code, int) else 0
 
 
-from . import compile_commands, owner_commands, serve_commands, store_commands  # noqa: E402  (they register on ``cli``)
+# They register their commands on ``cli``.
+from . import compile_commands, owner_commands, serve_commands, store_commands  # noqa: E402, F401
 
 __all__ = ["cli", "main", "Failure", "open_store", "db_option", "json_option", "emit_json"]
-_ = (compile_commands, owner_commands, serve_commands, store_commands)
