@@ -1,5 +1,5 @@
 import sys
 
-from app.cli import main
+from mnemoscope.cli import main
 
 sys.exit(main())

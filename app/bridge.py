@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from store import MemoryStore
-from store.recall import Hit
+from mnemoscope.store import MemoryStore
+from mnemoscope.store.recall import Hit
 
 from .compiler import TIER_EPISODIC, TIER_NAMES, TIER_PROCEDURAL, TIER_SEMANTIC, ContextCompiler, MemoryItem
 from .compiler.types import CompileResult

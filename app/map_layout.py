@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import zlib
 
-from store.model import LAYERS
+from mnemoscope.store.model import LAYERS
 
 RING_INNER = {"habit": 0.15, "fading": 1.0, "edge": 2.0, "archived": 3.0}
 RING_WIDTH = 1.0

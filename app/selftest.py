@@ -32,7 +32,7 @@ def run_selftest() -> int:
         report["version"] = __version__
         for name in ("cl100k_base", "o200k_base"):
             load_encoding(name)  # checks the bundled files' SHA-256
-        from store.demo import default_db_path, open_default
+        from mnemoscope.store.demo import default_db_path, open_default
 
         store = open_default(default_db_path())
         stats = store.stats()
@@ -43,7 +43,7 @@ def run_selftest() -> int:
         report["memories_in_prompt"] = len(result.ref_map)
         if not result.ref_map:
             raise RuntimeError("recall found no memories for the self-test question")
-        from store.privacy import scan_text
+        from mnemoscope.store.privacy import scan_text
 
         # detect-secrets (without requests, which the bundle leaves out) and phonenumbers' data
         found = sorted(d.what for d in scan_text("key AKIAIOSFODNN7EXAMPLE; call +44 20 7946 0958"))

@@ -1,8 +1,8 @@
-"""The frozen program's entry point: the same as ``python -m app``."""
+"""The frozen program's entry point: the same as ``python -m mnemoscope``."""
 
 import sys
 
-from app.cli import main
+from mnemoscope.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,5 +1,5 @@
 """The decay store: an agent's long-term memory in SQLite that fades, recalls, links and
-imports. Plain Python (sqlite-utils, networkx); no Qt."""
+imports. Plain Python (sqlite-utils; networkx for ``graph()``); no Qt."""
 
 from .config import KINDS, StoreConfig
 from .errors import ConfigError, DatabaseRefused, ImportRefused, NotFound, StoreError, ValidationError

@@ -17,7 +17,7 @@ _TIME_FIELDS = ("created_at", "updated_at", "ref_time", "last_recalled_at")
 
 
 def demo_lines() -> list[str]:
-    return resources.files("resources.demo").joinpath("memories.jsonl").read_text(encoding="utf-8").splitlines()
+    return resources.files("mnemoscope.resources.demo").joinpath("memories.jsonl").read_text(encoding="utf-8").splitlines()
 
 
 def rebased_demo(now: float) -> list[str]:

@@ -17,7 +17,7 @@ from .store import MemoryStore
 DEMO_NOW = "2026-11-19T12:00:00Z"
 
 
-CASES_RESOURCE = ("resources.demo", "recall_eval.jsonl")  # shipped with the demo memories
+CASES_RESOURCE = ("mnemoscope.resources.demo", "recall_eval.jsonl")  # shipped with the demo memories
 
 
 def load_cases(path: str | None = None) -> list[dict[str, Any]]:

@@ -18,7 +18,6 @@ finding says where the thing is and shows only its first characters, never all o
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -35,33 +34,10 @@ NEEDED = {"credential": "hyper", "card": "high", "iban": "high", "phone": "mediu
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "PT", "IT", "NL", "CN", "JP", "IN", "BR")
 
 
-def _offline_requests() -> None:
-    """detect-secrets imports ``requests`` at module level, only to verify keys online,
-    which we never ask it to do. The desktop bundle leaves ``requests`` out (Mnemoscope
-    never goes on the network); there, a stand-in whose every use fails takes its place."""
-    try:
-        import requests  # noqa: F401
-    except ImportError:
-        import types
-
-        class RequestException(OSError):
-            pass
-
-        def offline(*args: object, **kwargs: object) -> None:
-            raise RequestException("Mnemoscope does not go on the network")
-
-        stub = types.ModuleType("requests")
-        stub.exceptions = types.SimpleNamespace(RequestException=RequestException)
-        stub.get = stub.post = offline
-        stub.Response = object
-        sys.modules["requests"] = stub
-
-
 @cache
 def _detector_classes() -> tuple[type, ...]:
     """detect-secrets' detectors, and ours in its form; imported on first use, so opening
     the store or the window does not pay for them."""
-    _offline_requests()
     from detect_secrets.plugins.artifactory import ArtifactoryDetector
     from detect_secrets.plugins.aws import AWSKeyDetector
     from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector

@@ -623,10 +623,16 @@ class MemoryStore:
         return export_jsonl(self, out, **filters)
 
     def graph(self):
-        """The store as a networkx MultiDiGraph (see :func:`store.graph.build_graph`)."""
+        """The store as a networkx MultiDiGraph (see :func:`mnemoscope.store.graph.build_graph`).
+        networkx is the ``graph`` extra: ``pip install "mnemoscope[graph]"``."""
         # networkx is imported only here: it adds a fifth of a second to every start of the
         # command line and the agents' servers, and the desktop bundle leaves it out.
-        from .graph import build_graph
+        try:
+            from .graph import build_graph
+        except ModuleNotFoundError as exc:
+            if exc.name != "networkx":
+                raise
+            raise StoreError('MemoryStore.graph() needs networkx: pip install "mnemoscope[graph]"') from None
 
         return build_graph(self)
 

@@ -1,18 +1,12 @@
 import os
-import sys
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("MNEMOSCOPE_HOME", str(Path(os.environ.get("TMPDIR", "/tmp")) / "mnemoscope-test-home"))
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 import pytest  # noqa: E402
-
-from store import MemoryStore  # noqa: E402
-from store.demo import load_demo  # noqa: E402
+from mnemoscope.store import MemoryStore  # noqa: E402
+from mnemoscope.store.demo import load_demo  # noqa: E402
 
 DEMO_NOW = "2026-11-19T12:00:00Z"
 
@@ -60,7 +54,7 @@ def demo_db(tmp_path):
 @pytest.fixture
 def window(qtbot, qt_settings, demo_db):
     """The real main window on the demo database, shown offscreen."""
-    from app.ui.main_window import MainWindow
+    from mnemoscope.ui.main_window import MainWindow
 
     w = MainWindow(MemoryStore(demo_db))
     w.resize(1280, 800)

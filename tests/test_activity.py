@@ -5,12 +5,11 @@ import hashlib
 import sqlite3
 
 import pytest
-
-from app.cli import main
-from store import MemoryStore, NotFound, StoreConfig, conversations
-from store import activity as activity_log
-from store.config import Activity
-from store.schema import SCHEMA_VERSION
+from mnemoscope.cli import main
+from mnemoscope.store import MemoryStore, NotFound, StoreConfig, conversations
+from mnemoscope.store import activity as activity_log
+from mnemoscope.store.config import Activity
+from mnemoscope.store.schema import SCHEMA_VERSION
 
 
 def digest(path):

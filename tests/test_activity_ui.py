@@ -13,14 +13,13 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from mnemoscope.serve.operations import Operations, ScopeRefused  # noqa: E402
+from mnemoscope.store import MemoryStore  # noqa: E402
+from mnemoscope.store import activity as activity_log  # noqa: E402
+from mnemoscope.ui import activity_dock  # noqa: E402
+from mnemoscope.ui.activity_dock import COLUMNS  # noqa: E402
 from PySide6.QtCore import QStandardPaths, Qt  # noqa: E402
 from PySide6.QtGui import QColor  # noqa: E402
-
-from app.serve.operations import Operations, ScopeRefused  # noqa: E402
-from app.ui import activity_dock  # noqa: E402
-from app.ui.activity_dock import COLUMNS  # noqa: E402
-from store import MemoryStore  # noqa: E402
-from store import activity as activity_log  # noqa: E402
 
 QStandardPaths.setTestModeEnabled(True)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -100,7 +99,7 @@ def test_a_real_operations_call_shows_and_its_memory_gets_a_halo(window, agent, 
 
 
 def test_calls_logged_before_the_window_opened_get_no_halo(qtbot, qt_settings, demo_db):
-    from app.ui.main_window import MainWindow
+    from mnemoscope.ui.main_window import MainWindow
 
     with MemoryStore(demo_db) as agent:
         ops = ops_for(agent)
@@ -346,7 +345,7 @@ def test_the_window_with_the_dock_renders_readably(window, agent, qtbot, tmp_pat
 
 def test_an_agent_write_just_before_one_of_ours_still_reaches_the_editor(window, agent, qtbot):
     """Our own commit must not hide an agent's commit that the watch has not seen yet."""
-    from app.ui.commands import EditMemoryCommand
+    from mnemoscope.ui.commands import EditMemoryCommand
 
     window.session.select("mem-006")
     assert window.editor.text.toPlainText() == "Mara is allergic to peanuts."
@@ -375,11 +374,10 @@ def test_two_mcp_servers_and_the_window_write_at_once_and_the_window_shows_every
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
     from mcp.types import Implementation
-
-    from app.ui.commands import NewMemoryCommand
+    from mnemoscope.ui.commands import NewMemoryCommand
 
     per_client = 12
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ)
     returned: dict[str, list[tuple[str, float]]] = {}
     failures: list[str] = []
     seen: dict[int, float] = {}
@@ -393,7 +391,7 @@ def test_two_mcp_servers_and_the_window_write_at_once_and_the_window_shows_every
 
     def agent(name):
         async def main():
-            params = StdioServerParameters(command=sys.executable, args=["-m", "app", "--db", demo_db, "mcp"],
+            params = StdioServerParameters(command=sys.executable, args=["-m", "mnemoscope", "--db", demo_db, "mcp"],
                                            cwd=ROOT, env=env)
             async with Client(params, client_info=Implementation(name=name, version="1.0")) as client:
                 for i in range(per_client):

@@ -5,15 +5,14 @@ import textwrap
 import time
 
 import pytest
-
-from store import MemoryStore, StoreError, ValidationError
-from store.backup import backup, compare, restore, snapshots
+from mnemoscope.store import MemoryStore, StoreError, ValidationError
+from mnemoscope.store.backup import backup, compare, restore, snapshots
 
 # Each transaction of the writer adds two memories and records their number in meta:
 # a snapshot taken at one instant has as many a- as b- memories, and that number.
 WRITER = textwrap.dedent("""
     import os, sys
-    from store import MemoryStore
+    from mnemoscope.store import MemoryStore
     path, stop, ready = sys.argv[1:4]
     s = MemoryStore(path)
     n = 0
@@ -146,8 +145,8 @@ def test_restore_refuses_a_file_that_is_not_a_memory_database(tmp_path):
 
 
 def test_a_snapshot_from_an_earlier_version_is_brought_up_to_date_when_restored(tmp_path):
-    from store import activity
-    from store.schema import SCHEMA_VERSION
+    from mnemoscope.store import activity
+    from mnemoscope.store.schema import SCHEMA_VERSION
 
     db = tmp_path / "m.db"
     with MemoryStore(db) as s:

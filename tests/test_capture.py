@@ -3,10 +3,9 @@
 import json
 
 import pytest
-
-from app.cli import main
-from store import MemoryStore, ValidationError
-from store.capture import parse_capture_request
+from mnemoscope.cli import main
+from mnemoscope.store import MemoryStore, ValidationError
+from mnemoscope.store.capture import parse_capture_request
 
 
 def test_proposed_type_is_an_alias_of_the_kind(store):

@@ -1,9 +1,8 @@
 import json
 
 import pytest
-
-from store import MemoryStore, ValidationError
-from store.demo import rebased_demo
+from mnemoscope.store import MemoryStore, ValidationError
+from mnemoscope.store.demo import rebased_demo
 
 
 def test_capture_observation_becomes_a_fact_with_entities(store):

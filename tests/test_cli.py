@@ -4,8 +4,7 @@ import subprocess
 import sys
 
 import pytest
-
-from app.cli import cli, main
+from mnemoscope.cli import cli, main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -85,8 +84,8 @@ def test_quote_prints_cost(capsys):
 
 
 def test_python_dash_m_app_runs_compile_from_outside_the_repo(tmp_path):
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    out = subprocess.run([sys.executable, "-m", "app", "compile", "--user-message", "hi", "--memory", "1|2|tea"],
+    env = dict(os.environ)
+    out = subprocess.run([sys.executable, "-m", "mnemoscope", "compile", "--user-message", "hi", "--memory", "1|2|tea"],
                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "--- Current user message ---\nhi" in out.stdout
@@ -175,9 +174,9 @@ def test_readme_example_runs():
 
 
 def test_selftest_reports_ok_as_one_json_line(tmp_path):
-    env = dict(os.environ, PYTHONPATH=ROOT, HOME=str(tmp_path), QT_QPA_PLATFORM="offscreen")
+    env = dict(os.environ, HOME=str(tmp_path), QT_QPA_PLATFORM="offscreen")
     env.pop("MNEMOSCOPE_HOME", None)
-    out = subprocess.run([sys.executable, "-m", "app", "--selftest"], capture_output=True, text=True, cwd=tmp_path,
+    out = subprocess.run([sys.executable, "-m", "mnemoscope", "--selftest"], capture_output=True, text=True, cwd=tmp_path,
                          env=env, timeout=180)
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.strip().splitlines()
@@ -192,9 +191,9 @@ def test_selftest_reports_ok_as_one_json_line(tmp_path):
 def test_selftest_failure_exits_non_zero_with_the_reason(tmp_path):
     bad_map = tmp_path / "map.json"
     bad_map.write_text("{broken")
-    env = dict(os.environ, PYTHONPATH=ROOT, HOME=str(tmp_path), QT_QPA_PLATFORM="offscreen",
+    env = dict(os.environ, HOME=str(tmp_path), QT_QPA_PLATFORM="offscreen",
                MNEMOSCOPE_CAPABILITY_MAP=str(bad_map))
-    out = subprocess.run([sys.executable, "-m", "app", "--selftest"], capture_output=True, text=True, cwd=tmp_path,
+    out = subprocess.run([sys.executable, "-m", "mnemoscope", "--selftest"], capture_output=True, text=True, cwd=tmp_path,
                          env=env, timeout=180)
     assert out.returncode == 1
     report = json.loads(out.stdout.strip().splitlines()[-1])
@@ -203,8 +202,8 @@ def test_selftest_failure_exits_non_zero_with_the_reason(tmp_path):
 
 def test_bare_command_without_a_display_explains_instead_of_crashing(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    env.update(PYTHONPATH=ROOT, HOME=str(tmp_path), MNEMOSCOPE_HOME=str(tmp_path / "home"))
-    out = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True, cwd=tmp_path, env=env,
+    env.update(HOME=str(tmp_path), MNEMOSCOPE_HOME=str(tmp_path / "home"))
+    out = subprocess.run([sys.executable, "-m", "mnemoscope"], capture_output=True, text=True, cwd=tmp_path, env=env,
                          timeout=120)
     assert out.returncode == 2 and "no display" in out.stderr and "Traceback" not in out.stderr
 

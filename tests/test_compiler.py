@@ -5,8 +5,7 @@ import re
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-
-from app.compiler import (
+from mnemoscope.compiler import (
     INTERRUPT_INSTRUCTION,
     TIER_EPISODIC,
     TIER_PROCEDURAL,
@@ -30,7 +29,7 @@ from app.compiler import (
     parse_interrupt,
     strip_all_interrupts,
 )
-from app.compiler.layout import memory_lines, neutralise, one_line
+from mnemoscope.compiler.layout import memory_lines, neutralise, one_line
 
 O200K = TokenizerRegistry.get().adapter("openai/gpt-4o")
 

@@ -8,8 +8,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from app.compiler import (
+from mnemoscope.compiler import (
     ContextCompiler,
     MemoryItem,
     TiktokenAdapter,
@@ -20,7 +19,7 @@ from app.compiler import (
     model_capabilities,
     to_anthropic_request,
 )
-from app.compiler.providers import anthropic_request, render
+from mnemoscope.compiler.providers import anthropic_request, render
 
 O200K = TokenizerRegistry.get().adapter("openai/gpt-4o")
 CL100K = TokenizerRegistry.get().adapter("openai/gpt-4")
@@ -311,7 +310,7 @@ def test_interrupt_instruction_says_where_the_memories_are():
 
 
 def test_profiles_are_named_presets_of_existing_options():
-    from app.compiler import PROFILES, get_profile
+    from mnemoscope.compiler import PROFILES, get_profile
 
     assert set(PROFILES) == {"minimal", "coding", "conversational"}
     minimal = ContextCompiler.from_profile("minimal", 4000, "openai/gpt-4o")
@@ -331,7 +330,7 @@ def test_profiles_are_named_presets_of_existing_options():
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(texts, st.sampled_from([1, 2, 3])), max_size=8), texts, texts, st.integers(1, 600))
 def test_the_firewall_counts_what_it_returns(middle, core, end, budget):
-    from app.compiler import PreFlightContextFirewall
+    from mnemoscope.compiler import PreFlightContextFirewall
 
     firewall = PreFlightContextFirewall(max_tokens=budget, model_id="openai/gpt-4o")
     text, _refs, total, stats = firewall.run(core_text=core, end_text=end, middle_segments=middle)

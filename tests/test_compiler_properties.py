@@ -2,8 +2,7 @@
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from app.compiler import ContextCompiler, MemoryItem, TokenizerRegistry, count_message_tokens
+from mnemoscope.compiler import ContextCompiler, MemoryItem, TokenizerRegistry, count_message_tokens
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=120)
 words = st.text(alphabet="abcdefghij .,!?/\n\t'-:[]0123456789\u4e2d\u6587", min_size=1, max_size=80)

@@ -2,9 +2,8 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
-from store import NotFound, ValidationError
-from store.conflicts import scan, supersede, undo_supersede
+from mnemoscope.store import NotFound, ValidationError
+from mnemoscope.store.conflicts import scan, supersede, undo_supersede
 
 T0 = 1_790_000_000
 DAY = 86400
@@ -104,7 +103,7 @@ def test_an_agent_is_not_told_about_memories_above_what_it_wrote(store):
 
 
 def test_the_agents_doors_report_likely_conflicts(store):
-    from app.serve.operations import Operations
+    from mnemoscope.serve.operations import Operations
 
     ops = Operations(store, scopes=["global"], trust="medium", client="test")
     old = ops.remember("Theo works at Acme Corp.")["id"]
@@ -115,7 +114,7 @@ def test_the_agents_doors_report_likely_conflicts(store):
 
 
 def test_keep_both_stops_flagging_the_pair_and_can_be_taken_back(store):
-    from store.conflicts import keep_both, remove_edges
+    from mnemoscope.store.conflicts import keep_both, remove_edges
 
     old = store.remember("Mara lives in Lisbon.", now=T0).memory.id
     new = store.remember("Mara moved to Porto.", now=T0 + DAY).memory.id
@@ -129,8 +128,8 @@ def test_keep_both_stops_flagging_the_pair_and_can_be_taken_back(store):
 
 
 def test_a_superseded_memory_stays_archived_through_every_tick_and_edit(tmp_path):
-    from store import MemoryStore
-    from store.conflicts import supersede, undo_supersede
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.store.conflicts import supersede, undo_supersede
 
     with MemoryStore(tmp_path / "s.db") as s:
         older = s.remember("Mara lives in Lisbon.", kind="event").memory.id
@@ -147,8 +146,8 @@ def test_a_superseded_memory_stays_archived_through_every_tick_and_edit(tmp_path
 
 
 def test_a_persons_decisions_survive_a_jsonl_round_trip(tmp_path):
-    from store import MemoryStore
-    from store.conflicts import keep_both
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.store.conflicts import keep_both
 
     with MemoryStore(tmp_path / "a.db") as s:
         older = s.remember("Mara lives in Lisbon.", who="Mara").memory.id

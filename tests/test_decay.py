@@ -1,9 +1,8 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from store import MemoryStore, StoreError
-from store.decay import DAY
+from mnemoscope.store import MemoryStore, StoreError
+from mnemoscope.store.decay import DAY
 
 T0 = 1_790_000_000.0
 
@@ -106,7 +105,7 @@ def test_demo_populates_every_layer(demo_store):
 
 
 def test_whole_store_projection_matches_the_single_memory_function(demo_store):
-    from store.decay import state_at
+    from mnemoscope.store.decay import state_at
 
     now = demo_store.now() + 200 * DAY
     projected = demo_store.project(now)
@@ -152,7 +151,7 @@ def test_a_tick_that_writes_only_what_changed_agrees_with_the_full_projection(sp
 
 
 def test_other_decay_numbers_make_the_next_tick_look_at_every_memory(db_path):
-    from store import StoreConfig
+    from mnemoscope.store import StoreConfig
 
     with MemoryStore(db_path) as store:
         mid = store.remember("a yearly fact", kind="fact", now=T0).memory.id
@@ -310,9 +309,8 @@ def test_a_store_at_schema_8_is_upgraded_in_place_with_the_same_answers(db_path,
 def test_rows_written_by_schema_8_keep_their_layer_and_strength_after_the_upgrade(tmp_path):
     import sqlite3
 
+    from mnemoscope.store.schema import migrations
     from sqlite_utils import Database
-
-    from store.schema import migrations
 
     path = str(tmp_path / "v8.db")
     conn = sqlite3.connect(path)

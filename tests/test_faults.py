@@ -9,7 +9,7 @@ import sys
 import textwrap
 import time
 
-from store import MemoryStore
+from mnemoscope.store import MemoryStore
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,7 +34,7 @@ def run_and_kill(code, delay):
 def test_tick_killed_midway_leaves_before_or_after_state(db_path):
     before = make_db(db_path, 20000)
     code = textwrap.dedent(f"""
-        from store import MemoryStore
+        from mnemoscope.store import MemoryStore
         s = MemoryStore({db_path!r})
         while True:
             s.tick(now="2027-06-01T00:00:00Z")
@@ -53,7 +53,7 @@ def test_import_killed_midway_leaves_before_or_after_state(db_path, tmp_path):
     make_db(db_path, 10)
     big = tmp_path / "big.jsonl"
     big.write_text("\n".join(f'{{"id": "n{i:06d}", "text": "imported memory {i}"}}' for i in range(60000)))
-    code = f"from store import MemoryStore; MemoryStore({db_path!r}).import_jsonl({str(big)!r})"
+    code = f"from mnemoscope.store import MemoryStore; MemoryStore({db_path!r}).import_jsonl({str(big)!r})"
     run_and_kill(code, 2.0)
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -64,7 +64,7 @@ def test_import_killed_midway_leaves_before_or_after_state(db_path, tmp_path):
 def test_concurrent_writer_never_surfaces_locked(db_path):
     make_db(db_path, 2000)
     code = textwrap.dedent(f"""
-        from store import MemoryStore
+        from mnemoscope.store import MemoryStore
         s = MemoryStore({db_path!r})
         for i in range(150):
             s.remember("agent note %d about the weather" % i, kind="event", dedupe=False)

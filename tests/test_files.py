@@ -10,8 +10,7 @@ import tempfile
 import textwrap
 
 import pytest
-
-from store import DatabaseRefused, MemoryStore, StoreError, ValidationError
+from mnemoscope.store import DatabaseRefused, MemoryStore, StoreError, ValidationError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -83,8 +82,7 @@ def test_a_database_in_a_read_only_folder_opens_read_only(read_only_db):
     before = digest(read_only_db)
     result = _as_another_user(f"""
         import sys
-        sys.path.insert(0, {ROOT!r})
-        from store import MemoryStore, StoreError
+        from mnemoscope.store import MemoryStore, StoreError
         s = MemoryStore({read_only_db!r})
         print("read_only", s.read_only)
         print("recall", [h.id for h in s.recall("green tea")])

@@ -5,8 +5,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from store import ImportRefused, MemoryStore, ValidationError
+from mnemoscope.store import ImportRefused, MemoryStore, ValidationError
 
 SEPARATORS = "\u2028\u2029\u0085\r\x0b\x0c\x1c\x1d\x1e"
 

@@ -20,7 +20,7 @@ def imports_of(folder):
             elif isinstance(node, ast.ImportFrom):
                 module = node.module or ""
                 if node.level and folder == "app/compiler" and node.level > 1:
-                    module = "app." + module  # ..x from inside app/compiler reaches app/
+                    module = "mnemoscope." + module  # ..x from inside app/compiler reaches app/
                 yield path, module
 
 
@@ -31,19 +31,19 @@ def test_store_and_compiler_import_no_qt():
 
 
 def test_compiler_imports_nothing_from_store():
-    found = [(p.name, m) for p, m in imports_of("app/compiler") if m == "store" or m.startswith("store.")]
+    found = [(p.name, m) for p, m in imports_of("app/compiler") if m == "mnemoscope.store" or m.startswith("mnemoscope.store.")]
     assert found == []
 
 
 def test_compiler_imports_nothing_outside_itself_in_app():
-    found = [(p.name, m) for p, m in imports_of("app/compiler") if m.startswith("app.") and not
-             m.startswith("app.compiler")]
+    found = [(p.name, m) for p, m in imports_of("app/compiler") if m.startswith("mnemoscope.") and not
+             m.startswith("mnemoscope.compiler")]
     assert found == []
 
 
 @pytest.mark.parametrize("modules", [
-    "store, store.recall, store.capture, store.jsonl, app.compiler",
-    "app.cli, app.serve.mcp_server, app.serve.http_api",  # starting an agent's server
+    "mnemoscope.store, mnemoscope.store.recall, mnemoscope.store.capture, mnemoscope.store.jsonl, mnemoscope.compiler",
+    "mnemoscope.cli, mnemoscope.serve.mcp_server, mnemoscope.serve.http_api",  # starting an agent's server
 ])
 def test_importing_the_layers_below_the_window_loads_no_qt(modules):
     import subprocess
@@ -56,12 +56,12 @@ def test_importing_the_layers_below_the_window_loads_no_qt(modules):
 
 
 def test_the_doors_import_no_qt_and_the_window_no_doors():
-    # The command line may start the window, but only through app.ui.launch, lazily.
+    # The command line may start the window, but only through mnemoscope.ui.launch, lazily.
     for folder in ("app/serve", "app/cli"):
         found = [(p.name, m) for p, m in imports_of(folder) if m.split(".")[0] in QT]
         assert found == [], f"{folder} imports Qt: {found}"
     found = [(p.name, m) for p, m in imports_of("app/ui") if m.lstrip(".").split(".")[0] in ("cli", "serve")
-             or m.startswith(("app.cli", "app.serve"))]
+             or m.startswith(("mnemoscope.cli", "mnemoscope.serve"))]
     assert found == [], f"the window imports the doors: {found}"
 
 
@@ -72,7 +72,7 @@ def _sources(*folders):
 
 
 def test_the_store_imports_nothing_from_app():
-    found = [(p.name, m) for p, m in imports_of("store") if m == "app" or m.startswith("app.")]
+    found = [(p.name, m) for p, m in imports_of("store") if m == "mnemoscope" or (m.startswith("mnemoscope.") and not m.startswith("mnemoscope.store"))]
     assert found == []
 
 
@@ -80,8 +80,8 @@ def test_the_citation_pattern_has_one_home_and_the_store_one_named_twin():
     # The compiler writes [Mem:N]; everything above it reads it with the compiler's pattern.
     # The store sits below the compiler (it may not import it), so it keeps a twin that
     # names the original, and the two must agree.
-    from app.compiler.layout import CITATION
-    from store.conversations import CITATION_RE
+    from mnemoscope.compiler.layout import CITATION
+    from mnemoscope.store.conversations import CITATION_RE
 
     literal = re.compile(r"""re\.compile\(r?["']\\\[Mem""")
     written = [path for path, text in _sources("app", "store") if literal.search(text)]

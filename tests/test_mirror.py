@@ -2,9 +2,8 @@ import hashlib
 import re
 
 import pytest
-
-from store import MemoryStore, StoreError
-from store.mirror import write_mirror
+from mnemoscope.store import MemoryStore, StoreError
+from mnemoscope.store.mirror import write_mirror
 
 LINK = re.compile(r"\[\[([^\]|]+)(?:\|[^\]]*)?\]\]")
 

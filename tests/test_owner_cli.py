@@ -1,8 +1,8 @@
 import json
 
-from app.cli import main
-from store import MemoryStore
-from store.backup import snapshots
+from mnemoscope.cli import main
+from mnemoscope.store import MemoryStore
+from mnemoscope.store.backup import snapshots
 
 AWS = "AKIAQ3EGRV7XKJ4PLM2N"
 

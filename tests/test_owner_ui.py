@@ -4,10 +4,9 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from mnemoscope.store.backup import snapshots  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
-
-from store.backup import snapshots  # noqa: E402
 
 AWS = "AKIAQ3EGRV7XKJ4PLM2N"
 

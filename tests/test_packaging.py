@@ -15,7 +15,7 @@ DRIVER = ROOT / "packaging" / "agent_smoke.py"
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("agent") / "memory.db"
-    subprocess.run([sys.executable, "-m", "app", "--db", str(db), "demo"], check=True, capture_output=True,
+    subprocess.run([sys.executable, "-m", "mnemoscope", "--db", str(db), "demo"], check=True, capture_output=True,
                    cwd=ROOT, timeout=120)
     return db
 
@@ -26,19 +26,19 @@ def drive(door: str, *program: str, db: Path) -> subprocess.CompletedProcess:
 
 
 def test_mcp_over_stdio_lists_the_ten_tools_and_recalls(demo_db):
-    done = drive("mcp", sys.executable, "-m", "app", db=demo_db)
+    done = drive("mcp", sys.executable, "-m", "mnemoscope", db=demo_db)
     assert done.returncode == 0, done.stderr
     assert "10 tools listed" in done.stdout and "recall answered" in done.stdout
 
 
 def test_serve_answers_health_on_a_free_port(demo_db):
-    done = drive("serve", sys.executable, "-m", "app", db=demo_db)
+    done = drive("serve", sys.executable, "-m", "mnemoscope", db=demo_db)
     assert done.returncode == 0, done.stderr
     assert "GET /health answered" in done.stdout
 
 
 def test_a_server_that_writes_to_stderr_fails(demo_db):
     # -X importtime: Python itself writes a line to stderr for every import
-    done = drive("mcp", sys.executable, "-X", "importtime", "-m", "app", db=demo_db)
+    done = drive("mcp", sys.executable, "-X", "importtime", "-m", "mnemoscope", db=demo_db)
     assert done.returncode == 1
     assert "unexpected stderr from the MCP server" in done.stderr

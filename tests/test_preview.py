@@ -7,12 +7,11 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from mnemoscope.bridge import PreviewRequest, preview  # noqa: E402
+from mnemoscope.compiler.providers import render  # noqa: E402
+from mnemoscope.store import MemoryStore  # noqa: E402
 from PySide6.QtCore import QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
-
-from app.bridge import PreviewRequest, preview  # noqa: E402
-from app.compiler.providers import render  # noqa: E402
-from store import MemoryStore  # noqa: E402
 
 QUESTION = "How should I explain a Rust lifetime error to Mara?"
 
@@ -186,7 +185,7 @@ def test_a_memory_from_another_scope_never_appears(window, qtbot):
 
 
 def test_preview_command_prints_what_the_window_copies(window, qtbot, demo_db, capsys):
-    from app.cli import main
+    from mnemoscope.cli import main
 
     pv = ask(window, qtbot, budget=700)
     assert main(["preview", "--db", demo_db, "--user-message", QUESTION, "--max-tokens", "700",

@@ -3,9 +3,8 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
-from store import StoreError
-from store.privacy import check, raise_sensitivity, redact, scan_text
+from mnemoscope.store import StoreError
+from mnemoscope.store.privacy import check, raise_sensitivity, redact, scan_text
 
 AWS = "AKIAQ3EGRV7XKJ4PLM2N"
 EVAL = Path(__file__).parent / "perf" / "privacy_eval.py"
@@ -92,12 +91,15 @@ def test_ordinary_text_is_not_flagged(text):
 
 
 def test_works_without_requests_as_in_the_desktop_bundle():
-    # The bundle leaves requests out (packaging/mnemoscope.spec); detect-secrets imports it.
+    # The bundle leaves requests out (packaging/mnemoscope.spec) and its runtime hook puts a
+    # stand-in in its place; detect-secrets imports it.
     import subprocess
     import sys
 
-    code = ("import sys; sys.modules['requests'] = None\n"
-            "from store.privacy import scan_text\n"
+    hook = Path(__file__).parents[1] / "packaging" / "rthook_offline_requests.py"
+    code = ("import runpy, sys; sys.modules['requests'] = None\n"
+            f"runpy.run_path({str(hook)!r})\n"
+            "from mnemoscope.store.privacy import scan_text\n"
             f"print([d.what for d in scan_text('key {AWS} and ghp_' + 'a' * 36)])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          cwd=Path(__file__).parents[1])

@@ -12,10 +12,9 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from mnemoscope.store import MemoryStore, activity  # noqa: E402
+from mnemoscope.store.demo import load_demo  # noqa: E402
 from test_files import digest, siblings  # noqa: E402
-
-from store import MemoryStore, activity  # noqa: E402
-from store.demo import load_demo  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECRET = "Mara's locker code is 4417; write to mara.okafor@example.com"
@@ -74,7 +73,7 @@ def pick_everything(w):
 
 @pytest.fixture
 def ro_window(qtbot, tmp_path):
-    from app.ui.main_window import MainWindow
+    from mnemoscope.ui.main_window import MainWindow
 
     path = str(tmp_path / "memories.db")
     fill(path)
@@ -155,8 +154,7 @@ def test_opening_a_writable_file_after_a_read_only_one_enables_writes_again(ro_w
 
 SCRIPT = """
 import json, sys
-sys.path.insert(0, {root!r})
-from app.ui.launch import build_window, create_app
+from mnemoscope.ui.launch import build_window, create_app
 sys.path.insert(0, {tests!r})
 from test_readonly_ui import pick_everything, read_controls, write_controls
 

@@ -1,6 +1,5 @@
 import pytest
-
-from store import ValidationError
+from mnemoscope.store import ValidationError
 
 NOW = "2026-11-19T12:00:00Z"
 
@@ -137,7 +136,7 @@ def test_free_form_scopes_follow_the_isolation_rule(store):
 def test_scopes_stored_by_an_older_version_are_normalised_on_upgrade(tmp_path):
     import sqlite3
 
-    from store import MemoryStore
+    from mnemoscope.store import MemoryStore
 
     path = str(tmp_path / "old.db")
     with MemoryStore(path) as s:

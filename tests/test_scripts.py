@@ -1,9 +1,8 @@
 """Recall finds words in every script, with or without their accents."""
 
 import pytest
-
-from store import MemoryStore
-from store.text import terms
+from mnemoscope.store import MemoryStore
+from mnemoscope.store.text import terms
 
 MEMORIES = {
     "ru": "Мара пьёт зелёный чай каждое утро",
@@ -62,9 +61,8 @@ def test_an_existing_database_is_reindexed_in_place(tmp_path):
     """A database written before recall knew every script finds them after the upgrade."""
     import sqlite3
 
+    from mnemoscope.store.schema import migrations
     from sqlite_utils import Database
-
-    from store.schema import migrations
 
     path = str(tmp_path / "old.db")
     conn = sqlite3.connect(path)

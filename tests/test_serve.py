@@ -17,14 +17,13 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import Implementation
-
-from store import MemoryStore
-from store import activity as activity_log
+from mnemoscope.store import MemoryStore
+from mnemoscope.store import activity as activity_log
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = {"remember", "recall", "brief", "tick", "stats", "update", "forget", "capture", "compile_prompt",
          "resolve_citations"}
-ENV = dict(os.environ, PYTHONPATH=ROOT)
+ENV = dict(os.environ)
 
 
 def memory_tables(path):
@@ -38,7 +37,7 @@ def memory_tables(path):
 
 
 def stdio_params(db, *args):
-    return StdioServerParameters(command=sys.executable, args=["-m", "app", "--db", db, "mcp", *args], cwd=ROOT,
+    return StdioServerParameters(command=sys.executable, args=["-m", "mnemoscope", "--db", db, "mcp", *args], cwd=ROOT,
                                  env=ENV)
 
 
@@ -224,7 +223,7 @@ def http_server(demo_db):
 
     def start(*args, env=None):
         port = free_port()
-        proc = subprocess.Popen([sys.executable, "-m", "app", "--db", demo_db, "serve", "--port", str(port), *args],
+        proc = subprocess.Popen([sys.executable, "-m", "mnemoscope", "--db", demo_db, "serve", "--port", str(port), *args],
                                 cwd=ROOT, env=dict(ENV, **(env or {})), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         servers.append(proc)
@@ -345,7 +344,7 @@ def test_http_token_is_required_when_set(http_server):
 
 
 def test_binding_beyond_loopback_needs_a_token(demo_db):
-    out = subprocess.run([sys.executable, "-m", "app", "--db", demo_db, "serve", "--host", "0.0.0.0"],
+    out = subprocess.run([sys.executable, "-m", "mnemoscope", "--db", demo_db, "serve", "--host", "0.0.0.0"],
                          capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=60)
     assert out.returncode == 2 and "--token" in out.stderr and "Traceback" not in out.stderr
 
@@ -370,7 +369,7 @@ def test_streamable_http_mcp_endpoint(http_server, demo_db):
 
 
 def test_readme_mcp_snippet_is_valid_and_its_arguments_parse(capsys):
-    from app.cli import main
+    from mnemoscope.cli import main
 
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
         readme = fh.read()

@@ -4,10 +4,9 @@ import os
 import sqlite3
 
 import pytest
-
-from store import DatabaseRefused, MemoryStore, NotFound, StoreConfig, ValidationError
-from store.config import ConfigError
-from store.schema import SCHEMA_VERSION
+from mnemoscope.store import DatabaseRefused, MemoryStore, NotFound, StoreConfig, ValidationError
+from mnemoscope.store.config import ConfigError
+from mnemoscope.store.schema import SCHEMA_VERSION
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -219,10 +218,10 @@ def test_eval_cases_ship_with_the_package_not_the_tests():
     import tomllib
     from importlib import resources
 
-    from store.evaluation import CASES_RESOURCE, run_eval
+    from mnemoscope.store.evaluation import CASES_RESOURCE, run_eval
 
     package, name = CASES_RESOURCE
-    assert package.startswith("resources.") and resources.files(package).joinpath(name).is_file()
+    assert package.startswith("mnemoscope.resources.") and resources.files(package).joinpath(name).is_file()
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
         package_data = tomllib.load(fh)["tool"]["setuptools"]["package-data"]
     assert "*.jsonl" in package_data[package]

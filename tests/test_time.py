@@ -1,9 +1,8 @@
 """Time runs forward, and the tick history it leaves is bounded."""
 
 import pytest
-
-from store import MemoryStore, StoreConfig, StoreError, ValidationError
-from store.decay import DAY
+from mnemoscope.store import MemoryStore, StoreConfig, StoreError, ValidationError
+from mnemoscope.store.decay import DAY
 
 T0 = 1_790_000_000.0
 

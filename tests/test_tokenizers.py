@@ -8,9 +8,8 @@ import textwrap
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from app.compiler import TiktokenAdapter, TokenizerRegistry, count_tokens
-from app.compiler import tokenizers as tk
+from mnemoscope.compiler import TiktokenAdapter, TokenizerRegistry, count_tokens
+from mnemoscope.compiler import tokenizers as tk
 
 
 def test_known_token_ids_for_both_encodings():
@@ -80,7 +79,7 @@ def test_counting_works_with_the_network_impossible(tmp_path):
             raise OSError("network disabled by test")
         socket.socket.connect = refuse
         socket.create_connection = refuse
-        from app.compiler import count_tokens
+        from mnemoscope.compiler import count_tokens
         print(count_tokens("Hello offline world", model_id="openai/gpt-4o"),
               count_tokens("Hello offline world", model_id="openai/gpt-4"))
         """

@@ -7,11 +7,10 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from mnemoscope.store import MemoryStore  # noqa: E402
+from mnemoscope.ui.memory_table import COLUMNS, ID_ROLE  # noqa: E402
 from PySide6.QtCore import QStandardPaths, Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
-
-from app.ui.memory_table import COLUMNS, ID_ROLE  # noqa: E402
-from store import MemoryStore  # noqa: E402
 
 QStandardPaths.setTestModeEnabled(True)
 
@@ -235,8 +234,8 @@ def test_screenshot_is_the_window_size_and_not_blank(window, tmp_path):
 
 
 def test_window_remembers_geometry_and_last_database(qtbot, demo_db):
-    from app.ui.launch import build_window
-    from app.ui.main_window import settings
+    from mnemoscope.ui.launch import build_window
+    from mnemoscope.ui.main_window import settings
 
     w = build_window(demo_db, dark=False)
     qtbot.addWidget(w)
@@ -272,7 +271,7 @@ def test_unexpected_errors_are_shown_and_logged(window, tmp_path, monkeypatch):
     import logging
     import sys
 
-    from app.ui import launch
+    from mnemoscope.ui import launch
 
     log_file = tmp_path / "mnemoscope.log"
     handler = logging.FileHandler(log_file)
@@ -365,7 +364,7 @@ def test_quitting_or_opening_another_file_asks_about_an_unsaved_edit(window, qtb
 
 
 def test_a_failed_write_shows_its_error_and_leaves_nothing_to_undo(window, monkeypatch):
-    from store import StoreError
+    from mnemoscope.store import StoreError
 
     def locked(*_a, **_k):
         raise StoreError("database is locked: another program is writing")
@@ -443,7 +442,7 @@ def test_import_is_one_undoable_step_that_selects_what_came_in(window, tmp_path)
 
 
 def test_with_no_database_open_nothing_offers_to_write(qtbot, qt_settings):
-    from app.ui.main_window import MainWindow
+    from mnemoscope.ui.main_window import MainWindow
 
     w = MainWindow(None)
     qtbot.addWidget(w)
@@ -468,9 +467,8 @@ def test_advancing_one_day_reads_in_the_singular(window):
 def clipped_widgets(window):
     """Visible widgets that their parent cuts off, and buttons, boxes and labels narrower
     than their text (an eliding label is allowed to be)."""
+    from mnemoscope.ui.widgets import ElidedLabel
     from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QComboBox, QLabel, QToolBar, QWidget
-
-    from app.ui.widgets import ElidedLabel
 
     def ancestors(w):
         p = w.parentWidget()
@@ -740,7 +738,7 @@ def crowded_window(qtbot, qt_settings, tmp_path):
     """The window on 4,000 memories in 8 topics, more than the map draws as dots."""
     import json
 
-    from app.ui.main_window import MainWindow
+    from mnemoscope.ui.main_window import MainWindow
 
     path = str(tmp_path / "crowded.db")
     lines = [json.dumps({"id": f"c{i:05d}", "text": f"note {i} about topic {i % 8}", "kind": "fact",
@@ -774,10 +772,9 @@ def test_a_crowded_map_shows_labelled_density_that_resolves_into_dots(crowded_wi
 
 
 def test_view_theme_applies_now_and_is_remembered(window, monkeypatch):
+    from mnemoscope.ui import theme
     from PySide6.QtGui import QPalette
     from PySide6.QtWidgets import QApplication
-
-    from app.ui import theme
 
     monkeypatch.delenv("MNEMOSCOPE_THEME")
     app = QApplication.instance()
@@ -815,7 +812,7 @@ CI_CONTEXT = {"repo": "lighthouse", "file": ".github/workflows/ci.yml", "line": 
 def test_the_editor_shows_a_captures_reason_and_context_and_edits_them_undoably(window, qtbot, tmp_path):
     import json
 
-    from store.capture import capture
+    from mnemoscope.store.capture import capture
 
     store = window.session.store
     mid = capture(store, "The staging token is used only in CI, never in a pull request.", context=CI_CONTEXT,

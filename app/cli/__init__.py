@@ -1,4 +1,4 @@
-"""The command line: ``mnemoscope`` (or ``python -m app``), one click group.
+"""The command line: ``mnemoscope`` (or ``python -m mnemoscope``), one click group.
 
 Run bare, it opens the inspector window; every subcommand does headless work through
 the same store and compiler functions the window and the agents' doors use.
@@ -31,7 +31,7 @@ class Failure(click.ClickException):
 
 
 def _known_errors() -> tuple[type[BaseException], ...]:
-    from store.errors import StoreError
+    from mnemoscope.store.errors import StoreError
 
     from ..compiler.capabilities import CapabilityMapError
     from ..compiler.tokenizers import TokenizerError
@@ -68,8 +68,8 @@ def db_path(ctx: click.Context | None = None) -> str | None:
 def open_store(*, create: bool = False, read_only: bool = False):
     """The database named by ``--db`` (which must exist unless ``create``), else the
     default one (created from the demo on first use, as the inspector does)."""
-    from store import MemoryStore
-    from store.demo import open_default
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.store.demo import open_default
 
     path = db_path()
     if path is None:

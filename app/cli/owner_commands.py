@@ -6,18 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
-from store import SENSITIVITIES, privacy
-from store import backup as backups
-from store import conflicts as conflict_check
-from store.mirror import shown_memories, write_mirror
+from mnemoscope.store import SENSITIVITIES, privacy
+from mnemoscope.store import backup as backups
+from mnemoscope.store import conflicts as conflict_check
+from mnemoscope.store.mirror import shown_memories, write_mirror
 
 from . import Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
 from .store_commands import logged
 
 
 def _current_path() -> str:
-    from store.demo import default_db_path
+    from mnemoscope.store.demo import default_db_path
 
     return db_path() or default_db_path()
 

@@ -7,8 +7,7 @@ import os
 from collections.abc import Callable
 
 import click
-
-from store import SENSITIVITIES
+from mnemoscope.store import SENSITIVITIES
 
 from . import cli, db_option, open_store
 

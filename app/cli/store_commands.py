@@ -16,14 +16,13 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import click
-
-from store import KINDS, LAYERS, SENSITIVITIES, MemoryStore, privacy
-from store import activity as activity_log
-from store.backup import BULK_ADVANCE_DAYS, snapshot_before_bulk_change
-from store.capture import SOURCE_KINDS, parse_capture_request
-from store.demo import default_db_path, load_demo
-from store.errors import StoreError
-from store.jsonl import POLICIES
+from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES, MemoryStore, privacy
+from mnemoscope.store import activity as activity_log
+from mnemoscope.store.backup import BULK_ADVANCE_DAYS, snapshot_before_bulk_change
+from mnemoscope.store.capture import SOURCE_KINDS, parse_capture_request
+from mnemoscope.store.demo import default_db_path, load_demo
+from mnemoscope.store.errors import StoreError
+from mnemoscope.store.jsonl import POLICIES
 
 from . import CLI_CLIENT, Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
 
@@ -392,7 +391,7 @@ def activity_command(limit: int, client: str | None, tool: str | None, as_json: 
 @json_option
 def eval_command(cases: str | None, as_json: bool) -> None:
     """Measure recall@1 and recall@3 on the evaluation set."""
-    from store.evaluation import run_eval
+    from mnemoscope.store.evaluation import run_eval
 
     report = run_eval(cases)
     if as_json:

@@ -114,7 +114,7 @@ class CapabilityMap:
 
     @classmethod
     def bundled(cls) -> CapabilityMap:
-        text = resources.files("resources").joinpath("capabilities.json").read_text(encoding="utf-8")
+        text = resources.files("mnemoscope.resources").joinpath("capabilities.json").read_text(encoding="utf-8")
         return cls(json.loads(text), source="bundled capabilities.json")
 
     @property

@@ -81,7 +81,7 @@ _encodings_lock = threading.Lock()
 
 def _read_bundled(name: str) -> bytes:
     try:
-        ref = resources.files("resources.encodings").joinpath(f"{name}.tiktoken.gz")
+        ref = resources.files("mnemoscope.resources.encodings").joinpath(f"{name}.tiktoken.gz")
         with ref.open("rb") as fh:
             return gzip.decompress(fh.read())
     except (FileNotFoundError, OSError, gzip.BadGzipFile) as exc:
@@ -208,7 +208,7 @@ class TiktokenAdapter:
             return None
         if not text.isascii() and _has_lone_surrogate(text):
             return None  # tiktoken's own wrapper repairs those, one text at a time
-        tokens = np.frombuffer(self.encoding._core_bpe.encode_to_tiktoken_buffer(text, set()), dtype=np.uint32)
+        tokens = self.encoding.encode_to_numpy(text, disallowed_special=())
         # Each line holds one newline, at its end: when as many tokens end in a newline as
         # there are lines, every line ends where a token ends.
         ends = np.flatnonzero(_line_end_table(self.name)[tokens])

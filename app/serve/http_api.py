@@ -1,6 +1,6 @@
 """``mnemoscope serve``: the store over HTTP (Starlette on uvicorn), JSON in and out.
 
-The endpoints are the operations of :class:`~app.serve.operations.Operations` (the
+The endpoints are the operations of :class:`~mnemoscope.serve.operations.Operations` (the
 MCP tools), checked against the same signatures; MCP's streamable-HTTP transport runs
 at ``/mcp`` in the same process. Every answer is JSON: ``{"ok": true, ...}`` or
 ``{"ok": false, "error": "...", "status": N}`` with a status that fits (400 malformed
@@ -24,14 +24,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+from mnemoscope.store.errors import NotFound, StoreError
+from mnemoscope.store.errors import ValidationError as StoreValidationError
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
-
-from store.errors import NotFound, StoreError
-from store.errors import ValidationError as StoreValidationError
 
 from .. import __version__
 from .operations import CALLER, Operations, ScopeRefused

@@ -1,6 +1,6 @@
 """``mnemoscope mcp``: the store as an MCP server, on the official MCP Python SDK.
 
-Every tool is one method of :class:`~app.serve.operations.Operations`; the SDK builds
+Every tool is one method of :class:`~mnemoscope.serve.operations.Operations`; the SDK builds
 each tool's input schema from that method's signature and checks every call against it.
 A call the store refuses comes back as a tool error (``isError``) with the store's
 message; the server keeps running and writes nothing for it but its line in the
@@ -18,9 +18,8 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mnemoscope.store.errors import StoreError
 from pydantic import ValidationError as PydanticValidationError
-
-from store.errors import StoreError
 
 from .. import __version__
 from .operations import CALLER, Operations

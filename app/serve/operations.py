@@ -19,14 +19,13 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Annotated, Any, Literal
 
+from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore, conversations
+from mnemoscope.store import activity as activity_log
+from mnemoscope.store.capture import PROPOSED_TYPES, SOURCE_KINDS
+from mnemoscope.store.config import Limits
+from mnemoscope.store.errors import NotFound, StoreError, ValidationError
+from mnemoscope.store.model import SENSITIVITY_RANK, validate_scope
 from pydantic import Field
-
-from store import KINDS, SENSITIVITIES, MemoryStore, conversations
-from store import activity as activity_log
-from store.capture import PROPOSED_TYPES, SOURCE_KINDS
-from store.config import Limits
-from store.errors import NotFound, StoreError, ValidationError
-from store.model import SENSITIVITY_RANK, validate_scope
 
 from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, memory_items
 

@@ -9,9 +9,8 @@ import platform
 import sqlite3
 from importlib import metadata
 
+from mnemoscope.store.demo import default_db_path
 from PySide6.QtGui import QAction
-
-from store.demo import default_db_path
 
 from .. import __version__
 
@@ -20,7 +19,6 @@ LIBRARIES = (
     ("PySide6-Essentials", "LGPL-3.0 (Qt for Python)"),
     ("pyqtgraph", "MIT"),
     ("numpy", "BSD-3-Clause"),
-    ("networkx", "BSD-3-Clause"),
     ("tiktoken", "MIT"),
     ("sqlite-utils", "Apache-2.0"),
     ("platformdirs", "MIT"),

@@ -13,6 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from mnemoscope.store import activity
+from mnemoscope.store.activity import ActivityEntry, Forgotten
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -30,9 +32,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from store import activity
-from store.activity import ActivityEntry, Forgotten
 
 from .commands import RestoreForgottenCommand
 from .session import StoreSession

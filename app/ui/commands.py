@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemoscope.store import DeletedMemory, Memory, TickReport, activity
+from mnemoscope.store.activity import Forgotten
+from mnemoscope.store.jsonl import ImportReport
 from PySide6.QtGui import QUndoCommand
-
-from store import DeletedMemory, Memory, TickReport, activity
-from store.activity import Forgotten
-from store.jsonl import ImportReport
 
 from .session import StoreSession
 
@@ -212,13 +211,13 @@ class SupersedeCommand(StoreCommand):
         self.result = None
 
     def apply(self) -> None:
-        from store.conflicts import supersede
+        from mnemoscope.store.conflicts import supersede
 
         self.result = supersede(self.session.store, self.newer, self.older)
         self.session.notify({self.newer, self.older})
 
     def revert(self) -> None:
-        from store.conflicts import undo_supersede
+        from mnemoscope.store.conflicts import undo_supersede
 
         undo_supersede(self.session.store, self.result)
         self.session.notify({self.newer, self.older})
@@ -233,13 +232,13 @@ class KeepBothCommand(StoreCommand):
         self.edges: list[tuple[str, str, str]] = []
 
     def apply(self) -> None:
-        from store.conflicts import keep_both
+        from mnemoscope.store.conflicts import keep_both
 
         self.edges = keep_both(self.session.store, self.a, self.b)
         self.session.notify({self.a, self.b})
 
     def revert(self) -> None:
-        from store.conflicts import remove_edges
+        from mnemoscope.store.conflicts import remove_edges
 
         remove_edges(self.session.store, self.edges)
         self.session.notify({self.a, self.b})

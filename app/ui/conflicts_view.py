@@ -4,11 +4,10 @@ merges them into one."""
 
 from __future__ import annotations
 
+from mnemoscope.store import StoreError
+from mnemoscope.store import conflicts as conflict_check
+from mnemoscope.store.model import validate_fields
 from PySide6.QtWidgets import QHeaderView, QInputDialog
-
-from store import StoreError
-from store import conflicts as conflict_check
-from store.model import validate_fields
 
 from .commands import EditMemoryCommand, KeepBothCommand, SupersedeCommand
 from .records_panel import RecordsPanel

@@ -4,10 +4,9 @@ with the edge and habit thresholds, its recalls and a marker for now."""
 from __future__ import annotations
 
 import pyqtgraph as pg
+from mnemoscope.store import NotFound
+from mnemoscope.store.decay import DAY, strength_curve
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
-
-from store import NotFound
-from store.decay import DAY, strength_curve
 
 from .session import StoreSession
 from .theme import HIGHLIGHT, KIND_COLOURS, map_colours

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mnemoscope.store import KINDS, SENSITIVITIES, NotFound, StoreError, ValidationError
+from mnemoscope.store.model import validate_fields
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -21,9 +23,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from store import KINDS, SENSITIVITIES, NotFound, StoreError, ValidationError
-from store.model import validate_fields
 
 from .commands import DeleteMemoryCommand, EditMemoryCommand, NewMemoryCommand
 from .session import StoreSession

@@ -7,8 +7,8 @@ import os
 import sys
 import traceback
 
-from store import StoreError
-from store.demo import default_db_path, open_default
+from mnemoscope.store import StoreError
+from mnemoscope.store.demo import default_db_path, open_default
 
 log = logging.getLogger("mnemoscope")
 
@@ -51,7 +51,7 @@ def create_app(argv: list[str] | None = None):
     from PySide6.QtGui import QIcon, QPixmap
 
     icon = QPixmap()
-    if icon.loadFromData(resources.files("resources").joinpath("icon.png").read_bytes()):
+    if icon.loadFromData(resources.files("mnemoscope.resources").joinpath("icon.png").read_bytes()):
         app.setWindowIcon(QIcon(icon))
     dark = theme.apply(app)
     return app, dark

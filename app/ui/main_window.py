@@ -6,6 +6,9 @@ from __future__ import annotations
 import logging
 import os
 
+from mnemoscope.store import MemoryStore, StoreError
+from mnemoscope.store.backup import BULK_ADVANCE_DAYS
+from mnemoscope.store.demo import rebased_demo
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
@@ -20,10 +23,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QToolButton,
 )
-
-from store import MemoryStore, StoreError
-from store.backup import BULK_ADVANCE_DAYS
-from store.demo import rebased_demo
 
 from . import theme
 from .about import about_html, shortcuts_html

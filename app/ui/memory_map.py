@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
+from mnemoscope.store import KINDS, LAYERS
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import (
@@ -31,8 +32,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from store import KINDS, LAYERS
 
 from ..map_layout import (
     angle_for,

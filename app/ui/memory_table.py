@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from mnemoscope.store import LAYERS, SENSITIVITIES, Memory
 from PySide6.QtCore import (
     QAbstractTableModel,
     QEvent,
@@ -16,8 +17,6 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
-
-from store import LAYERS, SENSITIVITIES, Memory
 
 from .session import StoreSession
 from .theme import KIND_COLOURS

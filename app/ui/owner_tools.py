@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mnemoscope.store import StoreError, privacy
+from mnemoscope.store import backup as backups
+from mnemoscope.store.mirror import MirrorResult, shown_memories, write_mirror
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -23,10 +26,6 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QVBoxLayout,
 )
-
-from store import StoreError, privacy
-from store import backup as backups
-from store.mirror import MirrorResult, shown_memories, write_mirror
 
 from .conflicts_view import ConflictsView
 from .privacy_view import PrivacyView

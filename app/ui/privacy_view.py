@@ -3,9 +3,8 @@ phone numbers, e-mail addresses …), with undoable "raise sensitivity" and "red
 
 from __future__ import annotations
 
+from mnemoscope.store import StoreError, privacy
 from PySide6.QtWidgets import QHeaderView
-
-from store import StoreError, privacy
 
 from .commands import EditMemoryCommand
 from .records_panel import RecordsPanel

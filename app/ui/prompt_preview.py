@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Callable
 
+from mnemoscope.store import SENSITIVITIES, StoreError
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -32,8 +33,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from store import SENSITIVITIES, StoreError
 
 from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, recall_for
 from ..compiler import CompileResult

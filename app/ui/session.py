@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from mnemoscope.store import MemoryStore
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
-
-from store import MemoryStore
 
 
 class StoreSession(QObject):

@@ -21,15 +21,13 @@ from pathlib import Path
 import anyio
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.types import Implementation  # noqa: E402
+from mnemoscope.store import MemoryStore  # noqa: E402
 from store_bench import NOW, WORDS, generate  # noqa: E402
-
-from store import MemoryStore  # noqa: E402
 
 CALLS = 60
 QUERIES = ["mara lisbon tea", "rust lifetime parser", "deploy release dashboard", "dentist flight calendar",
@@ -60,8 +58,7 @@ def time_api(path: str, notes: list[str]) -> dict[str, list[float]]:
 
 def time_mcp(path: str, notes: list[str]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {"remember": [], "recall": []}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "app", "--db", path, "mcp"], cwd=str(ROOT),
-                                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mnemoscope", "--db", path, "mcp"], cwd=str(ROOT))
 
     async def run() -> None:
         async with Client(params, client_info=Implementation(name="agent-bench", version="1")) as client:

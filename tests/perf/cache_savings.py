@@ -11,13 +11,9 @@ placement.
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from app.compiler import ContextCompiler, MemoryItem, TokenizerRegistry  # noqa: E402
-from app.compiler.cache import prefix_cache_reads, request_tokens  # noqa: E402
+from mnemoscope.compiler import ContextCompiler, MemoryItem, TokenizerRegistry  # noqa: E402
+from mnemoscope.compiler.cache import prefix_cache_reads, request_tokens  # noqa: E402
 
 TURNS = 20
 FACTS = ["prefers concise answers", "works in Rust", "lives in Lisbon", "has a cat called Miso",

@@ -15,12 +15,10 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from mnemoscope.compiler import ContextCompiler, MemoryItem, TokenizerRegistry  # noqa: E402
 from timing import median_ms  # noqa: E402
-
-from app.compiler import ContextCompiler, MemoryItem, TokenizerRegistry  # noqa: E402
 
 SENTENCES = [
     "The user prefers concise answers with one example.", "We discussed the deployment pipeline on Tuesday.",

@@ -20,13 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import mnemoscope.store.conflicts as conflicts  # noqa: E402
+from mnemoscope.store import MemoryStore  # noqa: E402
 from timing import median_ms  # noqa: E402
-
-import store.conflicts as conflicts  # noqa: E402
-from store import MemoryStore  # noqa: E402
 
 WORDS = ("mara theo priya lisbon porto rust python garden basil tea coffee climbing gym release deploy "
          "lighthouse parser lifetime async channel meeting calendar dentist bank flight cat miso sourdough").split()

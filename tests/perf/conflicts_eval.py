@@ -14,10 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from store import MemoryStore  # noqa: E402
-from store.conflicts import scan  # noqa: E402
+from mnemoscope.store import MemoryStore  # noqa: E402
+from mnemoscope.store.conflicts import scan  # noqa: E402
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "conflict_eval.jsonl"
 T0 = 1_790_000_000

@@ -14,13 +14,10 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def main() -> None:
@@ -28,9 +25,9 @@ def main() -> None:
 
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
-    from app.ui.launch import create_app
-    from app.ui.session import StoreSession
-    from store import MemoryStore
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.ui.launch import create_app
+    from mnemoscope.ui.session import StoreSession
 
     rng = random.Random(9)
     words = "deploy release rollback config canary dashboard alert latency cache queue retry".split()
@@ -41,7 +38,7 @@ def main() -> None:
     store = MemoryStore(":memory:")
     store.import_jsonl("\n".join(lines))
     app, _ = create_app()
-    from app.ui.prompt_preview import PromptPreview
+    from mnemoscope.ui.prompt_preview import PromptPreview
 
     session = StoreSession(store)
     pv = PromptPreview(session)

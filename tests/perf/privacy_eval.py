@@ -14,9 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from store.privacy import scan_text  # noqa: E402
+from mnemoscope.store.privacy import scan_text  # noqa: E402
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "privacy_eval.jsonl"
 

@@ -16,12 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from mnemoscope.store import MemoryStore  # noqa: E402
 from store_bench import NOW, generate  # noqa: E402
-
-from store import MemoryStore  # noqa: E402
 
 HOUR = 3600.0
 

@@ -22,19 +22,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
 CHILD = r"""
 import os, sys, time, json
 t0 = time.perf_counter()
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-sys.path.insert(0, {root!r})
 from PySide6.QtCore import QSettings
 QSettings.setDefaultFormat(QSettings.Format.IniFormat)  # keep the user's own settings out of it
 QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, {settings!r})
-from store import MemoryStore
-from app.ui.launch import create_app
-from app.ui.main_window import MainWindow
+from mnemoscope.store import MemoryStore
+from mnemoscope.ui.launch import create_app
+from mnemoscope.ui.main_window import MainWindow
 app, dark = create_app()
 w = MainWindow(MemoryStore({db!r}), dark=dark)
 w.resize(1440, 900)
@@ -97,8 +95,8 @@ def memories(n: int, seed: int) -> list[str]:
 
 
 def main() -> None:
-    from store import MemoryStore
-    from store.demo import load_demo
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.store.demo import load_demo
 
     tmp = tempfile.mkdtemp()
     demo = os.path.join(tmp, "demo.db")
