@@ -7,6 +7,9 @@ its kind) picks a sector by a hash of the group's name alone, and the memory's o
 picks its place inside the sector, so a memory keeps its angle across ticks, edits and
 the arrival of other memories, and a dot that slides outward is a memory that is fading.
 The habit and edge thresholds come from the store's decay config.
+
+Arranged by meaning instead (:func:`meaning_angles`), a memory's angle comes from its
+vector, so memories that mean similar things sit together even with no topic in common.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import math
 import zlib
 
+import numpy as np
 from mnemoscope.store.model import LAYERS
 
 RING_INNER = {"habit": 0.15, "fading": 1.0, "edge": 2.0, "archived": 3.0}
@@ -80,3 +84,99 @@ def radius_for(layer: str, strength: float, habit_min: float, edge_below: float)
     else:
         depth = (1.0 - s) / (1.0 - edge_below)
     return RING_INNER.get(layer, 1.0) + max(0.0, min(depth, 1.0)) * RING_WIDTH * 0.95
+
+
+# -- the arrangement by meaning ------------------------------------------------------------
+MEANING_SAMPLE = 2000  # memories the principal plane is fitted on (the rest are only projected)
+
+
+def _sample(ids: list[str]) -> np.ndarray:
+    """The rows the plane is fitted on: the MEANING_SAMPLE ids of smallest hash, so adding
+    one memory changes the sample by at most one member."""
+    if len(ids) <= MEANING_SAMPLE:
+        return np.arange(len(ids))
+    keys = np.fromiter((zlib.crc32(i.encode("utf-8")) for i in ids), dtype=np.int64, count=len(ids))
+    return np.sort(np.argsort(keys, kind="stable")[:MEANING_SAMPLE])
+
+
+def _align(angles: np.ndarray, ids: list[str], previous: dict[str, float]) -> np.ndarray:
+    """``angles`` turned (and mirrored, if that fits better) to match ``previous`` where
+    they share ids: a new fit of the plane may come out rotated or flipped."""
+    shared = [k for k, i in enumerate(ids) if i in previous]
+    if not shared:
+        return angles
+    before = np.fromiter((previous[ids[k]] for k in shared), dtype=float, count=len(shared))
+    best, best_fit = angles, -1.0
+    for mirror in (1.0, -1.0):
+        turned = mirror * angles
+        resultant = np.exp(1j * (before - turned[shared])).mean()
+        if abs(resultant) > best_fit:
+            best, best_fit = turned + np.angle(resultant), abs(resultant)
+    return best
+
+
+def _plane_angles(ids: list[str], m: np.ndarray) -> np.ndarray:
+    """Each unit row's direction in the plane of the two leading principal components."""
+    sample = _sample(ids)
+    fit = m[sample]
+    centre = fit.mean(axis=0)
+    _u, _s, vt = np.linalg.svd(fit - centre, full_matrices=False)
+    axes = np.zeros((2, m.shape[1]))
+    axes[: min(2, len(vt))] = vt[:2]
+    projected = (m - centre) @ axes.T
+    # An axis's sign is arbitrary: point it to the heavier tail of the fitted memories.
+    skew = np.sum(projected[sample] ** 3, axis=0)
+    projected *= np.where(skew < 0, -1.0, 1.0)
+    return np.arctan2(projected[:, 1], projected[:, 0])
+
+
+def _beside_neighbours(m: np.ndarray, placed: np.ndarray, angles: np.ndarray, new: np.ndarray,
+                       ids: list[str]) -> None:
+    """Give each ``new`` row the angle of its nearest ``placed`` rows (weighted by cosine),
+    leaving every placed angle where it was."""
+    sims = m[new] @ m[placed].T
+    k = min(NEIGHBOURS, len(placed))
+    for row, i in enumerate(new):
+        top = np.argpartition(-sims[row], k - 1)[:k]
+        weights = np.clip(sims[row, top], 0.0, None) + 1e-9
+        resultant = (weights * np.exp(1j * angles[placed[top]])).sum() / weights.sum()
+        best = angles[placed[top[np.argmax(sims[row, top])]]]
+        centre = np.angle(resultant) if abs(resultant) > 0.5 else best  # scattered neighbours: the nearest
+        angles[i] = centre + (_unit_hash(ids[i]) - 0.5) * 0.02  # a copy does not hide its original
+
+
+NEIGHBOURS = 3
+REFIT_SHARE = 0.1  # more new memories than this share of the map: fit the plane again
+
+
+def meaning_angles(ids: list[str], vectors, previous: dict[str, float] | None = None) -> np.ndarray:
+    """An angle for each memory from its vector (one row per id), so memories that mean
+    similar things sit at similar angles whatever their topic.
+
+    With no ``previous`` arrangement (id → angle), the angle is the memory's direction in
+    the plane of the two leading principal components: a circle has no seam, unlike a
+    1-D ordering laid round it. With one, memories it places keep their angles and a
+    newcomer sits by its nearest neighbours, so adding a memory moves no other; past
+    ``REFIT_SHARE`` newcomers (an import) the plane is fitted again, turned and mirrored
+    to match ``previous`` as well as it can."""
+    m = np.asarray(vectors, dtype=np.float64)
+    n = len(ids)
+    if m.ndim != 2 or m.shape[0] != n:
+        raise ValueError(f"vectors must be one row per memory: {n} ids, got shape {m.shape}")
+    if n and not np.isfinite(m).all():
+        raise ValueError("vectors contain nan or infinity")
+    previous = previous or {}
+    if n < 2:
+        return np.array([previous.get(i, 0.0) for i in ids], dtype=float)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    m = m / np.where(norms > 0, norms, 1.0)
+    placed = np.fromiter((i for i, rid in enumerate(ids) if rid in previous), dtype=np.int64)
+    if len(placed) and n - len(placed) <= REFIT_SHARE * n:
+        angles = np.zeros(n)
+        angles[placed] = [previous[ids[i]] for i in placed]
+        new = np.setdiff1d(np.arange(n), placed)
+        if len(new):
+            _beside_neighbours(m, placed, angles, new, ids)
+    else:
+        angles = _align(_plane_angles(ids, m), ids, previous) if previous else _plane_angles(ids, m)
+    return np.mod(angles, 2 * math.pi)

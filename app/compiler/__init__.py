@@ -3,6 +3,14 @@
 Plain Python (tiktoken only): no Qt, and nothing from ``store/``.
 """
 
+from .attention import (
+    AttentionShift,
+    EmbeddingError,
+    compute_attention_shift,
+    compute_attention_shift_with_embeddings,
+    measure_attention_shift,
+    measure_attention_shift_with_embeddings,
+)
 from .billing import count_billed_tokens, count_message_tokens
 from .capabilities import (
     CapabilityMap,
@@ -12,6 +20,7 @@ from .capabilities import (
     model_capabilities,
 )
 from .compiler import ContextCompiler, quote_for
+from .dedup import differ_in_fact, near_duplicates
 from .firewall import PreFlightContextFirewall
 from .glaciator import Glaciated, glaciate
 from .interrupt import (
@@ -42,6 +51,8 @@ from .types import (
 )
 
 __all__ = [
+    "AttentionShift", "EmbeddingError", "compute_attention_shift", "compute_attention_shift_with_embeddings",
+    "measure_attention_shift", "measure_attention_shift_with_embeddings", "differ_in_fact", "near_duplicates",
     "TIER_EPISODIC", "TIER_NAMES", "TIER_PROCEDURAL", "TIER_SEMANTIC", "INTERRUPT_INSTRUCTION",
     "CapabilityMap", "CapabilityMapError", "CompileMetrics", "CompileResult", "ContextCompiler",
     "ContextLayoutEngine", "PROFILES", "Profile", "get_profile", "EpisodicMemory", "Glaciated", "MemoryItem", "PreFlightContextFirewall",

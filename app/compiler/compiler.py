@@ -17,8 +17,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from operator import eq
 from typing import Any
 
+from .attention import Embed, embed_texts, measure_attention_shift, user_texts
 from .billing import count_message_tokens, message_overhead, message_tokens
 from .capabilities import model_capabilities
+from .dedup import check_cosine, dedup_threshold, near_duplicates
 from .firewall import TrimOrder
 from .layout import (
     as_line,
@@ -167,15 +169,15 @@ def _read_memory(i: int, mem: Any, override: Any, seen: dict[str, int]) -> tuple
     return rid, content, tier_of(mem, override, f"{where}.{field}"), score, kind
 
 
-def _read_memories(memories: Any, tier_by_memory_id: dict[int, int] | None, middle: Middle) -> None:
-    """Check every memory and lay out its line into ``middle``."""
+def _read_memories(memories: Any, tier_by_memory_id: dict[int, int] | None, middle: Middle) -> list[str]:
+    """Check every memory and lay out its line into ``middle``; returns their texts."""
     if memories is None:
-        return
+        return []
     if isinstance(memories, (str, bytes)) or not hasattr(memories, "__iter__"):
         raise TypeError(f"memories must be a list of MemoryItem, got {type(memories).__name__}")
     memories = memories if type(memories) is list else list(memories)
     if not memories:
-        return
+        return []
     columns = None if tier_by_memory_id else _plain_columns(memories)
     if columns is None:
         columns = _checked_columns(memories, tier_by_memory_id or {})
@@ -184,6 +186,7 @@ def _read_memories(memories: Any, tier_by_memory_id: dict[int, int] | None, midd
     n = len(lines)
     middle.ids, middle.refs, middle.tiers, middle.scores = ids, list(range(1, n + 1)), tiers, scores
     middle.lines, middle.truncated, middle.regions = lines, truncated, ["memory"] * n
+    return contents
 
 
 def _plain_columns(memories: list) -> tuple[list, ...] | None:
@@ -264,6 +267,8 @@ class ContextCompiler:
         metrics_callback: Callable[[CompileMetrics], None] | None = None,
         preflight_analyst_model: str | None = None,
         reserve_output_tokens: int | None = None,
+        semantic_dedup: bool = False,
+        dedup_threshold: float | None = None,
     ) -> None:
         self.max_tokens = check_budget("max_tokens", max_tokens)
         if model_id is not None and not isinstance(model_id, str):
@@ -281,6 +286,9 @@ class ContextCompiler:
             "PREFLIGHT_ANALYST_MODEL", "openai/gpt-4o-mini"
         )
         self.reserve_output_tokens = self._reserve(reserve_output_tokens)
+        # Needs the memories' vectors (an embedder or memory_vectors at compile time).
+        self.semantic_dedup = _check_bool("semantic_dedup", semantic_dedup)
+        self.dedup_threshold = None if dedup_threshold is None else check_cosine(dedup_threshold)
 
     @classmethod
     def from_profile(cls, profile: str, max_tokens: int, model_id: str | None = None, core_content: str = "",
@@ -318,6 +326,8 @@ class ContextCompiler:
         tokenizer_registry: TokenizerRegistry | None = None,
         debug_trace: bool = False,
         compressed_middle: str | None = None,
+        embed: Embed | None = None,
+        memory_vectors: Any = None,
     ) -> PromptPlan:
         user_message = _check_str("user_message", user_message)
         last_assistant_turn = _check_str("last_assistant_turn", last_assistant_turn, allow_none=True)
@@ -343,8 +353,19 @@ class ContextCompiler:
         end_text = build_end(user_message, last_turn, bool(directives_text))
 
         middle = Middle()
-        _read_memories(memories, tier_by_memory_id, middle)
+        contents = _read_memories(memories, tier_by_memory_id, middle)
         memory_count = len(middle)
+        duplicates, threshold = {}, None
+        if (self.semantic_dedup and compressed_middle is None
+                and (embed is not None or memory_vectors is not None)):
+            threshold = self.dedup_threshold or dedup_threshold()
+            if memory_count > 1:
+                vectors = memory_vectors if memory_vectors is not None else embed_texts(embed, contents,
+                                                                                        "the memories")
+                duplicates = near_duplicates(vectors, contents, middle.tiers, middle.scores, threshold)
+        shift = None
+        if embed is not None:
+            shift = measure_attention_shift(user_texts(history), user_message, embed=embed)
         truncated_count = sum(middle.truncated)
         _read_extras(middle_extras, middle)
         offered_by_tier = {name: middle.tiers.count(tier) for tier, name in TIER_NAMES.items()}
@@ -390,7 +411,7 @@ class ContextCompiler:
             history_overhead=[overhead(m) for m in history],
             frame_overhead=plan_frame_overhead(placement, overhead),
             middle=middle,
-            trim=TrimOrder(middle.tiers, tokens, middle.scores),
+            trim=TrimOrder(middle.tiers, tokens, middle.scores, frozenset(duplicates)),
             emission=emission,
             memory_count=memory_count,
             truncated_count=truncated_count,
@@ -398,6 +419,10 @@ class ContextCompiler:
             compressed=compressed_middle is not None,
             compressed_refs=compressed_refs,
             compressed_originals=compressed_originals,
+            duplicates=duplicates,
+            dedup_threshold=threshold,
+            attention_shift=shift,
+            embedded=embed is not None,
         )
 
     # -- public API ------------------------------------------------------------------
@@ -417,10 +442,19 @@ class ContextCompiler:
         tokenizer_registry: TokenizerRegistry | None = None,
         debug_trace: bool = False,
         max_tokens: int | None = None,
+        embed: Embed | None = None,
+        memory_vectors: Any = None,
     ) -> CompileResult:
         """Compile one request. ``max_tokens`` overrides the compiler's budget for this call;
-        ``debug_trace=True`` fills ``result.debug_trace`` with the ranking behind the trim."""
+        ``debug_trace=True`` fills ``result.debug_trace`` with the ranking behind the trim.
+
+        ``embed`` (``list[str] -> array`` of unit rows) lets the compile measure the topic
+        shift of the user message (``metadata["attention_shift"]``) and, with
+        ``semantic_dedup``, drop near-duplicate memories; ``memory_vectors`` (one row per
+        memory, in input order) spares embedding the memories again."""
         kwargs = dict(
+            embed=embed,
+            memory_vectors=memory_vectors,
             last_assistant_turn=last_assistant_turn,
             agent_persona_prompt=agent_persona_prompt,
             dynamic_directives=dynamic_directives,
@@ -476,7 +510,7 @@ class ContextCompiler:
         threshold = _env_int("MEMORY_PREFLIGHT_TOKEN_THRESHOLD", 8000)
         if plan.trim.total + sum(plan.trim.tokens[i] for i in plan.trim.capped) <= threshold:
             return None
-        return "".join(plan.middle.lines[i] for i in plan.emission)
+        return "".join(plan.middle.lines[i] for i in plan.emission if i not in plan.duplicates)
 
 
 def check_price(price: Any) -> float:

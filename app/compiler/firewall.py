@@ -44,14 +44,17 @@ class TrimOrder:
 
     __slots__ = ("tokens", "capped", "order", "rank", "cumulative", "total", "prefix_min")
 
-    def __init__(self, tiers: Sequence[int], tokens: Sequence[int], scores: Sequence[float | None]) -> None:
-        n = len(tiers)
+    def __init__(self, tiers: Sequence[int], tokens: Sequence[int], scores: Sequence[float | None],
+                 excluded: frozenset[int] = frozenset()) -> None:
         self.tokens = list(tokens)
         score = [-math.inf if s is None else s for s in scores] if None in scores else scores
         # First to go: highest tier number (episodic), lowest score, latest input. Two
         # stable sorts: by score over the input reversed, then by tier, descending.
-        order = sorted(range(n - 1, -1, -1), key=score.__getitem__)
+        order = sorted(range(len(tiers) - 1, -1, -1), key=score.__getitem__)
         order.sort(key=tiers.__getitem__, reverse=True)
+        if excluded:  # never sent (near-duplicates), so they take no procedural place either
+            order = [i for i in order if i not in excluded]
+        n = len(order)
         # Procedural segments come last, the best of them at the very end: all but the
         # best PROCEDURAL_CAP are capped.
         procedural = n - bisect.bisect_left(order, -TIER_PROCEDURAL, key=lambda i: -tiers[i])
@@ -60,7 +63,7 @@ class TrimOrder:
         self.capped = frozenset(capped)
         self.order = order[:first_capped] + order[first_capped + len(capped):] if capped else order
         # rank[i]: position of segment i in the order; -1 for a capped one.
-        rank = [-1] * n
+        rank = [-1] * len(tiers)
         for pos, i in enumerate(self.order):
             rank[i] = pos
         self.rank = rank

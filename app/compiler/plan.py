@@ -27,6 +27,7 @@ from .firewall import Fit, TrimOrder
 from .layout import history_text
 from .tokenizers import TokenizerChoice
 from .types import (
+    REASON_DUPLICATE,
     REASON_HISTORY_DROPPED,
     REASON_OVER_BUDGET,
     REASON_PROCEDURAL_CAP,
@@ -116,6 +117,10 @@ class PromptPlan:
     compressed: bool = False
     compressed_refs: list[tuple[int, str, str]] = field(default_factory=list)
     compressed_originals: list[Segment] = field(default_factory=list)
+    duplicates: dict[int, Any] = field(default_factory=dict)  # middle index -> dedup.Duplicate
+    dedup_threshold: float | None = None  # set when de-duplication ran
+    attention_shift: Any = None  # an attention.AttentionShift, or None
+    embedded: bool = False  # an embedder was given: the metadata reports the topic shift
     _history_suffix: list[tuple[int, int]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -243,16 +248,28 @@ class PromptPlan:
         order = self.trim
         token_count = prefix_tokens + tail_tokens
         tokens_trimmed = order.total + sum(order.tokens[i] for i in order.capped) - sel.fit.tokens
+        if self.duplicates:
+            tokens_trimmed += sum(order.tokens[i] for i in self.duplicates)
         if end_place:
             tokens_trimmed += sum(self.history_tokens[:drop])
         strategies = [name for name, used in (
             ("history_chunk_drop", drop and end_place),
+            ("semantic_dedup", self.duplicates),
             ("tier_trim", len(kept_idx) < len(order.order)),
             ("procedural_cap", order.capped),
             ("text_truncation", self.truncated_count),
             ("preflight_compression", self.compressed),
         ) if used]
         caching = self.caps.prompt_caching
+        extra = {}
+        if self.dedup_threshold is not None:
+            mid = self.middle
+            extra["semantic_dedup"] = {"threshold": self.dedup_threshold, "dropped": [
+                {"record_id": mid.ids[i], "ref": mid.refs[i], "duplicate_of": mid.ids[d.of],
+                 "duplicate_of_ref": mid.refs[d.of], "cosine": d.cosine} for i, d in sorted(self.duplicates.items())]}
+        if self.embedded:
+            shift = self.attention_shift
+            extra["attention_shift"] = None if shift is None else shift.to_dict()
         return {
             "token_count": token_count,
             "tokens_budget": sel.tokens_budget,
@@ -285,6 +302,8 @@ class PromptPlan:
             "billed_input_tokens": token_count + overhead,
             "trimming_strategies": strategies,
             "preflight_compressed": self.compressed,
+            "memories_deduplicated": len(self.duplicates),
+            **extra,
         }
 
     def segments(self, sel: Selection) -> list[Segment]:
@@ -298,6 +317,12 @@ class PromptPlan:
         order = self.trim
         for i in self.emission:
             truncated = mid.truncated[i]
+            dup = self.duplicates.get(i) if self.duplicates else None
+            if dup is not None:
+                out.append(Segment(mid.regions[i], mid.lines[i], order.tokens[i], False, REASON_DUPLICATE,
+                                   mid.tiers[i], mid.ids[i], mid.refs[i], None, truncated,
+                                   duplicate_of=mid.ids[dup.of], similarity=dup.cosine))
+                continue
             if sel.fit.keeps(order.rank[i], i):
                 kept, reason = True, (REASON_TEXT_TRUNCATED if truncated else None)
             else:

@@ -1,7 +1,8 @@
 """Profiles: named presets of the compiler's options, for the usual kinds of agent.
 
 A profile only chooses values for options that exist anyway (``memory_placement``,
-``include_interrupt_instruction``, ``trim_history``, ``reserve_output_tokens``), so
+``include_interrupt_instruction``, ``trim_history``, ``reserve_output_tokens``,
+``semantic_dedup``), so
 ``mnemoscope profile explain NAME`` can say exactly what it does, and anything passed
 explicitly wins over the profile.
 """
@@ -46,6 +47,9 @@ class Profile:
         return "\n".join(lines)
 
 
+DEDUP_REASON = ("with an embedder, of two memories that say the same thing only the better is sent "
+                "(a negation or a different number is not the same thing)")
+
 PROFILES: dict[str, Profile] = {
     "minimal": Profile(
         "minimal",
@@ -55,11 +59,13 @@ PROFILES: dict[str, Profile] = {
     "coding": Profile(
         "coding",
         "for coding agents: long answers, and a model that asks rather than guesses",
-        options={"memory_placement": "end", "include_interrupt_instruction": True, "trim_history": True},
+        options={"memory_placement": "end", "include_interrupt_instruction": True, "trim_history": True,
+                 "semantic_dedup": True},
         reasons={
             "include_interrupt_instruction": "a coding agent should fetch a missing detail (a path, a version) "
                                              "instead of inventing it",
             "reserve_output_tokens": "code and diffs are long: a quarter of the window stays free for the answer",
+            "semantic_dedup": DEDUP_REASON,
         },
         reserve_share=0.25,
     ),
@@ -67,11 +73,12 @@ PROFILES: dict[str, Profile] = {
         "conversational",
         "for chat companions: short answers from what is already known, the conversation kept cached",
         options={"memory_placement": "end", "include_interrupt_instruction": False, "trim_history": True,
-                 "reserve_output_tokens": 1024},
+                 "reserve_output_tokens": 1024, "semantic_dedup": True},
         reasons={
             "include_interrupt_instruction": "a companion answers from the memories it has; pausing to fetch "
                                              "breaks the conversation",
             "reserve_output_tokens": "chat replies are short, so more of the window goes to memories",
+            "semantic_dedup": DEDUP_REASON,
         },
     ),
 }

@@ -22,6 +22,7 @@ REASON_PROCEDURAL_CAP = "procedural_cap"
 REASON_HISTORY_DROPPED = "history_dropped"
 REASON_TEXT_TRUNCATED = "text_truncated"
 REASON_COMPRESSED = "compressed"
+REASON_DUPLICATE = "near_duplicate"
 
 
 @dataclass(slots=True)
@@ -104,10 +105,21 @@ class Segment:
     ref: int | None = None
     message_index: int | None = None
     truncated: bool = False
+    # A near-duplicate: the kept memory it repeats, and the cosine of their vectors.
+    duplicate_of: str | None = None
+    similarity: float | None = None
+
+    @property
+    def why(self) -> str | None:
+        """The reason as a person reads it."""
+        if self.reason == REASON_DUPLICATE and self.duplicate_of is not None:
+            return f"near-duplicate of {self.duplicate_of} (cosine {self.similarity:.2f}): sent once"
+        return self.reason.replace("_", " ") if self.reason else None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["tier_name"] = TIER_NAMES.get(self.tier) if self.tier else None
+        d["why"] = self.why
         return d
 
 

@@ -1,0 +1,100 @@
+"""The map by meaning: angles from the memories' vectors (app/map_layout.py), on
+synthetic clustered vectors, and the map's toggle that uses them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from mnemoscope.map_layout import MEANING_SAMPLE, meaning_angles
+
+TAU = 2 * math.pi
+
+
+def arc(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Angular distance, on the circle."""
+    d = np.mod(np.asarray(a) - np.asarray(b), TAU)
+    return np.minimum(d, TAU - d)
+
+
+def clusters(n_per: int, k: int = 5, dim: int = 48, spread: float = 0.15, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((k, dim))
+    rows, labels = [], []
+    for c in range(k):
+        rows.append(centres[c] + spread * rng.standard_normal((n_per, dim)))
+        labels += [c] * n_per
+    vectors = np.vstack(rows)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    order = rng.permutation(len(labels))  # no cluster arrives in one run
+    return [f"mem-{i:05d}" for i in range(len(labels))], vectors[order].astype(np.float32), np.array(labels)[order]
+
+
+def circular_spread(angles: np.ndarray) -> float:
+    return 1 - abs(np.exp(1j * angles).mean())
+
+
+def test_memories_that_mean_similar_things_sit_together():
+    ids, vectors, labels = clusters(40)
+    angles = meaning_angles(ids, vectors)
+    assert angles.shape == (200,) and ((angles >= 0) & (angles < TAU)).all()
+    within = np.mean([circular_spread(angles[labels == c]) for c in range(5)])
+    assert within < 0.05 < circular_spread(angles)  # each cluster tight, the whole map spread round
+    # a memory's nearest neighbour on the circle usually means what it means
+    near = [np.argsort(arc(angles, angles[i]))[1] for i in range(len(ids))]
+    assert np.mean(labels[near] == labels) > 0.9
+
+
+def test_adding_one_memory_moves_the_others_by_little():
+    ids, vectors, _ = clusters(40, seed=1)
+    before = meaning_angles(ids, vectors)
+    extra = vectors[3] + 0.05 * np.random.default_rng(9).standard_normal(vectors.shape[1])
+    after = meaning_angles([*ids, "mem-new"], np.vstack([vectors, extra]),
+                           previous=dict(zip(ids, before.tolist())))
+    assert arc(after[:-1], before).max() < 1e-9
+    assert arc(after[-1:], before[3:4])[0] < 0.05  # the new one sits by the memory it repeats
+
+
+def test_an_import_fits_the_plane_again_but_keeps_the_map_from_turning():
+    ids, vectors, labels = clusters(40, seed=5)
+    old = 150  # the first 150 were on the map; 50 arrive at once
+    before = meaning_angles(ids[:old], vectors[:old])
+    after = meaning_angles(ids, vectors, previous=dict(zip(ids[:old], before.tolist())))
+    assert np.mean([circular_spread(after[labels == c]) for c in range(5)]) < 0.05
+    assert np.median(arc(after[:old], before)) < 0.3
+
+
+def test_a_refit_that_comes_out_mirrored_or_turned_is_put_back():
+    ids, vectors, _ = clusters(30, seed=2)
+    before = meaning_angles(ids, vectors)
+    previous = dict(zip(ids, np.mod(-before + 1.0, TAU).tolist()))  # as if last time was flipped and turned
+    again = meaning_angles(ids, vectors, previous=previous)
+    assert arc(again, np.array(list(previous.values()))).max() < 1e-6
+
+
+def test_without_a_previous_arrangement_the_angles_are_deterministic():
+    ids, vectors, _ = clusters(20, seed=3)
+    assert np.array_equal(meaning_angles(ids, vectors), meaning_angles(ids, vectors.copy()))
+
+
+def test_a_large_map_fits_its_plane_on_a_sample_that_one_arrival_barely_changes(monkeypatch):
+    monkeypatch.setattr("mnemoscope.map_layout.MEANING_SAMPLE", 100)
+    ids, vectors, labels = clusters(80, seed=4)  # 400 memories, plane fitted on 100
+    before = meaning_angles(ids, vectors)
+    assert np.mean([circular_spread(before[labels == c]) for c in range(5)]) < 0.05
+    again = meaning_angles([*ids, "x"], np.vstack([vectors, vectors[:1]]))  # a refit, as on opening
+    assert np.mean([circular_spread(again[:-1][labels == c]) for c in range(5)]) < 0.05
+    assert MEANING_SAMPLE >= 1000
+
+
+def test_small_and_bad_inputs():
+    assert meaning_angles([], np.zeros((0, 4))).shape == (0,)
+    assert meaning_angles(["a"], [[1.0, 0.0]]).tolist() == [0.0]
+    assert meaning_angles(["a"], [[1.0, 0.0]], previous={"a": 2.0}).tolist() == [2.0]
+    two = meaning_angles(["a", "b"], [[1.0, 0.0], [0.0, 1.0]])
+    assert arc(two[:1], two[1:])[0] == pytest.approx(math.pi)  # two memories: opposite each other
+    with pytest.raises(ValueError, match="one row per memory: 2 ids"):
+        meaning_angles(["a", "b"], [[1.0, 0.0]])
+    with pytest.raises(ValueError, match="nan"):
+        meaning_angles(["a", "b"], [[1.0, np.nan], [0.0, 1.0]])
