@@ -4,17 +4,31 @@ Kind decides the tier (fact and lesson: semantic; skill: procedural; reflection 
 event: episodic, as DESIGN.md fixes it), the recall score ranks memories inside a tier,
 and a redacted or archived memory never enters a prompt. Used by the inspector's live
 preview and by ``mnemoscope preview``; recalling for a preview never writes.
+
+The compiler never imports the store: :func:`compile_for` hands it the store's embedder
+as a plain ``embed`` callable (topic shift, de-duplication) and the stored vectors of the
+recalled memories, when the store has them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from mnemoscope.store import MemoryStore
 from mnemoscope.store.recall import Hit
 
-from .compiler import TIER_EPISODIC, TIER_NAMES, TIER_PROCEDURAL, TIER_SEMANTIC, ContextCompiler, MemoryItem
+from .compiler import (
+    TIER_EPISODIC,
+    TIER_NAMES,
+    TIER_PROCEDURAL,
+    TIER_SEMANTIC,
+    ContextCompiler,
+    MemoryItem,
+    get_profile,
+)
 from .compiler.types import CompileResult
 
 TIER_BY_KIND = {
@@ -53,6 +67,7 @@ class PreviewRequest:
     k: int = 20
     scope: str = "global"
     trust: str = "medium"
+    profile: str = "minimal"  # coding and conversational de-duplicate by meaning
 
 
 @dataclass
@@ -68,13 +83,62 @@ def recall_for(store: MemoryStore, request: PreviewRequest, now: Any = None) -> 
     return hits, memory_items(hits)
 
 
-def compile_items(request: PreviewRequest, items: list[MemoryItem]) -> CompileResult:
-    compiler = ContextCompiler(max_tokens=request.max_tokens, model_id=request.model_id, core_content=request.rules,
-                               memory_placement=request.placement)
-    return compiler.compile(items, request.user_message, request.history)
+def compile_items(request: PreviewRequest, items: list[MemoryItem], *, embed: Callable | None = None,
+                  memory_vectors: Any = None) -> CompileResult:
+    compiler = ContextCompiler.from_profile(request.profile, request.max_tokens, request.model_id, request.rules,
+                                            memory_placement=request.placement)
+    return compiler.compile(items, request.user_message, request.history, embed=embed,
+                            memory_vectors=memory_vectors)
+
+
+class EmbedderFailed(Exception):
+    """The store's embedder failed while a compile used it."""
+
+
+def store_embed(store: MemoryStore) -> Callable[[list[str]], np.ndarray] | None:
+    """The store's embedder as the compiler's ``embed`` callable, or None without one."""
+    embedder = getattr(store, "embedder", None)
+    if embedder is None:
+        return None
+
+    def embed(texts: list[str]) -> np.ndarray:
+        try:
+            return embedder.embed(texts)
+        except Exception as exc:  # whatever a model or an endpoint raises: the compile goes on without it
+            raise EmbedderFailed(f"{getattr(embedder, 'id', 'the embedder')}: {exc}") from exc
+
+    return embed
+
+
+def stored_vectors(store: MemoryStore, items: list[MemoryItem]) -> np.ndarray | None:
+    """The stored vectors of ``items``, in their order, when every one has one."""
+    if not items or not hasattr(store, "vectors"):
+        return None
+    ids, vectors = store.vectors([m.id for m in items])
+    row = {rid: i for i, rid in enumerate(ids)}
+    if any(m.id not in row for m in items):
+        return None  # not all embedded yet: the compile embeds them itself
+    return np.asarray(vectors)[[row[m.id] for m in items]]
+
+
+def compile_for(store: MemoryStore, request: PreviewRequest, items: list[MemoryItem]) -> CompileResult:
+    """:func:`compile_items` with the store's embedder and vectors, when it has them; an
+    embedder that fails leaves a compile without meaning, which says why in
+    ``metadata["meaning_unavailable"]``."""
+    embed = store_embed(store)
+    if embed is None:
+        return compile_items(request, items)
+    try:
+        vectors = stored_vectors(store, items) if get_profile(request.profile).options.get("semantic_dedup") \
+            else None
+        return compile_items(request, items, embed=embed, memory_vectors=vectors)
+    except EmbedderFailed as exc:
+        result = compile_items(request, items)
+        result.metadata["meaning_unavailable"] = str(exc)
+        return result
 
 
 def preview(store: MemoryStore, request: PreviewRequest, now: Any = None) -> Preview:
     """Recall for the user message (without writing) and compile the prompt."""
     hits, items = recall_for(store, request, now)
-    return Preview(request, hits, items, compile_items(request, items))
+    return Preview(request, hits, items, compile_for(store, request, items))

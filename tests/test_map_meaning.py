@@ -98,3 +98,83 @@ def test_small_and_bad_inputs():
         meaning_angles(["a", "b"], [[1.0, 0.0]])
     with pytest.raises(ValueError, match="nan"):
         meaning_angles(["a", "b"], [[1.0, np.nan], [0.0, 1.0]])
+
+
+# -- the map's toggle ----------------------------------------------------------------------
+MEANINGS = {
+    "drinks": ["Mara takes her espresso without sugar.", "Theo switched to oat latte.",
+               "Priya drinks green tea after lunch."],
+    "code": ["The borrow checker rejects the second mutable reference.", "Cargo builds the workspace in CI.",
+             "Lifetime elision covers most of the parser."],
+    "travel": ["The flight to Lisbon leaves at dawn.", "Book the hotel near the Porto station.",
+               "The train from the airport takes forty minutes."],
+}
+
+
+@pytest.fixture
+def meaning_map(qtbot, qt_settings, tmp_path, monkeypatch):
+    pytest.importorskip("PySide6")
+    from meaning_doubles import install
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.ui.memory_map import RadialMap
+    from mnemoscope.ui.session import StoreSession
+
+    install(monkeypatch)
+    store = MemoryStore(str(tmp_path / "m.db"))
+    ids = {}
+    for group, texts in MEANINGS.items():
+        for i, text in enumerate(texts):  # every memory its own topic: no two share a sector
+            ids[text] = store.remember(text, topic=f"{group}-topic-{i}", now=1_000_000.0).memory.id
+    session = StoreSession(store)
+    view = RadialMap(session)
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    view.show()
+    view.reload()
+    yield view, ids
+    session.close()
+
+
+def group_angles(view, ids):
+    return {g: np.array([view._angles[view.dot_index[ids[t]]] for t in texts]) for g, texts in MEANINGS.items()}
+
+
+def test_by_meaning_similar_memories_sit_together_without_a_shared_topic(meaning_map):
+    view, ids = meaning_map
+    assert view.meaning_button.isEnabled()
+    topic = group_angles(view, ids)
+    view.meaning_button.click()
+    assert view.by_meaning
+    meaning = group_angles(view, ids)
+    assert max(circular_spread(a) for a in meaning.values()) < 0.05
+    assert min(circular_spread(a) for a in topic.values()) > 0.05  # by topic the same memories lie apart
+    assert "arranged by meaning" in view.caption.text()
+    view.meaning_button.click()  # and back to the topics' sectors
+    assert not view.by_meaning and all(np.allclose(topic[g], a) for g, a in group_angles(view, ids).items())
+    assert "arranged by meaning" not in view.caption.text()
+
+
+def test_a_memory_added_by_meaning_moves_no_other_and_joins_its_kind(meaning_map):
+    view, ids = meaning_map
+    view.set_by_meaning(True)
+    before = {mid: view._angles[view.dot_index[mid]] for mid in ids.values()}
+    new = view.session.store.remember("A double espresso, no milk.", topic="mornings", now=1_000_100.0).memory.id
+    view.session.notify({new})
+    after = {mid: view._angles[view.dot_index[mid]] for mid in ids.values()}
+    assert after == before
+    drinks = np.array([before[ids[t]] for t in MEANINGS["drinks"]])
+    assert arc(np.array([view._angles[view.dot_index[new]]]), drinks).min() < 0.1
+
+
+def test_without_vectors_the_toggle_says_why_it_is_off(qtbot, qt_settings, tmp_path):
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.ui.memory_map import RadialMap
+    from mnemoscope.ui.session import StoreSession
+
+    if hasattr(MemoryStore, "vectors"):
+        pytest.skip("this store keeps vectors")
+    session = StoreSession(MemoryStore(str(tmp_path / "plain.db")))
+    view = RadialMap(session)
+    qtbot.addWidget(view)
+    assert not view.meaning_button.isEnabled() and "vectors" in view.meaning_button.toolTip()
+    session.close()

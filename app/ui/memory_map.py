@@ -3,7 +3,8 @@
 Each memory is a dot (colour by kind, size by importance, opacity by strength) at a
 stable angle; entities are diamonds on an outer orbit joined to their memories by thin
 lines. The map reads the store; with the time-travel slider it reads the store's
-projection of a future day instead, which writes nothing.
+projection of a future day instead, which writes nothing. "By meaning" arranges the
+angles by the memories' vectors instead of their topics (see ``map_layout``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ..map_layout import (
     angle_for,
     group_key,
     group_label,
+    meaning_angles,
     orbit_for,
     radius_for,
     ring_middle,
@@ -94,6 +96,9 @@ class RadialMap(QWidget):
         self.entity_members: dict[str, list[str]] = {}
         self.hover_entity: str | None = None
         self._positions: dict[str, tuple[float, float]] = {}
+        self.by_meaning = False
+        self.meaning_angles: dict[str, float] = {}  # the last arrangement by meaning, kept across reloads
+        self.unembedded = 0  # memories without a vector, placed by topic in the arrangement by meaning
         self._angles = self._radii = np.zeros(0)
         self._anim_from: dict[str, tuple[float, float]] = {}
         self._anim_step = 0
@@ -102,6 +107,8 @@ class RadialMap(QWidget):
         self._anim_timer.timeout.connect(self._animate)
         self._build(dark)
         self._build_call_marks()
+        self._enable_meaning(session.store)
+        session.store_replaced.connect(lambda: self._enable_meaning(self.session.store))
         session.changed.connect(self._on_changed)
         session.selection_changed.connect(lambda _id: self._draw_selection())
         session.preview_changed.connect(lambda _d: self.reload(animate=False))
@@ -228,6 +235,12 @@ class RadialMap(QWidget):
         self.scope_box.setMaximumWidth(220)
         self.scope_box.currentIndexChanged.connect(self._scope_changed)
         layers.addWidget(self.scope_box, 1)
+        self.meaning_button = QToolButton(self)
+        self.meaning_button.setObjectName("map_by_meaning")
+        self.meaning_button.setText("By meaning")
+        self.meaning_button.setCheckable(True)
+        self.meaning_button.toggled.connect(self.set_by_meaning)
+        layers.addWidget(self.meaning_button)
         self.caption = ElidedLabel("", self)
         self.caption.setObjectName("map_caption")
         layout = QVBoxLayout(self)
@@ -297,6 +310,7 @@ class RadialMap(QWidget):
         idx = self.scope_box.findData(current)
         self.scope_box.setCurrentIndex(max(idx, 0))
         self.scope_box.blockSignals(False)
+        self._enable_meaning(store)
         self._layout_positions()
         if animate and old:
             moved = {d.id: old[d.id] for d in dots if d.id in old and old[d.id] != self._positions[d.id]}
@@ -312,9 +326,48 @@ class RadialMap(QWidget):
             return
         decay = self.session.store.config.decay
         self._angles = np.fromiter((angle_for(d.id, d.group) for d in self.dots), dtype=float, count=len(self.dots))
+        if self.by_meaning:
+            self._arrange_by_meaning()
         self._radii = np.fromiter((radius_for(d.layer, d.strength, decay.habit_min_strength, decay.edge_below)
                                    for d in self.dots), dtype=float, count=len(self.dots))
         self._rotate()
+
+    def _enable_meaning(self, store) -> None:
+        has = hasattr(store, "vectors")
+        self.meaning_button.setEnabled(has or self.by_meaning)
+        self.meaning_button.setToolTip(
+            "Arrange the memories by what they mean, not by topic: similar memories sit together"
+            if has else "Arranging by meaning needs the memories' vectors, which this store does not keep")
+
+    def _arrange_by_meaning(self) -> None:
+        """Angles from the stored vectors; a memory without one keeps its topic's angle."""
+        store = self.session.store
+        if not hasattr(store, "vectors"):
+            self.unembedded = len(self.dots)
+            return
+        ids, vectors = store.vectors([d.id for d in self.dots])
+        ids = list(ids)
+        angles = meaning_angles(ids, vectors, previous=self.meaning_angles)
+        self.meaning_angles = dict(zip(ids, angles.tolist()))
+        for i, d in enumerate(self.dots):
+            angle = self.meaning_angles.get(d.id)
+            if angle is not None:
+                self._angles[i] = angle
+        self.unembedded = len(self.dots) - sum(d.id in self.meaning_angles for d in self.dots)
+
+    def set_by_meaning(self, on: bool) -> None:
+        """Arrange by the memories' vectors (on) or by their topics (off), sliding the dots."""
+        if self.meaning_button.isChecked() != on:
+            self.meaning_button.setChecked(on)  # calls back here
+            return
+        self.by_meaning = on
+        old = dict(self._positions)
+        self._layout_positions()
+        moved = {k: v for k, v in old.items() if k in self._positions and self._positions[k] != v}
+        if moved:
+            self._anim_from, self._anim_step = moved, 0
+            self._anim_timer.start()
+        self.redraw()
 
     def _rotate(self) -> None:
         angles = self._angles + self.rotation
@@ -458,7 +511,9 @@ class RadialMap(QWidget):
         taken: list[QRectF] = []
         rings = {name: (0.0, ring_outer(name)) for name in reversed(self.ring_labels)}  # outermost first
         self._place(self.ring_labels, {name: name for name in rings}, rings, taken, (0.5, 0.5), 9)
-        cells = sorted(self.sector_counts.items(), key=lambda kv: (-kv[1], kv[0]))[:SECTOR_LABELS_MAX]
+        # by meaning, a topic has no sector to label
+        counts = {} if self.by_meaning else self.sector_counts
+        cells = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:SECTOR_LABELS_MAX]
         sector_text = {cell: f"{group_label(cell[1])} · {n:,}" for cell, n in cells}
         sector_pos = {}
         for layer, group in sector_text:
@@ -559,6 +614,9 @@ class RadialMap(QWidget):
             text = f"Previewing {self.session.preview_days:g} days ahead (nothing is written) · " + text
         if self.search_text:
             text += f" · {len(self.search_matches)} match “{self.search_text}”"
+        if self.by_meaning:
+            text += " · arranged by meaning" + (f" ({self.unembedded} without a vector, by topic)"
+                                                if self.unembedded else "")
         self.caption.setText(text)
 
     def _animate(self) -> None:

@@ -129,3 +129,35 @@ def cache_summary(rows: list[tuple[int, int, int]]) -> str:
     read = sum(x for _, _, x in rows)
     return (f"{read:,} of {sent:,} input tokens ({100 * read / max(sent, 1):.0f}%) "
             "could be read from the provider's prefix cache")
+
+
+# -- what meaning adds: the topic shift and the near-duplicates ---------------------------
+def meaning_html(result: CompileResult | None) -> str:
+    """A line on the topic shift of the user message and the memories not sent as
+    near-duplicates; "" when the compile had no embedder and nothing to say."""
+    if result is None:
+        return ""
+    md = result.metadata
+    parts = []
+    if md.get("meaning_unavailable"):
+        parts.append(f"<span style='color:{WARN}'>Meaning unavailable ({html.escape(md['meaning_unavailable'])}): "
+                     "no topic shift or de-duplication</span>")
+    shift = md.get("attention_shift")
+    if shift:
+        n = shift["recent_messages"]
+        recent = "the last user message" if n == 1 else f"the last {n} user messages"
+        how = f"cosine distance {shift['distance']:.2f} from {recent}; a shift is over {shift['threshold']:.2f}"
+        if shift["shifted"]:
+            parts.append(f"<b style='color:{WARN}'>Topic shift</b>: this message changes the subject ({how})")
+        else:
+            parts.append(f"Same subject ({how})")
+    dedup = md.get("semantic_dedup")
+    if dedup and dedup["dropped"]:
+        def link(rid: str, ref: int) -> str:
+            return f"<a href='mem:{html.escape(rid)}'>[Mem:{ref}]</a>"
+
+        pairs = ", ".join(f"{link(d['record_id'], d['ref'])} repeats {link(d['duplicate_of'], d['duplicate_of_ref'])}"
+                          f" (cosine {d['cosine']:.2f})" for d in dedup["dropped"])
+        n = len(dedup["dropped"])
+        parts.append(f"<b>{n} near-duplicate{'' if n == 1 else 's'} not sent</b>: {pairs}")
+    return " · ".join(parts)

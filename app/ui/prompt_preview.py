@@ -34,8 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, recall_for
-from ..compiler import CompileResult
+from ..bridge import DEFAULT_RULES, PreviewRequest, compile_for, recall_for
+from ..compiler import PROFILES, CompileResult
 from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS
 from ..compiler.capabilities import capability_map, get_context_cap_for_model
 from ..compiler.providers import render
@@ -46,6 +46,7 @@ from .preview_text import (
     SLIDER_STEPS,
     budget_for,
     copied_message,
+    meaning_html,
     messages_html,
     simulate_cache,
     slider_for,
@@ -104,7 +105,15 @@ class PromptPreview(QWidget):
         self.placement.addItems(["end", "system"])
         self.placement.setToolTip("Where the memories go: at the end of the prompt, or in the system message")
         form.addRow("Model", self.model)
-        form.addRow("Placement", self.placement)
+        self.profile = QComboBox(self)
+        self.profile.addItems(list(PROFILES))
+        self.profile.setToolTip("The compiler profile: coding and conversational send one of two memories "
+                                "that say the same thing (with the store's embedder)")
+        row = QHBoxLayout()
+        row.addWidget(self.placement, 1)
+        row.addWidget(QLabel("profile", self))
+        row.addWidget(self.profile, 1)
+        form.addRow("Placement", row)
         # The slider is logarithmic so small budgets get as much travel as large ones.
         self.budget_slider = QSlider(Qt.Orientation.Horizontal, self)
         self.budget_slider.setRange(0, SLIDER_STEPS)
@@ -156,6 +165,12 @@ class PromptPreview(QWidget):
         self.summary.setObjectName("preview_summary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the topic shift of the message and the near-duplicates left out (with an embedder)
+        self.meaning = QLabel(self)
+        self.meaning.setObjectName("preview_meaning")
+        self.meaning.setWordWrap(True)
+        self.meaning.linkActivated.connect(lambda url: self.session.select(url.split(":", 1)[1]))
+        self.meaning.hide()
 
         self.tabs = QTabWidget(self)
         self.messages = QTextBrowser(self)
@@ -186,12 +201,13 @@ class PromptPreview(QWidget):
         layout.addWidget(inputs)
         layout.addWidget(self.bars)
         layout.addWidget(self.summary)
+        layout.addWidget(self.meaning)
         layout.addLayout(exports)
         layout.addWidget(self.tabs, 1)
 
         for w in (self.user_message, self.rules):
             w.textChanged.connect(self.schedule)
-        for combo in (self.model, self.placement, self.scope, self.trust):
+        for combo in (self.model, self.placement, self.profile, self.scope, self.trust):
             combo.currentTextChanged.connect(self.schedule)
         self.k.valueChanged.connect(self.schedule)
         self.price.valueChanged.connect(lambda _v: self._show_summary())
@@ -243,7 +259,8 @@ class PromptPreview(QWidget):
             user_message=self.user_message.toPlainText(), history=self.history.messages(),
             model_id=self.model.currentText().strip() or "openai/gpt-4o", max_tokens=self.budget_spin.value(),
             placement=self.placement.currentText(), rules=self.rules.toPlainText(), k=self.k.value(),
-            scope=self.scope.currentText().strip() or "global", trust=self.trust.currentText())
+            scope=self.scope.currentText().strip() or "global", trust=self.trust.currentText(),
+            profile=self.profile.currentText())
 
     # -- compiling -------------------------------------------------------------------
     def schedule(self, *_args) -> None:
@@ -262,12 +279,13 @@ class PromptPreview(QWidget):
             self.base = self.result = None
             self.hits = []
             self.bars.set_result(None)
+            self.meaning.hide()
             self.summary.setText("Type a user message to see the prompt the agent would send.")
             self.messages.clear()
             return
         try:
             self.hits, items = recall_for(store, request)
-            self.base = compile_items(request, items)
+            self.base = compile_for(store, request, items)
         except (StoreError, ValueError, TypeError) as exc:
             self._set_error(str(exc))
             return
@@ -295,11 +313,16 @@ class PromptPreview(QWidget):
         if self.base is None:
             return
         self.result = self.base.rebudget(tokens)
+        if "meaning_unavailable" in self.base.metadata:  # said by the bridge, not by the plan
+            self.result.metadata["meaning_unavailable"] = self.base.metadata["meaning_unavailable"]
         self._refresh(messages_now=False)
 
     def _refresh(self, messages_now: bool) -> None:
         self.bars.set_result(self.result, self.kinds)
         self._show_summary()
+        text = meaning_html(self.result)
+        self.meaning.setText(text)
+        self.meaning.setVisible(bool(text))
         self.compare_pane.show_result(self.result, self.texts)
         self.citations_pane.show_result(self.result, self.texts)
         if messages_now:

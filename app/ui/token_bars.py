@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from ..compiler.types import TIER_NAMES, CompileResult, Segment
+from ..compiler.types import REASON_DUPLICATE, TIER_NAMES, CompileResult, Segment
 from .theme import KIND_COLOURS
 
 ROWS = (("core", "rules"), ("history", "history"), ("memory", "memories"), ("extra", "extras"),
@@ -130,10 +130,11 @@ class TokenBars(QWidget):
                        "Type a user message to see the prompt.")
             return
         hatch = QBrush(QColor("#9aa0a8"), Qt.BrushStyle.BDiagPattern)
+        duplicate_hatch = QBrush(QColor("#9aa0a8"), Qt.BrushStyle.DiagCrossPattern)  # left out, not over budget
         for br in self.rects:
             if br.row == "trimmed":
                 p.fillRect(br.rect, QColor(150, 150, 150, 60))
-                p.fillRect(br.rect, hatch)
+                p.fillRect(br.rect, duplicate_hatch if br.segment.reason == REASON_DUPLICATE else hatch)
                 p.setPen(QPen(QColor("#9aa0a8"), 1))
                 p.drawRect(br.rect)
             else:
@@ -194,8 +195,8 @@ class TokenBars(QWidget):
         kind = self.kinds.get(seg.record_id or "")
         tier = f" [{TIER_NAMES[seg.tier]} tier]" if seg.tier else ""
         tier = f" · {kind}{tier}" if kind else f" ·{tier}" if tier else ""
-        state = "kept" if seg.kept else "trimmed"
-        why = f" ({seg.reason.replace('_', ' ')})" if seg.reason else ""
+        state = "kept" if seg.kept else "not sent" if seg.reason == REASON_DUPLICATE else "trimmed"
+        why = f" ({seg.why})" if seg.reason else ""
         ident = f"\n{seg.record_id}" + (f" as [Mem:{seg.ref}]" if seg.ref else "") if seg.record_id else ""
         return f"{seg.region}{tier} · {seg.tokens} tokens · {state}{why}{ident}\n\n{excerpt}"
 
