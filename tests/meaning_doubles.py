@@ -17,8 +17,20 @@ GROUPS = {
 DIM = 16
 
 
-class KeywordEmbedder:
+def keyword_vectors(texts: list[str]) -> np.ndarray:
     """Unit vectors: one axis per group of words, plus a little noise from the text's hash."""
+    rows = []
+    for text in texts:
+        words = re.findall(r"\w+", text.lower())
+        v = 0.08 * np.random.default_rng(zlib.crc32(text.encode())).standard_normal(DIM)
+        for axis, group in enumerate(GROUPS.values()):
+            v[axis] += sum(w in group for w in words)
+        rows.append(v / np.linalg.norm(v))
+    return np.array(rows, dtype=np.float32).reshape(len(texts), DIM)
+
+
+class KeywordEmbedder:
+    """The live embedder: :func:`keyword_vectors`, counting its calls."""
 
     id = "test-keywords-16"
     dim = DIM
@@ -28,19 +40,12 @@ class KeywordEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         self.calls += 1
-        rows = []
-        for text in texts:
-            words = re.findall(r"\w+", text.lower())
-            v = 0.08 * np.random.default_rng(zlib.crc32(text.encode())).standard_normal(DIM)
-            for axis, group in enumerate(GROUPS.values()):
-                v[axis] += sum(w in group for w in words)
-            rows.append(v / np.linalg.norm(v))
-        return np.array(rows, dtype=np.float32).reshape(len(texts), DIM)
+        return keyword_vectors(texts)
 
 
 def install(monkeypatch, embedder: KeywordEmbedder | None = None) -> KeywordEmbedder:
     """Give every MemoryStore ``embedder`` and ``vectors`` as the contract with the store
-    says (``vectors(ids) -> (ids, unit rows)``), computed from the memories' texts."""
+    says (``vectors(ids) -> (ids, unit rows)``), the vectors as if stored when written."""
     from mnemoscope.store import MemoryStore
 
     embedder = embedder or KeywordEmbedder()
@@ -48,7 +53,7 @@ def install(monkeypatch, embedder: KeywordEmbedder | None = None) -> KeywordEmbe
     def vectors(self, ids=None):
         memories = [self.get(i) for i in ids] if ids is not None else self.list()
         kept = [m for m in memories if m.text]
-        return [m.id for m in kept], embedder.embed([m.text for m in kept]) if kept else np.zeros((0, DIM))
+        return [m.id for m in kept], keyword_vectors([m.text for m in kept])  # as stored, not embedded now
 
     monkeypatch.setattr(MemoryStore, "embedder", property(lambda self: embedder), raising=False)
     monkeypatch.setattr(MemoryStore, "vectors", vectors, raising=False)

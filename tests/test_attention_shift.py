@@ -200,3 +200,70 @@ def test_the_shift_does_not_change_the_prompt():
     plain = compiled("How do I deploy to Kubernetes?")
     shifted = compiled("How do I deploy to Kubernetes?", embed=FakeEmbedder(TABLE))
     assert shifted.messages == plain.messages and shifted.ref_map == plain.ref_map
+
+
+# -- in the window's preview ---------------------------------------------------------------
+@pytest.fixture
+def preview_window(qtbot, qt_settings, tmp_path, monkeypatch):
+    pytest.importorskip("PySide6")
+    from meaning_doubles import install
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.ui.main_window import MainWindow
+
+    install(monkeypatch)
+    store = MemoryStore(str(tmp_path / "p.db"))
+    for text in ("Mara takes her espresso without sugar.", "The borrow checker rejects the second reference.",
+                 "The flight to Lisbon leaves at dawn."):
+        store.remember(text)
+    w = MainWindow(store)
+    w.resize(1366, 768)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.editor.dirty = False
+    w.close()
+    w.session.close()
+    w.deleteLater()
+
+
+def test_the_preview_says_when_the_message_changes_the_subject(preview_window, qtbot):
+    pv = preview_window.preview
+    pv.history.set_messages([{"role": "user", "content": "Is the borrow checker happy with cargo test?"},
+                             {"role": "assistant", "content": "Yes."}])
+    pv.user_message.setPlainText("Which flight goes to Lisbon?")
+    pv.recompile()
+    assert pv.result.metadata["attention_shift"]["shifted"] is True
+    assert pv.meaning.isVisibleTo(pv) and "Topic shift" in pv.meaning.text()
+    distance = pv.result.metadata["attention_shift"]["distance"]
+    assert f"cosine distance {distance:.2f} from the last user message" in pv.meaning.text()
+    pv.user_message.setPlainText("And does the borrow checker know lifetime rules?")
+    pv.recompile()
+    assert "Same subject" in pv.meaning.text() and "Topic shift" not in pv.meaning.text()
+
+
+def test_without_an_embedder_the_preview_shows_no_meaning_line(window, qtbot):
+    from mnemoscope.store import MemoryStore
+
+    if hasattr(MemoryStore, "embedder"):
+        pytest.skip("this store has an embedder")
+    pv = window.preview
+    pv.user_message.setPlainText("What is Mara allergic to?")
+    pv.recompile()
+    assert "attention_shift" not in pv.result.metadata and not pv.meaning.isVisibleTo(pv)
+
+
+def test_an_embedder_that_fails_leaves_the_preview_working_and_says_so(preview_window, qtbot, monkeypatch):
+    from meaning_doubles import KeywordEmbedder
+
+    def broken(self, texts):
+        raise RuntimeError("model file missing")
+
+    monkeypatch.setattr(KeywordEmbedder, "embed", broken)
+    pv = preview_window.preview
+    pv.history.set_messages([{"role": "user", "content": "Is cargo fast?"}])
+    pv.user_message.setPlainText("Which flight goes to Lisbon?")
+    pv.recompile()
+    assert pv.result is not None and pv.result.ref_map
+    assert "Meaning unavailable" in pv.meaning.text() and "model file missing" in pv.meaning.text()
+    pv.budget_spin.setValue(pv.budget_spin.value() // 2)  # re-selecting keeps saying it
+    assert "model file missing" in pv.meaning.text()

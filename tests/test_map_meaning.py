@@ -124,7 +124,7 @@ def meaning_map(qtbot, qt_settings, tmp_path, monkeypatch):
     ids = {}
     for group, texts in MEANINGS.items():
         for i, text in enumerate(texts):  # every memory its own topic: no two share a sector
-            ids[text] = store.remember(text, topic=f"{group}-topic-{i}", now=1_000_000.0).memory.id
+            ids[text] = store.remember(text, topic=f"{group}-topic-{i}").memory.id
     session = StoreSession(store)
     view = RadialMap(session)
     qtbot.addWidget(view)
@@ -158,7 +158,7 @@ def test_a_memory_added_by_meaning_moves_no_other_and_joins_its_kind(meaning_map
     view, ids = meaning_map
     view.set_by_meaning(True)
     before = {mid: view._angles[view.dot_index[mid]] for mid in ids.values()}
-    new = view.session.store.remember("A double espresso, no milk.", topic="mornings", now=1_000_100.0).memory.id
+    new = view.session.store.remember("A double espresso, no milk.", topic="mornings").memory.id
     view.session.notify({new})
     after = {mid: view._angles[view.dot_index[mid]] for mid in ids.values()}
     assert after == before

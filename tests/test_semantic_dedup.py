@@ -225,3 +225,53 @@ def test_no_two_copies_are_sent_and_the_count_stays_exact(mems, budget, profile)
     offered = {m.content for m in memories}
     deduped = {memories[int(s.record_id[1:])].content for s in result.segments if s.reason == "near_duplicate"}
     assert deduped <= offered and md["memories_deduplicated"] == len(memories) - len(offered)
+
+
+# -- in the window's preview ---------------------------------------------------------------
+ESPRESSO = "Mara takes her espresso coffee without sugar, caffeine first."
+ESPRESSO_AGAIN = "Mara drinks her espresso coffee without sugar, caffeine first."
+
+
+@pytest.fixture
+def dup_window(qtbot, qt_settings, tmp_path, monkeypatch):
+    pytest.importorskip("PySide6")
+    from meaning_doubles import install
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.ui.main_window import MainWindow
+
+    install(monkeypatch)
+    store = MemoryStore(str(tmp_path / "d.db"))
+    ids = [store.remember(t, dedupe=False).memory.id for t in (ESPRESSO, ESPRESSO_AGAIN)]
+    store.remember("The flight to Lisbon leaves at dawn.")
+    w = MainWindow(store)
+    w.resize(1366, 768)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w, ids
+    w.editor.dirty = False
+    w.close()
+    w.session.close()
+    w.deleteLater()
+
+
+def test_the_preview_shows_which_memory_was_left_out_as_a_duplicate_and_why(dup_window, qtbot):
+    window, ids = dup_window
+    pv = window.preview
+    pv.user_message.setPlainText("How does Mara take her espresso coffee?")
+    pv.recompile()
+    assert set(ids) <= set(pv.result.ref_map.values())  # minimal: both sent
+    assert "near-duplicate" not in pv.meaning.text()
+    pv.profile.setCurrentText("coding")
+    pv.recompile()
+    dropped = pv.result.metadata["semantic_dedup"]["dropped"]
+    assert len(dropped) == 1 and {dropped[0]["record_id"], dropped[0]["duplicate_of"]} == set(ids)
+    assert dropped[0]["record_id"] not in pv.result.ref_map.values()
+    assert "1 near-duplicate not sent" in pv.meaning.text()
+    assert f"[Mem:{dropped[0]['ref']}]</a> repeats" in pv.meaning.text()
+    bars = [br for br in pv.bars.rects if br.segment.reason == "near_duplicate"]
+    assert len(bars) == 1 and bars[0].row == "trimmed"
+    described = pv.bars.describe(bars[0])
+    assert "not sent (near-duplicate of " + dropped[0]["duplicate_of"] in described
+    # a click on the dropped one's citation selects it
+    pv.meaning.linkActivated.emit(f"mem:{dropped[0]['record_id']}")
+    assert window.session.selected_id == dropped[0]["record_id"]
