@@ -141,15 +141,15 @@ def group_angles(view, ids):
 
 def test_by_meaning_similar_memories_sit_together_without_a_shared_topic(meaning_map):
     view, ids = meaning_map
-    assert view.meaning_button.isEnabled()
+    assert view.meaning_action.isEnabled()
     topic = group_angles(view, ids)
-    view.meaning_button.click()
+    view.meaning_action.trigger()
     assert view.by_meaning
     meaning = group_angles(view, ids)
     assert max(circular_spread(a) for a in meaning.values()) < 0.05
     assert min(circular_spread(a) for a in topic.values()) > 0.05  # by topic the same memories lie apart
     assert "arranged by meaning" in view.caption.text()
-    view.meaning_button.click()  # and back to the topics' sectors
+    view.meaning_action.trigger()  # and back to the topics' sectors
     assert not view.by_meaning and all(np.allclose(topic[g], a) for g, a in group_angles(view, ids).items())
     assert "arranged by meaning" not in view.caption.text()
 
@@ -176,5 +176,11 @@ def test_without_vectors_the_toggle_says_why_it_is_off(qtbot, qt_settings, tmp_p
     session = StoreSession(MemoryStore(str(tmp_path / "plain.db")))
     view = RadialMap(session)
     qtbot.addWidget(view)
-    assert not view.meaning_button.isEnabled() and "vectors" in view.meaning_button.toolTip()
+    assert not view.meaning_action.isEnabled() and "vectors" in view.meaning_action.toolTip()
     session.close()
+
+
+def test_the_view_menu_holds_the_toggle(window):
+    menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
+    assert window.map.meaning_action in menus["View"].actions()
+    assert window.map.meaning_action.isCheckable()

@@ -216,6 +216,7 @@ class MainWindow(QMainWindow):
             self.theme_actions.addAction(action)
         view_menu.addSeparator()
         view_menu.addAction("&Fit map view", QKeySequence(Qt.Key.Key_Home), self.map.fit_view)
+        view_menu.addAction(self.map.meaning_action)
         view_menu.addAction("&Reset layout", self.reset_layout)
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction("&Keyboard shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts)

@@ -17,7 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from mnemoscope.store import KINDS, LAYERS
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QPen
+from PySide6.QtGui import QAction, QBrush, QColor, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -197,6 +197,10 @@ class RadialMap(QWidget):
         legend.addWidget(diamond)
         legend.addStretch(1)
         legend.addSpacing(12)
+        # in the View menu: a button would widen the map's controls, which have no room to spare
+        self.meaning_action = QAction("Arrange the map by &meaning", self)
+        self.meaning_action.setCheckable(True)
+        self.meaning_action.toggled.connect(self.set_by_meaning)
         self.fit_button = QToolButton(self)
         self.fit_button.setText("Fit")
         self.fit_button.setToolTip("Fit view: show the whole map (Home, or double-click empty space)")
@@ -235,12 +239,6 @@ class RadialMap(QWidget):
         self.scope_box.setMaximumWidth(220)
         self.scope_box.currentIndexChanged.connect(self._scope_changed)
         layers.addWidget(self.scope_box, 1)
-        self.meaning_button = QToolButton(self)
-        self.meaning_button.setObjectName("map_by_meaning")
-        self.meaning_button.setText("By meaning")
-        self.meaning_button.setCheckable(True)
-        self.meaning_button.toggled.connect(self.set_by_meaning)
-        layers.addWidget(self.meaning_button)
         self.caption = ElidedLabel("", self)
         self.caption.setObjectName("map_caption")
         layout = QVBoxLayout(self)
@@ -334,10 +332,11 @@ class RadialMap(QWidget):
 
     def _enable_meaning(self, store) -> None:
         has = hasattr(store, "vectors")
-        self.meaning_button.setEnabled(has or self.by_meaning)
-        self.meaning_button.setToolTip(
-            "Arrange the memories by what they mean, not by topic: similar memories sit together"
-            if has else "Arranging by meaning needs the memories' vectors, which this store does not keep")
+        self.meaning_action.setEnabled(has or self.by_meaning)
+        tip = ("Arrange the memories by what they mean, not by topic: similar memories sit together" if has
+               else "Arranging by meaning needs the memories' vectors, which this store does not keep")
+        self.meaning_action.setToolTip(tip)
+        self.meaning_action.setStatusTip(tip)
 
     def _arrange_by_meaning(self) -> None:
         """Angles from the stored vectors; a memory without one keeps its topic's angle."""
@@ -357,8 +356,8 @@ class RadialMap(QWidget):
 
     def set_by_meaning(self, on: bool) -> None:
         """Arrange by the memories' vectors (on) or by their topics (off), sliding the dots."""
-        if self.meaning_button.isChecked() != on:
-            self.meaning_button.setChecked(on)  # calls back here
+        if self.meaning_action.isChecked() != on:
+            self.meaning_action.setChecked(on)  # calls back here
             return
         self.by_meaning = on
         old = dict(self._positions)
