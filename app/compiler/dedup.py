@@ -113,28 +113,41 @@ def keep_order(tiers: Sequence[int], scores: Sequence[float | None]) -> list[int
     return sorted(range(len(tiers)), key=lambda i: (tiers[i], -score[i], i))
 
 
+def _close_pairs(m: np.ndarray, limit: float) -> dict[int, list[tuple[float, int]]]:
+    """For each row, the other rows at cosine ``limit`` or more (as (cosine, row)): the
+    similarities a block of rows at a time, so memory stays bounded."""
+    pairs: dict[int, list[tuple[float, int]]] = {}
+    for start in range(0, len(m), _BLOCK):
+        sims = m[start:start + _BLOCK] @ m.T
+        rows, cols = np.nonzero(sims >= limit)
+        for r, c in zip(rows.tolist(), cols.tolist()):
+            i = start + r
+            if i != c:
+                pairs.setdefault(i, []).append((float(sims[r, c]), c))
+    return pairs
+
+
+_BLOCK = 1024
+
+
 def near_duplicates(vectors, texts: Sequence[str], tiers: Sequence[int], scores: Sequence[float | None],
                     threshold: float | None = None) -> dict[int, Duplicate]:
-    """The memories to drop, each with the kept memory it duplicates."""
+    """The memories to drop, each with the kept memory it duplicates (the most similar
+    kept one that states the same facts)."""
     limit = dedup_threshold() if threshold is None else check_cosine(threshold)
     n = len(texts)
     if n < 2:
         return {}
     m = as_matrix(vectors, "the memories' vectors", rows=n)
-    m = m / np.linalg.norm(m, axis=1, keepdims=True)
-    kept: list[int] = []
+    m = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+    pairs = _close_pairs(m, limit - 1e-6)  # float32 rounding must not split a pair at the threshold
+    kept: set[int] = set()
     dropped: dict[int, Duplicate] = {}
     for i in keep_order(tiers, scores):
-        if kept:
-            sims = m[kept] @ m[i]
-            for pos in np.argsort(-sims, kind="stable"):
-                if sims[pos] < limit:
-                    break
-                j = kept[pos]
-                if not differ_in_fact(texts[i], texts[j]):
-                    dropped[i] = Duplicate(i, j, round(float(sims[pos]), 4))
-                    break
-            if i in dropped:
-                continue
-        kept.append(i)
+        for cosine, j in sorted(pairs.get(i, ()), key=lambda p: (-p[0], p[1])):
+            if j in kept and not differ_in_fact(texts[i], texts[j]):
+                dropped[i] = Duplicate(i, j, round(min(cosine, 1.0), 4))
+                break
+        else:
+            kept.add(i)
     return dropped
