@@ -26,7 +26,8 @@ async def compile_prompt_async(
     """Compile from ``(memory, tier)`` pairs and the raw message list.
 
     ``user_id`` and ``conversation_id`` are recorded in the metadata; Mnemoscope keeps
-    no Redis and detects no topic shifts, so they change nothing else.
+    no Redis, so they change nothing else. Topic shifts are detected when ``embed=`` is
+    passed (see :meth:`ContextCompiler.compile`).
     """
     memories = [m for m, _ in retrieved_objects]
     tiers = {id(m): tier for m, tier in retrieved_objects}
