@@ -88,7 +88,13 @@ def compile_items(request: PreviewRequest, items: list[MemoryItem], *, embed: Ca
     compiler = ContextCompiler.from_profile(request.profile, request.max_tokens, request.model_id, request.rules,
                                             memory_placement=request.placement)
     return compiler.compile(items, request.user_message, request.history, embed=embed,
-                            memory_vectors=memory_vectors)
+                            memory_vectors=memory_vectors, differ=store_difference)
+
+
+try:  # the store's own "these two are different memories" check, so both de-duplications agree
+    from mnemoscope.store.duplicates import difference as store_difference
+except ImportError:  # a store without one: the compiler's differ_in_fact
+    store_difference = None
 
 
 class EmbedderFailed(Exception):

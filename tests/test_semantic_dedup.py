@@ -275,3 +275,15 @@ def test_the_preview_shows_which_memory_was_left_out_as_a_duplicate_and_why(dup_
     # a click on the dropped one's citation selects it
     pv.meaning.linkActivated.emit(f"mem:{dropped[0]['record_id']}")
     assert window.session.selected_id == dropped[0]["record_id"]
+
+
+def test_the_caller_may_say_what_keeps_two_memories_apart():
+    memories = [MemoryItem("a", PYTEST), MemoryItem("b", PYTEST_AGAIN)]
+    asked = []
+
+    def never_the_same(a, b):
+        asked.append((a, b))
+        return "the caller says so"
+
+    result = compile_with("coding", memories, embed=Embedder(TABLE), differ=never_the_same)
+    assert set(result.ref_map.values()) == {"a", "b"} and asked == [(PYTEST_AGAIN, PYTEST)]

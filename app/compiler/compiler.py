@@ -20,7 +20,7 @@ from typing import Any
 from .attention import Embed, embed_texts, measure_attention_shift, user_texts
 from .billing import count_message_tokens, message_overhead, message_tokens
 from .capabilities import model_capabilities
-from .dedup import check_cosine, dedup_threshold, near_duplicates
+from .dedup import Differ, check_cosine, dedup_threshold, near_duplicates
 from .firewall import TrimOrder
 from .layout import (
     as_line,
@@ -328,6 +328,7 @@ class ContextCompiler:
         compressed_middle: str | None = None,
         embed: Embed | None = None,
         memory_vectors: Any = None,
+        differ: Differ | None = None,
     ) -> PromptPlan:
         user_message = _check_str("user_message", user_message)
         last_assistant_turn = _check_str("last_assistant_turn", last_assistant_turn, allow_none=True)
@@ -362,7 +363,7 @@ class ContextCompiler:
             if memory_count > 1:
                 vectors = memory_vectors if memory_vectors is not None else embed_texts(embed, contents,
                                                                                         "the memories")
-                duplicates = near_duplicates(vectors, contents, middle.tiers, middle.scores, threshold)
+                duplicates = near_duplicates(vectors, contents, middle.tiers, middle.scores, threshold, differ)
         shift = None
         if embed is not None:
             shift = measure_attention_shift(user_texts(history), user_message, embed=embed)
@@ -444,6 +445,7 @@ class ContextCompiler:
         max_tokens: int | None = None,
         embed: Embed | None = None,
         memory_vectors: Any = None,
+        differ: Differ | None = None,
     ) -> CompileResult:
         """Compile one request. ``max_tokens`` overrides the compiler's budget for this call;
         ``debug_trace=True`` fills ``result.debug_trace`` with the ranking behind the trim.
@@ -451,10 +453,12 @@ class ContextCompiler:
         ``embed`` (``list[str] -> array`` of unit rows) lets the compile measure the topic
         shift of the user message (``metadata["attention_shift"]``) and, with
         ``semantic_dedup``, drop near-duplicate memories; ``memory_vectors`` (one row per
-        memory, in input order) spares embedding the memories again."""
+        memory, in input order) spares embedding the memories again; ``differ(a, b)``
+        replaces :func:`~.dedup.differ_in_fact` as what keeps two close memories apart."""
         kwargs = dict(
             embed=embed,
             memory_vectors=memory_vectors,
+            differ=differ,
             last_assistant_turn=last_assistant_turn,
             agent_persona_prompt=agent_persona_prompt,
             dynamic_directives=dynamic_directives,

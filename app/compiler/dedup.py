@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,12 +128,16 @@ def _close_pairs(m: np.ndarray, limit: float) -> dict[int, list[tuple[float, int
 
 
 _BLOCK = 1024
+Differ = Callable[[str, str], object]
 
 
 def near_duplicates(vectors, texts: Sequence[str], tiers: Sequence[int], scores: Sequence[float | None],
-                    threshold: float | None = None) -> dict[int, Duplicate]:
+                    threshold: float | None = None, differ: Differ | None = None) -> dict[int, Duplicate]:
     """The memories to drop, each with the kept memory it duplicates (the most similar
-    kept one that states the same facts)."""
+    kept one that states the same facts). ``differ(a, b)`` says whether two texts state
+    different facts (truthy: a reason, or True); by default :func:`differ_in_fact`, and
+    the bridge passes the store's own check so both de-duplications agree."""
+    differ = differ_in_fact if differ is None else differ
     limit = dedup_threshold() if threshold is None else check_cosine(threshold)
     n = len(texts)
     if n < 2:
@@ -145,7 +149,7 @@ def near_duplicates(vectors, texts: Sequence[str], tiers: Sequence[int], scores:
     dropped: dict[int, Duplicate] = {}
     for i in keep_order(tiers, scores):
         for cosine, j in sorted(pairs.get(i, ()), key=lambda p: (-p[0], p[1])):
-            if j in kept and not differ_in_fact(texts[i], texts[j]):
+            if j in kept and not differ(texts[i], texts[j]):
                 dropped[i] = Duplicate(i, j, round(min(cosine, 1.0), 4))
                 break
         else:
