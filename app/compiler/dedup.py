@@ -11,6 +11,7 @@ costs nothing.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -66,6 +67,7 @@ class _Facts:
     words: set[str]  # every word, lowercased
 
 
+@functools.lru_cache(maxsize=4096)  # a memory close to several others is read once
 def _facts(text: str) -> _Facts:
     numbers = sorted(_NUMBER.findall(text) + _CJK_NUMBER.findall(text))
     negations = len(_CJK_NEGATIONS.findall(text))
