@@ -106,10 +106,14 @@ def mirror_command(out: str, trust: str | None, include_archived: bool, as_json:
     warning = privacy.output_warning([m.text for m in shown], "the mirror")
     if as_json:
         emit_json({"out": str(result.out), "memories": result.memories, "written": result.written,
-                   "unchanged": result.unchanged, "removed": result.removed, "privacy_warning": warning})
+                   "unchanged": result.unchanged, "removed": result.removed, "kept": result.kept,
+                   "privacy_warning": warning})
     else:
         click.echo(f"mirrored {result.memories} memories to {result.out}: {len(result.written)} pages written, "
                    f"{result.unchanged} unchanged, {len(result.removed)} removed")
+        for rel in result.kept:
+            click.echo(f"kept {rel}: it is not what the mirror last wrote there (edited, or not the mirror's); "
+                       "remove it to have it rewritten")
     if warning:
         click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)
 
