@@ -72,11 +72,12 @@ _PROSE_PASSWORDS = (
     r"(?i)\b(?:with|using|via|mit|avec|con|com)\s+(?:the\s+|dem\s+|le\s+|la\s+|el\s+|a\s+|o\s+)?"
     r"(?:password|passwort|kennwort|mot de passe|contraseña|clave|senha|pin)\s+[\"'“«]?(" + _STRONG + ")",
     r"(?:密码|口令|パスワード)\s*(?:是|为|為|：|:|は)?\s*[\"'“「]?([A-Za-z0-9!@#$%^&*_.+=-]{4,})",
+    r"(?i)\blogin\s+\S+\s+password\s+(\S{4,})",  # a .netrc line: machine … login … password …
 )
 # A name in code or configuration that holds a password (any value) or a secret, key or
 # token (a value with letters and digits, eight characters or more); a placeholder, an
 # environment variable or a call is no value.
-_NAME_PREFIX = r"(?<![\w.-])(?:(?:[A-Za-z0-9]+[_.-])*|(?-i:[a-z0-9]+)(?=(?-i:[A-Z])))"
+_NAME_PREFIX = r"(?:(?<![\w.-])|(?<=\s--)|(?<=\s-))(?:(?:[A-Za-z0-9]+[_.-])*|(?-i:[a-z0-9]+)(?=(?-i:[A-Z])))"
 _PLACEHOLDER = (r"(?![$%<{\[]|\*{3}|x{4,}|(?:null|none|nil|true|false|undefined|changeme|redacted|example)(?![\w-])"
                 r"|your[_-]|os\.environ|process\.env|getenv|env\()")
 _ENDS = r"(?=[\s\"'`,;)}\]]|$)"
