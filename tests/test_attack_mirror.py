@@ -31,6 +31,17 @@ def snapshot(folder):
     return out
 
 
+@pytest.fixture(params=["openat", "lstat"])
+def guard(request, monkeypatch):
+    """Both ways SafeFolder guards: relative to open folders (Linux, macOS) and by lstat
+    before each use (what Windows gets)."""
+    from mnemoscope.store import safe_folder
+
+    if request.param == "lstat":
+        monkeypatch.setattr(safe_folder, "_AT", False)
+    return request.param
+
+
 @pytest.fixture
 def victim(tmp_path):
     v = tmp_path / "victim"
@@ -48,7 +59,7 @@ def memories(store):
     return store
 
 
-def test_a_planted_entities_link_writes_and_removes_nothing_through_it(memories, tmp_path, victim):
+def test_a_planted_entities_link_writes_and_removes_nothing_through_it(memories, tmp_path, victim, guard):
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / MARKER).write_text("This folder is a Mnemoscope mirror; `mnemoscope mirror` rewrites it.\n")
@@ -63,7 +74,8 @@ LEVELS = ["root", "marker", "entities", "topics", "diary", "page", "overview"]
 
 
 @pytest.mark.parametrize("level", LEVELS)
-def test_a_link_at_any_level_of_the_mirror_is_refused_and_its_target_untouched(memories, tmp_path, victim, level):
+def test_a_link_at_any_level_of_the_mirror_is_refused_and_its_target_untouched(memories, tmp_path, victim, level,
+                                                                             guard):
     vault = tmp_path / "vault"
     write_mirror(memories, vault)
     target_file = victim / "Important.md"
@@ -86,7 +98,7 @@ def test_a_link_at_any_level_of_the_mirror_is_refused_and_its_target_untouched(m
     assert snapshot(victim) == before
 
 
-def test_only_pages_the_mirror_wrote_and_nobody_edited_are_removed(memories, tmp_path):
+def test_only_pages_the_mirror_wrote_and_nobody_edited_are_removed(memories, tmp_path, guard):
     vault = tmp_path / "vault"
     write_mirror(memories, vault)
     (vault / "entities" / "diary-2019.md").write_text("mine, not the mirror's")
@@ -131,6 +143,57 @@ def test_a_forged_record_cannot_point_outside_the_mirror(memories, tmp_path, vic
     before = snapshot(victim)
     write_mirror(memories, vault)
     assert snapshot(victim) == before
+
+
+def test_a_folder_swapped_for_a_link_after_it_was_opened_is_still_not_followed(tmp_path, victim):
+    from mnemoscope.store.safe_folder import _AT, SafeFolder
+
+    if not _AT:
+        pytest.skip("the platform has no openat: each use is checked with lstat instead")
+    vault = tmp_path / "vault"
+    before = snapshot(victim)
+    with SafeFolder(vault) as top, top.sub("entities") as entities:
+        (vault / "entities").rename(tmp_path / "moved")
+        (vault / "entities").symlink_to(victim, target_is_directory=True)
+        entities.write("Ana.md", b"written after the swap")
+        entities.write("Important.md", b"overwrite?")
+    assert snapshot(victim) == before
+    assert (tmp_path / "moved" / "Ana.md").read_bytes() == b"written after the swap"
+
+
+def test_a_hard_link_planted_as_a_page_is_kept_and_its_other_name_untouched(memories, tmp_path, victim):
+    vault = tmp_path / "vault"
+    write_mirror(memories, vault)
+    (vault / "entities" / "Ana.md").unlink()
+    os.link(victim / "Ana.md", vault / "entities" / "Ana.md")
+    memories.remember("Ana moved to Porto.", who="Ana", topic="moves")
+    result = write_mirror(memories, vault)
+    assert "entities/Ana.md" in result.kept
+    assert (victim / "Ana.md").read_text() == "the owner's own page about Ana"
+
+
+def test_a_windows_junction_counts_as_a_link():
+    from types import SimpleNamespace
+
+    from mnemoscope.store.safe_folder import is_link
+
+    folder = SimpleNamespace(st_mode=0o040755, st_file_attributes=0x10)
+    junction = SimpleNamespace(st_mode=0o040755, st_file_attributes=0x10 | 0x400)  # FILE_ATTRIBUTE_REPARSE_POINT
+    assert not is_link(folder) and is_link(junction)
+
+
+def test_the_command_line_names_the_pages_it_kept(memories, tmp_path, db_path):
+    from click.testing import CliRunner
+    from mnemoscope.cli import cli
+
+    vault = tmp_path / "vault"
+    write_mirror(memories, vault)
+    (vault / "entities" / "Ana.md").write_text("my own words")
+    memories.remember("Ana moved to Porto.", who="Ana", topic="moves")
+    out = CliRunner().invoke(cli, ["mirror", "--db", db_path, "--out", str(vault)])
+    assert out.exit_code == 0, out.output
+    assert "kept entities/Ana.md: it is not what the mirror last wrote there" in out.output
+    assert (vault / "entities" / "Ana.md").read_text() == "my own words"
 
 
 def test_long_and_reserved_names_are_shortened_stable_and_unique(store, tmp_path):
