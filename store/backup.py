@@ -165,9 +165,11 @@ def older_snapshots(db_path: str | os.PathLike) -> list[Path]:
     """Snapshots earlier versions left in :func:`older_backup_dir`: they carry no identity, so
     they may be of ``db_path`` or of another database of the same stem. Never rotated."""
     folder = older_backup_dir(db_path)
-    if folder == default_backup_dir(db_path):
-        return []
-    return _plain_files(folder, re.compile(re.escape(Path(db_path).stem) + r"-\d{8}T\d{6}\.\d{6}Z(?:-\d+)?\.db"))
+    found = _plain_files(folder, _snapshot_re(Path(db_path).stem))
+    if folder == default_backup_dir(db_path):  # a file name without a suffix: one folder for both
+        mine = database_id(db_path)
+        return [p for p in found if database_id(p) is None and mine is not None]
+    return found
 
 
 def _check_keep(keep: object) -> int:

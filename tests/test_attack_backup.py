@@ -317,3 +317,16 @@ def test_cli_backup_list_as_json_names_both_kinds(tmp_path):
     out = CliRunner().invoke(cli, ["backup", "--db", str(db), "--list", "--json"])
     data = json.loads(out.output)
     assert len(data["snapshots"]) == 1 and data["older_layout"] == []
+
+
+def test_a_database_without_a_suffix_still_lists_its_snapshots_from_before_identities(tmp_path):
+    db = _db(tmp_path / "work", "Ana plays the cello.")
+    legacy = tmp_path / "work-backups" / "work-20200101T000000.000000Z.db"
+    first = backup(db).path
+    assert first.parent == legacy.parent  # the same folder as before for a name without a suffix
+    shutil.copy(first, legacy)
+    with sqlite3.connect(legacy) as conn:
+        conn.execute("DELETE FROM meta WHERE key = 'database_id'")
+    conn.close()
+    backup(db, keep=1)
+    assert legacy.exists() and older_snapshots(db) == [legacy] and legacy not in snapshots(db)
