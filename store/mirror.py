@@ -19,6 +19,7 @@ import os
 import re
 import unicodedata
 from collections import defaultdict
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -266,48 +267,44 @@ def write_mirror(store: MemoryStore, out: str | os.PathLike, *, trust: str | Non
     pages = build_mirror(store, trust=trust, include_archived=include_archived)
     written, unchanged, removed, kept = [], 0, [], []
     try:
-        with SafeFolder(root) as top:
+        with ExitStack() as open_folders:
+            top = open_folders.enter_context(SafeFolder(root))
             names = top.names()
             if names and MARKER not in names:
                 raise StoreError(f"{root} is not empty and holds no earlier mirror; choose an empty or new folder")
             record = _read_record(top)
-            folders = {name: top.sub(name) for name in FOLDERS}
-            try:
-                current: dict[str, bytes | None] = {}
-                for rel in sorted(set(pages) | set(record)):  # every check before the first write
-                    folder, name = rel.split("/") if "/" in rel else ("", rel)
-                    current[rel] = (folders[folder] if folder else top).read(name)
-                plan: dict[str, bytes] = {}
-                for rel, text in pages.items():
-                    data = text.encode("utf-8")
-                    have = current[rel]
-                    if have == data:
-                        unchanged += 1
-                    elif have is None or _digest(have) in record.get(rel, ()):
-                        plan[rel] = data
-                    else:
-                        kept.append(rel)
-                stale = [rel for rel in record if rel not in pages and current[rel] is not None]
-                for rel in stale:
-                    if _digest(current[rel]) not in record[rel]:
-                        kept.append(rel)
-                # Record old and new contents first: a mirror stopped half-way still knows its pages.
+            folders = {"": top, **{name: open_folders.enter_context(top.sub(name)) for name in FOLDERS}}
+
+            def place(rel: str) -> tuple[SafeFolder, str]:
+                folder, _, name = rel.rpartition("/")
+                return folders[folder], name
+
+            # Every entry is read (and every link refused) before the first write.
+            current = {rel: place(rel)[0].read(place(rel)[1]) for rel in sorted(set(pages) | set(record))}
+            plan: dict[str, bytes] = {}
+            for rel, text in pages.items():
+                data, have = text.encode("utf-8"), current[rel]
+                if have == data:
+                    unchanged += 1
+                elif have is None or _digest(have) in record.get(rel, ()):
+                    plan[rel] = data
+                else:
+                    kept.append(rel)
+            stale = [rel for rel in record if rel not in pages and current[rel] is not None]
+            kept += [rel for rel in stale if _digest(current[rel]) not in record[rel]]
+            final = {rel: [_digest(text.encode("utf-8"))] for rel, text in pages.items() if rel not in kept}
+            if plan:  # record old and new contents first: a mirror stopped half-way still knows its pages
                 during = {rel: sorted({*record.get(rel, ()), _digest(data)}) for rel, data in plan.items()}
                 _write_record(top, {**{r: h for r, h in record.items() if r not in kept}, **during})
-                for rel, data in plan.items():
-                    folder, name = rel.split("/") if "/" in rel else ("", rel)
-                    (folders[folder] if folder else top).write(name, data)
-                    written.append(rel)
-                for rel in stale:
-                    if rel not in kept:
-                        folder, name = rel.split("/")
-                        folders[folder].remove(name)
-                        removed.append(rel)
-                final = {rel: [_digest(text.encode("utf-8"))] for rel, text in pages.items() if rel not in kept}
+            for rel, data in plan.items():
+                place(rel)[0].write(place(rel)[1], data)
+                written.append(rel)
+            for rel in stale:
+                if rel not in kept:
+                    place(rel)[0].remove(place(rel)[1])
+                    removed.append(rel)
+            if plan or final != record:
                 _write_record(top, final)
-            finally:
-                for f in folders.values():
-                    f.close()
     except OSError as exc:
         raise StoreError(f"cannot write the mirror to {root}: {exc.strerror or exc}") from None
     return MirrorResult(root, written, unchanged, sorted(removed),
