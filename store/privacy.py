@@ -19,6 +19,7 @@ finding says where the thing is and shows only its first characters, never all o
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -61,14 +62,16 @@ _NOT_A_VALUE = r"(?!(?:" + "|".join(sorted(map(re.escape, _NOT_A_PASSWORD), key=
 # the words above ("the password is sunflower").
 _STRONG = r"(?=[^\s\"'”»]*(?-i:[0-9A-Z!@#$%^&*_+=?~-]))[^\s\"'”»]{3,}[^\s\"'”».,;:)]"
 _VALUE = _NOT_A_VALUE + r"[\"'“«]?(" + _STRONG + r"|[^\W\d_]{4,})"
-_PW_WORDS = (r"(?:wi-?fi\s+|wlan[\s-]?|router\s+)?(?:password|passwort|pass\s?word|passcode|passphrase|pin(?:\s?code)?|"
+_PW_WORDS = (r"(?:wi-?fi\s+|wlan[\s-]?|router\s+)?(?:password|passwort|pass\s?word|passcode|passphrase|"
              r"pw|pwd|kennwort|mot de passe|code secret|contraseña|clave|senha|wachtwoord|parola d'ordine)")
+_PIN_WORDS = r"(?:code\s+)?pin(?:\s?code)?"  # "the PIN is blue" is no PIN: its value must hold a digit
 # "for the router", "du wifi", "der Karte": what the password is for, between it and "is".
 _QUALIFIER = (r"(?:\s+(?:for|of|on|to|at|für|vom|von|zum|zur|der|des|du|de|del|da|do|di|della|van|voor)"
               r"(?:\s+[^\s:=]+){1,2}?)?")
 _IS = r"(?:\s*(?::=|=|:|：)\s*|\s+(?:is now|is|was|are|ist|lautet|lautete|heißt|est|es|era|é|è|wordt)\s+)"
 _PROSE_PASSWORDS = (
     r"(?i)(?<![\w-])" + _PW_WORDS + _QUALIFIER + _IS + _VALUE,
+    r"(?i)(?<![\w-])" + _PIN_WORDS + _QUALIFIER + _IS + _NOT_A_VALUE + r"[\"'“«]?((?=[^\s]*\d)" + _STRONG + ")",
     # "with password X", "mit dem Passwort X", "avec le mot de passe X": X must look like one
     r"(?i)\b(?:with|using|via|mit|avec|con|com)\s+(?:the\s+|dem\s+|le\s+|la\s+|el\s+|a\s+|o\s+)?"
     r"(?:password|passwort|kennwort|mot de passe|contraseña|clave|senha|pin)\s+[\"'“«]?(" + _STRONG + ")",
@@ -83,9 +86,13 @@ _PLACEHOLDER = (r"(?![$%<{\[]|\*{3}|x{4,}|(?:null|none|nil|true|false|undefined|
                 r"|your[_-]|os\.environ|process\.env|getenv|env\()")
 _ENDS = r"(?=[\s\"'`,;)}\]]|$)"
 _ASSIGNED_SECRETS = (
-    r"(?i)" + _NAME_PREFIX + r"(?:password|passwd|passwort|kennwort|pwd|pass|passphrase|pin|secret_?password|"
+    r"(?i)" + _NAME_PREFIX + r"(?:password|passwd|passwort|kennwort|pwd|passphrase|secret_?password|"
     r"contraseña|senha|mot_?de_?passe)(?:[_.-][A-Za-z0-9]+)*\s*(?::=|=|:)\s*[\"'`]?" + _PLACEHOLDER
     + _NOT_A_VALUE + r"([^\s\"'`,;(){}<>]{4,})" + _ENDS,
+    # "pin: north", "Boarding pass: gate 12" are no secrets: a PIN or a pass (in a name:
+    # SMTP_PASS) needs a digit in its value
+    r"(?i)" + _NAME_PREFIX + r"(?:pin|(?<=[_.-])pass)(?:[_.-][A-Za-z0-9]+)*\s*(?::=|=|:)\s*[\"'`]?" + _PLACEHOLDER
+    + r"(?=[^\s\"'`]*\d)([^\s\"'`,;(){}<>]{4,})" + _ENDS,
     r"(?i)" + _NAME_PREFIX + r"(?:secret|token|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|"
     r"auth_?token|auth_?key|credentials?)\s*(?::=|=|:)\s*[\"'`]?" + _PLACEHOLDER
     + r"(?=[^\s\"']*\d)(?=[^\s\"']*[A-Za-z])([A-Za-z0-9/+=._~-]{8,})" + _ENDS,
@@ -383,11 +390,14 @@ def scan_text(text: str) -> list[Detection]:
         if _card_brand(digits) and _luhn(digits):
             found.append(Detection("card", "payment card number", m.start(), m.end()))
     found += [Detection("iban", "IBAN", m.start(), m.end()) for m in _IBAN.finditer(text) if _iban_ok(m.group())]
-    kept: list[Detection] = []
+    kept: list[Detection] = []  # by start; they never overlap, so a neighbour check suffices
+    starts: list[int] = []
     for d in sorted(found, key=lambda d: (-SENSITIVITY_RANK[d.needed], d.start - d.end, d.start, d.what)):
-        if all(d.end <= k.start or d.start >= k.end for k in kept):
-            kept.append(d)
-    return sorted(kept, key=lambda d: (d.start, d.end))
+        i = bisect.bisect_right(starts, d.start)
+        if (i == 0 or kept[i - 1].end <= d.start) and (i == len(kept) or d.end <= kept[i].start):
+            kept.insert(i, d)
+            starts.insert(i, d.start)
+    return kept
 
 
 def _preview(value: str) -> str:

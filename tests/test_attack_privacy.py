@@ -59,3 +59,18 @@ def test_precision_and_recall_at_least_095_on_the_labelled_and_the_held_out_set(
     r = _evaluate(DATA / name)
     assert {"en", "de", "fr", "es", "zh"} <= set(r["languages"])
     assert r["precision"] >= 0.95 and r["recall"] >= 0.95, (r["misses"], r["false_alarms"])
+
+
+@pytest.mark.parametrize("text", [
+    "Boarding pass: gate 12, seat 23A.",
+    "pin: north wall, next to the map",
+    "The PIN is blue on the new cards.",
+    "max_tokens = 4096",
+    "compass=north",
+    "The password is stored in the vault; ask Mara.",
+    "Set DB_PASSWORD=${DB_PASSWORD} from the environment.",
+    "Use Authorization: Bearer <token> from the vault.",
+    "Log in with password authentication disabled.",
+])
+def test_what_only_looks_like_the_new_shapes_is_not_flagged(text):
+    assert scan_text(text) == []
