@@ -349,9 +349,15 @@ def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm:
                          f"is {mine}); nothing was replaced. Restore it into the database it was taken of")
     src = _connect_ro(snapshot)
     safety: list[Path] = []
+    deadline = time.monotonic() + _BUSY_S
 
     def step(status: int, remaining: int, total: int) -> None:
-        if not safety:  # the first step holds the write lock now: nobody can commit until the copy does
+        if status in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):  # a writer holds the lock: SQLite retries forever
+            if time.monotonic() > deadline:
+                raise StoreError(f"cannot restore into {current}: another program has been writing it for "
+                                 f"{_BUSY_S} s; nothing was replaced. Try again when it is done")
+            return
+        if not safety:  # this step took the write lock: nobody can commit until the copy does
             safety.append(backup(current, to_dir, keep, _protect=Path(snapshot).resolve()).path)
         if progress is not None:
             progress(status, remaining, total)
@@ -363,7 +369,7 @@ def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm:
         dst = sqlite3.connect(os.fspath(current), timeout=_BUSY_S, isolation_level=None)
         try:
             dst.execute(f"PRAGMA busy_timeout = {_BUSY_S * 1000}")
-            src.backup(dst, pages=min(1024, pages - 1), progress=step)
+            src.backup(dst, pages=min(1024, pages - 1), progress=step, sleep=0.05)
             dst.execute("PRAGMA journal_mode = WAL")
             if mine is not None and theirs is None:  # a snapshot from before identities keeps this one's
                 dst.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, mine))

@@ -330,3 +330,33 @@ def test_a_database_without_a_suffix_still_lists_its_snapshots_from_before_ident
     conn.close()
     backup(db, keep=1)
     assert legacy.exists() and older_snapshots(db) == [legacy] and legacy not in snapshots(db)
+
+
+HOLDS_THE_WRITE_LOCK = """
+    import sqlite3, sys, time
+    conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT INTO meta (key, value) VALUES ('busy', 'yes')")
+    print("holding", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_restore_that_cannot_get_the_write_lock_replaces_nothing_and_says_so(tmp_path, monkeypatch):
+    from mnemoscope.store import backup as module
+
+    db = _db(tmp_path / "work.db", "Ana plays the cello.")
+    snap = backup(db).path
+    with MemoryStore(db) as s:
+        s.remember("Written after the snapshot.")
+    before = ids(db)
+    monkeypatch.setattr(module, "_BUSY_S", 0.5)
+    proc = child(HOLDS_THE_WRITE_LOCK, db)
+    try:
+        wait_line(proc, "holding")
+        with pytest.raises(StoreError, match="nothing was replaced"):
+            restore(db, snap, confirm=True)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    assert ids(db) == before and snapshots(db) == [snap]
