@@ -30,7 +30,7 @@ from filelock import FileLock, Timeout
 from .config import KINDS
 from .errors import StoreError, ValidationError
 from .model import LAYERS
-from .safe_folder import is_link, lstat_or_none
+from .safe_folder import LinkRefused, is_link, lstat_or_none
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -241,7 +241,11 @@ def _new_target(folder: Path, name: str) -> Path:
 def _folder_lock(folder: Path, name: str) -> FileLock:
     """Held by every backup of the database ``name`` into ``folder``: while it is held, an
     unfinished snapshot there is one a killed backup left, and can go."""
-    return FileLock(folder / f".{name}.lock", timeout=_BUSY_S)
+    path = folder / f".{name}.lock"
+    st = lstat_or_none(path)
+    if st is not None and is_link(st):
+        raise LinkRefused(path)
+    return FileLock(path, timeout=_BUSY_S)
 
 
 def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | None = None,
@@ -259,9 +263,11 @@ def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | 
     try:
         lock = _folder_lock(folder, name)
         lock.acquire()
-    except (OSError, Timeout) as exc:
-        raise StoreError(f"cannot back up into {folder}: another backup of {name} is running there, or the "
-                         f"folder cannot be written ({exc})") from None
+    except Timeout:
+        raise StoreError(f"cannot back up into {folder}: another backup of {name} has been running there for "
+                         f"{_BUSY_S} s; try again when it is done") from None
+    except OSError as exc:
+        raise StoreError(f"cannot back up into {folder}: {exc.strerror or exc}") from None
     try:
         unfinished = re.compile(_snapshot_re(name).pattern + r"\.partial")
         cleaned = _plain_files(folder, unfinished)

@@ -133,7 +133,7 @@ def test_a_backup_running_now_keeps_its_partial(tmp_path):
     proc = child(KILLED_BACKUP, db)
     try:
         wait_line(proc, "copied")
-        with pytest.raises(StoreError, match="another backup of work.db is running"):
+        with pytest.raises(StoreError, match="another backup of work.db has been running"):
             _backup_with_short_wait(db)
         assert list((tmp_path / "work.db-backups").glob("*.partial"))
     finally:
@@ -360,3 +360,15 @@ def test_a_restore_that_cannot_get_the_write_lock_replaces_nothing_and_says_so(t
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     assert ids(db) == before and snapshots(db) == [snap]
+
+
+def test_a_lock_file_planted_as_a_link_neither_truncates_its_target_nor_is_followed(tmp_path):
+    db = _db(tmp_path / "work.db", "Ana plays the cello.")
+    folder = tmp_path / "work.db-backups"
+    folder.mkdir()
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    (folder / ".work.db.lock").symlink_to(victim)
+    with pytest.raises(StoreError, match="is a link"):
+        backup(db)
+    assert victim.read_text() == "keep me"
