@@ -115,8 +115,12 @@ def database_id(path: str | os.PathLike) -> str | None:
     None for a file that has none yet or cannot be read. Reads only."""
     if not os.path.isfile(path):
         return None
+    # Read a file nobody has open as it lies (immutable), so looking leaves no -wal or -shm
+    # beside it; one that is open (its -shm is there) through the WAL, for its latest writes.
+    shm = os.path.exists(f"{os.fspath(path)}-shm")
+    uri = Path(path).resolve().as_uri() + ("?mode=ro" if shm else "?mode=ro&immutable=1")
     try:
-        conn = _connect_ro(path)
+        conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_S)
         try:
             row = conn.execute("SELECT value FROM meta WHERE key = ?", (_ID_KEY,)).fetchone()
         finally:

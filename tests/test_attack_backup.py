@@ -372,3 +372,24 @@ def test_a_lock_file_planted_as_a_link_neither_truncates_its_target_nor_is_follo
     with pytest.raises(StoreError, match="is a link"):
         backup(db)
     assert victim.read_text() == "keep me"
+
+
+def _tree(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_listing_snapshots_writes_nothing_not_even_a_wal_beside_the_database(tmp_path):
+    db = _db(tmp_path / "work.db", "Ana plays the cello.")
+    backup(db)
+    before = _tree(tmp_path)
+    (tmp_path / "work.db-wal").write_bytes(b"")  # the check sees a planted file…
+    assert _tree(tmp_path) != before
+    (tmp_path / "work.db-wal").unlink()
+    assert _tree(tmp_path) == before  # …and its removal
+    snapshots(db)
+    older_snapshots(db)
+    database_id(db)
+    assert _tree(tmp_path) == before
+    out = CliRunner().invoke(cli, ["backup", "--db", str(db), "--list"])
+    assert out.exit_code == 0
+    assert _tree(tmp_path) == before
