@@ -51,30 +51,34 @@ class LinkRefused(StoreError):
 class SafeFolder:
     """An existing or new folder, opened without following links."""
 
-    def __init__(self, path: Path, *, create: bool = True, _parent: SafeFolder | None = None) -> None:
+    def __init__(self, path: Path, *, create: bool = True, within: SafeFolder | None = None) -> None:
         self.path = path
-        self._fd: int | None = None
-        if _parent is None:
-            st = lstat_or_none(path)
-            if st is None and create:
-                path.parent.mkdir(parents=True, exist_ok=True)  # above the folder, links are the person's own
-                os.mkdir(path)
-                st = os.lstat(path)
-            self._check_dir(path, st)
-            if _AT:
-                self._fd = self._open_dir(lambda flags: os.open(path, flags))
-        else:
-            name = path.name
-            st = _parent.lstat(name)
-            if st is None and create:
-                if _parent._fd is not None:
-                    os.mkdir(name, dir_fd=_parent._fd)
-                else:
-                    os.mkdir(path)
-                st = _parent.lstat(name)
-            self._check_dir(path, st)
-            if _parent._fd is not None:
-                self._fd = self._open_dir(lambda flags: os.open(name, flags, dir_fd=_parent._fd))
+        self._fd: int | None = within.open_folder(path.name, create=create) if within else self._open_root(create)
+
+    def _open_root(self, create: bool) -> int | None:
+        path = self.path
+        st = lstat_or_none(path)
+        if st is None and create:
+            path.parent.mkdir(parents=True, exist_ok=True)  # above the folder, links are the person's own
+            os.mkdir(path)
+            st = os.lstat(path)
+        self._check_dir(path, st)
+        return self._open_dir(path, lambda flags: os.open(path, flags)) if _AT else None
+
+    def open_folder(self, name: str, *, create: bool) -> int | None:
+        """Check (and make, with ``create``) the folder ``name`` in this one; its open
+        descriptor where the platform has openat, else None."""
+        st = self.lstat(name)
+        if st is None and create:
+            if self._fd is not None:
+                os.mkdir(name, dir_fd=self._fd)
+            else:
+                os.mkdir(self.path / name)
+            st = self.lstat(name)
+        self._check_dir(self.path / name, st)
+        if self._fd is None:
+            return None
+        return self._open_dir(self.path / name, lambda flags: os.open(name, flags, dir_fd=self._fd))
 
     @staticmethod
     def _check_dir(path: Path, st: os.stat_result | None) -> None:
@@ -85,12 +89,13 @@ class SafeFolder:
         if not stat.S_ISDIR(st.st_mode):
             raise StoreError(f"{path} is a file, not a folder")
 
-    def _open_dir(self, opener) -> int:
+    @staticmethod
+    def _open_dir(path: Path, opener) -> int:
         try:
             return opener(os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError as exc:  # swapped for a link after the check
             if exc.errno in (getattr(os, "ELOOP", 40), getattr(os, "ENOTDIR", 20)):
-                raise LinkRefused(self.path) from None
+                raise LinkRefused(path) from None
             raise
 
     def close(self) -> None:
@@ -105,7 +110,7 @@ class SafeFolder:
         self.close()
 
     def sub(self, name: str, *, create: bool = True) -> SafeFolder:
-        return SafeFolder(self.path / name, create=create, _parent=self)
+        return SafeFolder(self.path / name, create=create, within=self)
 
     def lstat(self, name: str) -> os.stat_result | None:
         try:
