@@ -4,15 +4,22 @@ A snapshot is taken through SQLite's online backup API from a connection of its 
 one step: SQLite copies the pages as they are at one instant (a read transaction), so an
 agent that keeps writing in WAL mode neither blocks the backup nor tears it. The copy is
 written beside its final name, checked with ``PRAGMA integrity_check`` and only then
-renamed, so a snapshot that exists is whole. Snapshots are named by the time they were
-taken (``<database>-<UTC time>.db``) and rotation keeps the newest N.
+renamed, so a snapshot that exists is whole; a ``.partial`` a killed backup left is
+removed by the next one (a lock file in the folder says no backup is still writing it).
+
+Snapshots belong to one database: they go to ``<its file name>-backups`` and are named
+``<its file name>-<UTC time>.db``, and each carries the database's id (``database_id``
+in its meta table, recorded by the first backup), which listing, rotation and restoring
+check, so two databases of one name or one stem never touch each other's snapshots.
+Rotation keeps the newest N. The ``<stem>-backups`` folder of earlier versions is
+listed, never rotated.
 
 Restoring never writes until the caller confirms: :func:`compare` opens both files
-read-only and says what differs; :func:`restore` first snapshots the current file (so
-the replaced state is a snapshot too), then copies the chosen snapshot into the live
-database through the same backup API, so other open connections see the change.
+read-only and says what differs; :func:`restore` copies the chosen snapshot into the
+live database through the same backup API (so other open connections see the change),
+and snapshots the replaced state once the copy holds the write lock, so no write that
+was acknowledged is lost.
 """
-
 from __future__ import annotations
 
 import os
