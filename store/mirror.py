@@ -9,6 +9,11 @@ reflections of each day. Pages link to each other as ``[[Name]]``.
 The mirror is a pure function of what is stored: no clock, no generation time, every
 list in a fixed order, so the same database gives byte-identical files and the folder
 can live in git.
+
+Writing it touches only what it wrote: the marker file ``.mnemoscope-mirror`` records
+each page with a hash of its content, and a page is rewritten or removed only while it
+still holds that. Nothing is written, removed or read through a link (see
+:mod:`safe_folder`), and page names are shortened to fit every platform.
 """
 
 from __future__ import annotations
