@@ -272,3 +272,21 @@ def test_a_full_disk_fails_the_mirror_clearly_and_keeps_every_page_whole(db_path
     assert proc.returncode == 0, proc.stderr
     assert "ERROR cannot write the mirror" in proc.stdout and "No space left" in proc.stdout, proc.stdout
     assert "TORN 0 TMP 0" in proc.stdout, proc.stdout
+
+
+def test_every_page_name_fits_every_platform():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from mnemoscope.store.mirror import _RESERVED, _page_name
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.text(min_size=0, max_size=400))
+    def check(name):
+        page = _page_name(name)
+        assert page == _page_name(name)  # stable
+        assert 0 < len((page + " (99).md").encode("utf-8")) <= 255
+        assert not any(c in page for c in '\\/:*?"<>|\x00') and not page.startswith(".")
+        assert page.split(".")[0].rstrip(" ").upper() not in _RESERVED
+        page.encode("utf-8")  # no lone surrogate: the name can be written
+
+    check()
