@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from helpers import digest  # noqa: E402
+from helpers import PLANTED, plant_write, settle, unwritten_unless  # noqa: E402
 from mnemoscope.store import MemoryStore  # noqa: E402
 from mnemoscope.ui.memory_table import COLUMNS, ID_ROLE  # noqa: E402
 from PySide6.QtCore import QStandardPaths, Qt  # noqa: E402
@@ -34,19 +34,20 @@ def test_advance_a_year_moves_memories_outward_and_undo_restores(window):
     assert store.clock_offset == 0
 
 
-def test_time_travel_and_browsing_leave_the_file_unchanged(window, demo_db, qtbot):
-    window.session.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    before = digest(demo_db)
-    window.preview_slider.setValue(365)
-    assert "Previewing 365 days" in window.map.caption.text()
-    assert window.session.store.get("mem-049").layer != "archived"
-    window.preview_slider.setValue(0)
-    window.session.select("mem-001")
-    window.map.set_search("Mara")
-    window.table.filter_box.setText("tea")
-    window.map.set_rotation(1.0)
-    qtbot.wait(50)
-    assert digest(demo_db) == before
+@pytest.mark.parametrize(**PLANTED)
+def test_time_travel_and_browsing_leave_the_file_unchanged(window, demo_db, qtbot, planted):
+    with unwritten_unless(planted, demo_db):
+        window.preview_slider.setValue(365)
+        assert "Previewing 365 days" in window.map.caption.text()
+        assert window.session.store.get("mem-049").layer != "archived"
+        window.preview_slider.setValue(0)
+        window.session.select("mem-001")
+        window.map.set_search("Mara")
+        window.table.filter_box.setText("tea")
+        window.map.set_rotation(1.0)
+        settle(qtbot, window)
+        if planted:
+            plant_write(window.session.store)
 
 
 def test_time_travel_returns_to_now_when_let_go(window, qtbot):
@@ -154,18 +155,17 @@ def handle_at(slider, days):
 
 
 @pytest.fixture
-def time_travel(window, demo_db, qtbot):
-    """The slider, focused as a keyboard user leaves it; on leaving, the file is unchanged."""
+def time_travel(window, demo_db, qtbot, request):
+    """The slider, focused as a keyboard user leaves it; on leaving, the file is unchanged
+    (parametrised indirectly with True: the test plants a write, and it must be seen)."""
     window.activateWindow()
     qtbot.waitActive(window)
-    window.session.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    before = digest(demo_db)
     slider = window.preview_slider
-    slider.setFocus(Qt.FocusReason.TabFocusReason)
-    qtbot.waitUntil(slider.hasFocus)
-    yield slider
-    qtbot.wait(20)
-    assert digest(demo_db) == before
+    with unwritten_unless(getattr(request, "param", False), demo_db):
+        slider.setFocus(Qt.FocusReason.TabFocusReason)
+        qtbot.waitUntil(slider.hasFocus)
+        yield slider
+        settle(qtbot, window)
 
 
 def test_dragging_the_time_travel_handle_previews_until_let_go(window, qtbot, time_travel):
@@ -220,3 +220,10 @@ def test_the_wheel_moves_the_time_travel_preview_like_the_keys(window, qtbot, ti
 def test_the_time_travel_tooltip_says_how_each_way_returns(window):
     tip = window.preview_slider.toolTip()
     assert "nothing is written" in tip and "Esc" in tip and "let go" in tip.lower()
+
+
+@pytest.mark.parametrize("time_travel", [True], indirect=True, ids=["planted-write"])
+def test_the_time_travel_check_sees_a_write_made_while_previewing(window, qtbot, time_travel):
+    qtbot.keyClick(time_travel, Qt.Key.Key_PageUp)
+    assert window.session.preview_days > 0
+    plant_write(window.session.store)
