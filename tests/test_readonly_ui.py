@@ -176,6 +176,7 @@ w.session.close()
 """
 
 
+@pytest.mark.gui  # the window is built in the child
 def test_the_real_entry_point_on_an_unwritable_folder(tmp_path):
     """As a user who may not write the file or its folder (root ignores permissions, so
     the window runs as 'nobody' there), the inspector opens it read-only, shows it, and
