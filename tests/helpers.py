@@ -93,6 +93,16 @@ def settle(qtbot, window, timeout=2000):
     still: queued events, the preview's debounced recompile, the map's animation."""
     from PySide6.QtWidgets import QApplication
 
-    QApplication.processEvents()
+    for _ in range(2):  # what handling the posted events posts in turn (a layout, a repaint)
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
     timers = (window.preview._recompile_timer, window.preview._messages_timer, window.map._anim_timer)
     qtbot.waitUntil(lambda: not any(t.isActive() for t in timers), timeout=timeout)
+
+
+def resize(qtbot, window, width, height):
+    """Resize the window, as a person drags its corner, and wait until it has that size
+    and its layout has settled."""
+    window.resize(width, height)
+    qtbot.waitUntil(lambda: (window.width(), window.height()) == (width, height))
+    settle(qtbot, window)

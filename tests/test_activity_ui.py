@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from helpers import PLANTED, plant_write, unwritten_unless  # noqa: E402
+from helpers import PLANTED, plant_write, resize, unwritten_unless  # noqa: E402
 from mnemoscope.serve.operations import Operations, ScopeRefused  # noqa: E402
 from mnemoscope.store import MemoryStore  # noqa: E402
 from mnemoscope.store import activity as activity_log  # noqa: E402
@@ -329,8 +329,7 @@ def test_the_window_with_the_dock_renders_readably(window, agent, qtbot, tmp_pat
     ops.call("recall", ops.recall, {"query": "x" * 300})
     wait_rows(window, qtbot, 1)
     for size in ((1366, 768), (1920, 1080)):
-        window.resize(*size)
-        qtbot.wait(50)
+        resize(qtbot, window, *size)
         image = window.grab().toImage()
         path = tmp_path / f"activity-{size[0]}.png"
         assert image.save(str(path)) and os.path.getsize(path) > 10_000

@@ -106,9 +106,11 @@ def test_an_unsaved_edit_is_marked_and_kept_until_the_user_decides(window, qtbot
         window.table.model.index(window.table.model.row_of("mem-011"), 0)).row())
     assert window.session.selected_id == "mem-006"
     assert window.editor.topic.text().endswith("allergy")
-    qtbot.wait(10)
-    rows = window.table.view.selectionModel().selectedRows()
-    assert window.table.proxy.data(rows[0], Qt.ItemDataRole.UserRole + 2) == "mem-006"
+    def the_row_shown_selected():
+        rows = window.table.view.selectionModel().selectedRows()
+        assert window.table.proxy.data(rows[0], Qt.ItemDataRole.UserRole + 2) == "mem-006"
+
+    qtbot.waitUntil(the_row_shown_selected)  # the table puts it back once the dialog is answered
     # Save: the edit is written, then the other memory opens
     answer_next_dialog(QMessageBox.StandardButton.Save)
     assert window.session.select("mem-011")

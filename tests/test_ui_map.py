@@ -5,6 +5,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from helpers import resize, settle  # noqa: E402
 from mnemoscope.store import MemoryStore  # noqa: E402
 from PySide6.QtCore import QStandardPaths, Qt  # noqa: E402
 
@@ -105,8 +106,7 @@ def test_fit_view_brings_the_whole_map_back(window, qtbot):
 
 
 def test_ring_labels_are_drawn_above_the_dots(window, qtbot):
-    window.resize(1920, 1050)  # room for all three; a smaller map drops the one that would overlap
-    qtbot.wait(20)
+    resize(qtbot, window, 1920, 1050)  # room for all three; a smaller map drops the one that would overlap
     for label in window.map.ring_labels.values():
         assert label.zValue() > window.map.scatter.zValue() and label.isVisible()
 
@@ -144,7 +144,7 @@ def test_map_tooltips_are_ours_not_pyqtgraphs(window, qtbot):
 
     at = m.plot.mapFromScene(m.plot.getViewBox().mapViewToScene(QPointF(x, y)))
     qtbot.mouseMove(m.plot.viewport(), at)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: m.hover_entity == "Mara")  # its lines light up, our tooltip is shown
     assert "data=" not in m.entity_scatter.toolTip() and "x:" not in m.entity_scatter.toolTip()
 
 
@@ -164,7 +164,7 @@ def crowded_window(qtbot, qt_settings, tmp_path):
     w.resize(1366, 738)
     w.show()
     qtbot.waitExposed(w)
-    qtbot.wait(50)  # the docks take their first sizes
+    settle(qtbot, w)  # the docks take their first sizes
     yield w
     w.close()
     w.session.close()

@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from helpers import PLANTED, plant_write, settle, unwritten_unless  # noqa: E402
+from helpers import PLANTED, plant_write, resize, settle, unwritten_unless  # noqa: E402
 from mnemoscope.store import MemoryStore  # noqa: E402
 from mnemoscope.ui.memory_table import COLUMNS, ID_ROLE  # noqa: E402
 from PySide6.QtCore import QStandardPaths, Qt  # noqa: E402
@@ -78,10 +78,10 @@ def test_clicking_the_time_travel_track_previews_while_held_like_a_drag(window, 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_the_decay_plot_labels_are_inside_the_plot_and_apart(window, qtbot, size):
-    window.resize(size[0], size[1] - 30)
+    resize(qtbot, window, size[0], size[1] - 30)
     window.session.select("mem-012")
     window.preview_slider.setValue(40)
-    qtbot.wait(50)
+    settle(qtbot, window)
     plot = window.decay
     area = plot.plot.getViewBox().sceneBoundingRect().adjusted(-1, -1, 1, 1)
     labels = [line.label.sceneBoundingRect() for line in
@@ -124,8 +124,7 @@ def test_the_selected_memory_stays_selected_and_in_view_after_ticks(window, qtbo
         chosen = select_far_down(window, qtbot)
         window.table.view.scrollToTop()  # the user looked elsewhere: a tick brings it back too
         step()
-        qtbot.wait(10)
-        assert selected_row_in_view(window) == (chosen, True)
+        qtbot.waitUntil(lambda: selected_row_in_view(window) == (chosen, True))  # noqa: B023 (waited for here)
 
 
 def test_the_selected_memory_stays_in_view_when_another_process_writes(window, demo_db, qtbot):
@@ -138,8 +137,7 @@ def test_the_selected_memory_stays_in_view_when_another_process_writes(window, d
     with MemoryStore(demo_db) as agent:
         agent.tick(advance_days=200)  # strengths and layers change under the table's sort
     qtbot.waitUntil(lambda: window.session.store.clock_offset == 200 * 86400, timeout=3000)
-    qtbot.wait(10)
-    assert selected_row_in_view(window) == (chosen, True)
+    qtbot.waitUntil(lambda: selected_row_in_view(window) == (chosen, True))
 
 
 # -- the time-travel slider: every way of moving it previews, writes nothing, returns ------
@@ -184,7 +182,7 @@ def test_keys_move_the_time_travel_preview_and_escape_returns(window, qtbot, tim
     slider = time_travel
     qtbot.keyClick(slider, key)
     qtbot.keyClick(slider, key)
-    qtbot.wait(20)  # a key has no "let go": the preview stays to be looked at
+    settle(qtbot, window)  # a key has no "let go": once all is still, the preview stays to be looked at
     assert window.session.preview_days == 2 * days and "Previewing" in window.map.caption.text()
     qtbot.keyClick(slider, Qt.Key.Key_Escape)
     assert window.session.preview_days == 0 and slider.value() == 0
@@ -211,7 +209,7 @@ def test_the_wheel_moves_the_time_travel_preview_like_the_keys(window, qtbot, ti
                         Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
     QApplication.sendEvent(slider, wheel)
     assert window.session.preview_days > 0 and slider.hasFocus()
-    qtbot.wait(20)
+    settle(qtbot, window)
     assert window.session.preview_days > 0
     qtbot.keyClick(slider, Qt.Key.Key_Escape)
     assert window.session.preview_days == 0

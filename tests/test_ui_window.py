@@ -6,6 +6,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from helpers import resize, settle  # noqa: E402
 from mnemoscope.store import MemoryStore  # noqa: E402
 from mnemoscope.ui.memory_table import COLUMNS  # noqa: E402
 from PySide6.QtCore import QStandardPaths, Qt  # noqa: E402
@@ -209,9 +210,7 @@ def clipped_widgets(window):
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_the_window_fits_the_screen_and_nothing_is_cut(window, qtbot, tmp_path, size):
     width, height = size
-    window.resize(width, height - 30)  # the title bar takes the rest
-    qtbot.wait(20)
-    assert (window.width(), window.height()) == (width, height - 30)
+    resize(qtbot, window, width, height - 30)  # the title bar takes the rest
     assert clipped_widgets(window) == []
     window.grab().save(str(tmp_path / f"window-{width}.png"))
     # what used to widen the window: time travel, a long tick summary, the cache
@@ -228,7 +227,7 @@ def test_the_window_fits_the_screen_and_nothing_is_cut(window, qtbot, tmp_path, 
     pv.recompile()
     pv.cache_pane.simulate()
     pv.tabs.setCurrentIndex(3)
-    qtbot.wait(20)
+    settle(qtbot, window)
     assert window.width() == width and window.minimumSizeHint().width() <= width
     assert clipped_widgets(window) == []
     window.grab().save(str(tmp_path / f"window-{width}-after.png"))
@@ -276,8 +275,7 @@ def test_the_table_sorts_by_a_column_that_is_on_screen(window):
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_the_table_headers_are_whole_and_the_text_column_ends_on_screen(window, qtbot, size):
-    window.resize(size[0], size[1] - 30)
-    qtbot.wait(20)
+    resize(qtbot, window, size[0], size[1] - 30)
     view = window.table.view
     header = view.horizontalHeader()
     for column, title in enumerate(COLUMNS):  # the title and the sort arrow, when scrolled to
@@ -294,8 +292,7 @@ def test_docks_under_the_map_need_no_sideways_scrolling(window, qtbot, size):
     """Their buttons and the first-start hint are on screen."""
     from PySide6.QtWidgets import QScrollArea
 
-    window.resize(size[0], size[1] - 30)
-    qtbot.wait(20)
+    resize(qtbot, window, size[0], size[1] - 30)
     area = window.activity.widget()
     assert isinstance(area, QScrollArea) and not area.horizontalScrollBar().isVisible()
     button = window.activity.restore_button
