@@ -35,13 +35,17 @@ WRITTEN_ROWS = 2000
 def stop_mid_write(store):
     conn = store.conn
     conn.execute("PRAGMA cache_size = 20")
-    start = conn.total_changes
+    wal = store.path + "-wal"
+
+    def wal_bytes():
+        return os.path.getsize(wal) if os.path.exists(wal) else 0
+
+    start, start_wal = conn.total_changes, wal_bytes()
 
     def progress():
-        wal = store.path + "-wal"
-        wal_bytes = os.path.getsize(wal) if os.path.exists(wal) else 0
-        if conn.in_transaction and conn.total_changes - start >= WRITTEN_ROWS and wal_bytes:
-            print(json.dumps({"rows": conn.total_changes - start, "wal_bytes": wal_bytes}), flush=True)
+        rows, spilled = conn.total_changes - start, wal_bytes() - start_wal
+        if conn.in_transaction and rows >= WRITTEN_ROWS and spilled > 0:
+            print(json.dumps({"rows": rows, "spilled_bytes": spilled}), flush=True)
             time.sleep(600)
         return 0
 
@@ -68,7 +72,7 @@ def kill_mid_write(code, timeout=120):
         proc.stdout.close()
         proc.stderr.close()
     said = json.loads(line)
-    assert said["rows"] >= 2000 and said["wal_bytes"] > 0  # killed in a transaction, with its pages on disk
+    assert said["rows"] >= 2000 and said["spilled_bytes"] > 0  # killed in a transaction, its pages on disk
     return said
 
 
