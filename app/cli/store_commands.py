@@ -11,8 +11,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager
 from typing import Any
 
 import click
@@ -21,29 +20,16 @@ from mnemoscope.store import activity as activity_log
 from mnemoscope.store.backup import BULK_ADVANCE_DAYS, snapshot_before_bulk_change
 from mnemoscope.store.capture import SOURCE_KINDS, parse_capture_request
 from mnemoscope.store.demo import default_db_path, load_demo
-from mnemoscope.store.errors import StoreError
 from mnemoscope.store.jsonl import POLICIES
 
 from . import CLI_CLIENT, Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
 
 
-@contextmanager
-def logged(store: MemoryStore, tool: str, args: dict[str, Any], client: str = CLI_CLIENT) -> Iterator[list[str]]:
+def logged(store: MemoryStore, tool: str, args: dict[str, Any], client: str = CLI_CLIENT) -> AbstractContextManager[list[str]]:
     """Record a write command in the activity log, with the memory ids it appends to the
     yielded list, whether it succeeds or fails."""
-    ids: list[str] = []
-    started = time.perf_counter()
-    error = ""
-    try:
-        yield ids
-    except Exception as exc:
-        error = str(exc)
-        raise
-    finally:
-        with suppress(StoreError):  # the log must not hide the command's own outcome
-            activity_log.record(store, client=client, door="cli", tool=tool, scope=str(args.get("scope") or ""),
-                                trust=str(args.get("trust") or ""), args=args, memory_ids=ids,
-                                duration_ms=(time.perf_counter() - started) * 1000, ok=not error, error=error)
+    return activity_log.logged(store, client=client, door="cli", tool=tool, scope=str(args.get("scope") or ""),
+                               trust=str(args.get("trust") or ""), args=args)
 
 
 def _snapshot_first(store: MemoryStore) -> None:

@@ -14,7 +14,6 @@ Every call, refused ones included, is recorded in the activity log.
 # signatures at run time.
 
 import contextvars
-import time
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Annotated, Any, Literal
@@ -108,29 +107,28 @@ class Operations:
 
     def call(self, tool: str, fn: Callable[..., dict[str, Any]], args: dict[str, Any]) -> dict[str, Any]:
         """Run one operation, timed and logged, refused or not."""
-        started = time.perf_counter()
+        caller = CALLER.get() or {}
         try:
-            result = fn(**args)
-        except Exception as exc:
-            self.log(tool, args, started, error=exc)
-            raise
-        self.log(tool, args, started, result=result)
+            with activity_log.logged(self.store, **self._entry(tool, args, caller)) as ids:
+                result = fn(**args)
+                ids.extend(result.get("memory_ids", []))
+        finally:
+            caller["logged"] = True
         return result
 
     def log(self, tool: str, args: dict[str, Any], started: float, *, result: dict[str, Any] | None = None,
             error: BaseException | str | None = None, caller: dict[str, Any] | None = None) -> None:
         """Record one call in the activity log (``caller``: who, when not the current one)."""
         caller = caller if caller is not None else (CALLER.get() or {})
-        scope = args.get("scope") or (self.scopes[0] if tool not in ("tick", "stats") else "")
-        ids = (result or {}).get("memory_ids", [])
-        message = "" if error is None else (error if isinstance(error, str) else f"{type(error).__name__}: {error}")
-        with suppress(StoreError):  # a read-only or busy database must not turn a good answer into a failure
-            activity_log.record(self.store, client=caller.get("client") or self.client,
-                                door=caller.get("door") or self.door, tool=tool,
-                                scope=str(scope)[:140], trust=self.trust, args=_loggable(args),
-                                memory_ids=ids, duration_ms=(time.perf_counter() - started) * 1000,
-                                ok=error is None, error=message)
+        activity_log.record_call(self.store, started=started, memory_ids=(result or {}).get("memory_ids", []),
+                                 error=error, **self._entry(tool, args, caller))
         caller["logged"] = True
+
+    def _entry(self, tool: str, args: dict[str, Any], caller: dict[str, Any]) -> dict[str, Any]:
+        """Who called what, for the activity log."""
+        scope = args.get("scope") or (self.scopes[0] if tool not in ("tick", "stats") else "")
+        return {"client": caller.get("client") or self.client, "door": caller.get("door") or self.door,
+                "tool": tool, "scope": str(scope), "trust": self.trust, "args": _loggable(args)}
 
     # -- the tools ----------------------------------------------------------------------------
     def remember(
