@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import KINDS
 from .errors import ValidationError
-from .model import ENTITY_KINDS, check_text, parse_time, validate_fields
+from .model import ENTITY_KINDS, MAX_NAME_CHARS, check_text, parse_time, validate_fields
 
 if TYPE_CHECKING:
     from .model import Memory
@@ -107,7 +107,7 @@ def _entity_spec(value: Any, kind: str | None) -> dict[str, Any] | None:
                 aliases.append(check_text("entities.aliases", alias).strip())
     else:
         name = value
-    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_CHARS:
         return None
     return {"name": check_text("entities", name).strip(), "kind": kind or "other", "aliases": aliases}
 

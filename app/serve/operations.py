@@ -22,22 +22,38 @@ from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore, conversations
 from mnemoscope.store import activity as activity_log
 from mnemoscope.store.capture import PROPOSED_TYPES, SOURCE_KINDS
 from mnemoscope.store.config import Limits
+from mnemoscope.store.conversations import MAX_CONVERSATION_ID_CHARS
 from mnemoscope.store.errors import NotFound, StoreError, ValidationError
-from mnemoscope.store.model import SENSITIVITY_RANK, validate_scope
+from mnemoscope.store.model import (
+    MAX_ID_CHARS,
+    MAX_NAME_CHARS,
+    MAX_REASON_CHARS,
+    MAX_SCOPE_CHARS,
+    MAX_TAG_CHARS,
+    SENSITIVITY_RANK,
+    validate_scope,
+)
 from pydantic import Field
 
 from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, memory_items
 
-MAX_TEXT = Limits().max_text_chars
+# The schemas' bounds are the store's (store/model.py, the default store/config.py), so a
+# call is refused at the door exactly where the store would refuse it.
+LIMITS = Limits()
+MAX_TEXT = LIMITS.max_text_chars
+MAX_ENTITIES = 32  # a call's entities: this door's own bound, the store sets none
 
 Kind = Literal[KINDS]  # type: ignore[valid-type]
 Sensitivity = Literal[SENSITIVITIES]  # type: ignore[valid-type]
-MemoryId = Annotated[str, Field(min_length=1, max_length=128, description="a memory id, e.g. from recall")]
-ScopeArg = Annotated[str | None, Field(max_length=140, description="one of this server's scopes; "
+MemoryId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS, description="a memory id, e.g. from recall")]
+ScopeArg = Annotated[str | None, Field(max_length=MAX_SCOPE_CHARS, description="one of this server's scopes; "
                                        "omit for its default scope")]
+ConversationId = Annotated[str, Field(min_length=1, max_length=MAX_CONVERSATION_ID_CHARS)]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
-Short = Annotated[str, Field(max_length=200)]
-Names = Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=32)]
+Short = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+Tags = Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]], Field(max_length=LIMITS.max_tags)]
+Names = Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]],
+                  Field(max_length=MAX_ENTITIES)]
 
 # Who is calling: set by the door around each call (the MCP client's name from its
 # ``initialize``, the HTTP User-Agent), read when the call is logged.
@@ -145,7 +161,7 @@ class Operations:
         scope: ScopeArg = None,
         sensitivity: Annotated[Sensitivity, Field(description="public < low < medium < high < hyper; health, "
                                                  "money and secrets are high or hyper")] = "low",
-        tags: Annotated[Names, Field(description="a few keywords")] = [],  # noqa: B006 (pydantic copies)
+        tags: Annotated[Tags, Field(description="a few keywords")] = [],  # noqa: B006 (pydantic copies)
         entities: Annotated[Names, Field(description="people, groups, tools or projects it mentions")] = [],  # noqa: B006
     ) -> dict[str, Any]:
         """Store one thing worth remembering about the user or the work.
@@ -221,7 +237,7 @@ class Operations:
         topic: Short | None = None,
         scope: ScopeArg = None,
         sensitivity: Sensitivity | None = None,
-        tags: Names | None = None,
+        tags: Tags | None = None,
         pinned: Annotated[bool | None, Field(description="pinned memories never fade")] = None,
     ) -> dict[str, Any]:
         """Correct a memory that is wrong or out of date (give only the fields that
@@ -255,13 +271,13 @@ class Operations:
         source_kind: Literal[SOURCE_KINDS] = "event",  # type: ignore[valid-type]
         source: Short = "",
         context: Annotated[Any, Field(description="what was going on (any JSON), kept with the memory")] = None,
-        reason_to_remember: Annotated[str, Field(max_length=500, description="why this is worth keeping")] = "",
+        reason_to_remember: Annotated[str, Field(max_length=MAX_REASON_CHARS, description="why this is worth keeping")] = "",
         summary: Annotated[str, Field(max_length=MAX_TEXT, description="one sentence to store instead of "
                                       "the raw content")] = "",
         proposed_type: Annotated[Literal[tuple(PROPOSED_TYPES)] | None,  # type: ignore[valid-type]
                                  Field(description="the kind of memory it should become")] = None,
         proposed_kind: Kind | None = None,
-        tags: Names = [],  # noqa: B006
+        tags: Tags = [],  # noqa: B006
         scope: ScopeArg = None,
         sensitivity: Sensitivity = "low",
     ) -> dict[str, Any]:
@@ -291,7 +307,7 @@ class Operations:
         history: Annotated[list[dict[str, Any]], Field(max_length=500, description="earlier messages, "
                                                         "[{role, content}]")] = [],  # noqa: B006
         placement: Literal["end", "system"] = "end",
-        conversation_id: Annotated[str | None, Field(max_length=128, description="keep the citation map "
+        conversation_id: Annotated[ConversationId | None, Field(description="keep the citation map "
                                                      "under this id for resolve_citations")] = None,
     ) -> dict[str, Any]:
         """Build the prompt to send for a user message: recall the relevant memories and
@@ -318,7 +334,7 @@ class Operations:
     def resolve_citations(
         self,
         answer: Annotated[str, Field(max_length=200_000, description="the model's answer with [Mem:N] tags")],
-        conversation_id: Annotated[str, Field(min_length=1, max_length=128)],
+        conversation_id: ConversationId,
         turn: Annotated[int | None, Field(ge=1, description="which compile_prompt turn; the latest when "
                                           "omitted")] = None,
     ) -> dict[str, Any]:
