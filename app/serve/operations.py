@@ -35,7 +35,8 @@ from mnemoscope.store.model import (
 )
 from pydantic import Field
 
-from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, memory_items
+from ..bridge import DEFAULT_K, DEFAULT_RULES, PreviewRequest, compile_items, memory_items
+from ..compiler.capabilities import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 
 # The schemas' bounds are the store's (store/model.py, the default store/config.py), so a
 # call is refused at the door exactly where the store would refuse it.
@@ -297,10 +298,11 @@ class Operations:
     def compile_prompt(
         self,
         user_message: Annotated[str, Field(min_length=1, max_length=100_000)],
-        model: Annotated[str, Field(max_length=200, description="e.g. openai/gpt-4o, "
-                                    "anthropic/claude-sonnet-4-5")] = "openai/gpt-4o",
-        max_tokens: Annotated[int, Field(ge=64, le=2_000_000, description="the prompt's token budget")] = 4096,
-        k: Annotated[int, Field(ge=1, le=200, description="memories to recall")] = 20,
+        model: Annotated[str, Field(max_length=200, description=f"e.g. {DEFAULT_MODEL}, "
+                                    "anthropic/claude-sonnet-4-5")] = DEFAULT_MODEL,
+        max_tokens: Annotated[int, Field(ge=64, le=2_000_000, description="the prompt's token budget")] = (
+            DEFAULT_MAX_TOKENS),
+        k: Annotated[int, Field(ge=1, le=200, description="memories to recall")] = DEFAULT_K,
         scope: ScopeArg = None,
         rules: Annotated[str | None, Field(max_length=100_000, description="system rules; a short "
                                            "assistant persona when omitted")] = None,
