@@ -17,7 +17,7 @@ from typing import Any
 import click
 from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES, MemoryStore, privacy
 from mnemoscope.store import activity as activity_log
-from mnemoscope.store.backup import BULK_ADVANCE_DAYS, snapshot_before_bulk_change
+from mnemoscope.store.backup import is_bulk_change, snapshot_before_bulk_change
 from mnemoscope.store.capture import SOURCE_KINDS, parse_capture_request
 from mnemoscope.store.demo import default_db_path, load_demo
 from mnemoscope.store.jsonl import POLICIES
@@ -32,8 +32,10 @@ def logged(store: MemoryStore, tool: str, args: dict[str, Any], client: str = CL
                                trust=str(args.get("trust") or ""), args=args)
 
 
-def _snapshot_first(store: MemoryStore) -> None:
+def _snapshot_first(store: MemoryStore, **change: Any) -> None:
     """A bulk change a person starts is preceded by a snapshot (store.backup)."""
+    if not is_bulk_change(**change):
+        return
     path = snapshot_before_bulk_change(store)
     if path is not None:
         click.echo(f"snapshot before the change: {path}", err=True)
@@ -215,8 +217,7 @@ def restore_command(memory_id: str | None, client_name: str, as_json: bool) -> N
 def tick_command(advance_days: float | None, client_name: str, as_json: bool) -> None:
     """Run the forgetting clock: write strengths and layers."""
     with open_store() as store, logged(store, "tick", {"advance_days": advance_days}, client_name):
-        if advance_days and advance_days > BULK_ADVANCE_DAYS:
-            _snapshot_first(store)
+        _snapshot_first(store, advance_days=advance_days)
         report = store.tick(advance_days=advance_days)
     if as_json:
         emit_json({"tick_id": report.tick_id, "summary": report.summary(), "changed": report.changed,
@@ -316,8 +317,7 @@ def import_command(file: str, on_conflict: str, partial: bool, client_name: str,
     line is listed with its number and reason)."""
     with open_store(create=True) as store, logged(store, "import", {"file": file, "on_conflict": on_conflict},
                                                   client_name):
-        if on_conflict == "overwrite":
-            _snapshot_first(store)
+        _snapshot_first(store, import_policy=on_conflict)
         report = store.import_jsonl(file, policy=on_conflict, partial=partial)
     if as_json:
         emit_json({"summary": report.summary(), "imported": report.imported,
