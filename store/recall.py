@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import decay
+from .edges import MENTIONED_IN, MENTIONS
 from .errors import ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK, validate_scope
 from .text import cosine, terms, vector
@@ -135,7 +136,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             neighbours = store.tables.rows(
                 f"SELECT DISTINCT {CANDIDATE_COLUMNS} FROM edges x "
                 "JOIN memories m ON m.id = x.dst JOIN memory_state s ON s.rowid = m.rowid "
-                f"WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
+                f"WHERE x.edge = '{MENTIONED_IN}' AND x.src IN ({ph}) "
                 f"AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
                 f"AND m.sensitivity IN ({','.join('?' * len(readable))}) LIMIT 200",
                 (*seed_entities, *scopes, *readable),
@@ -206,7 +207,7 @@ def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str
         chunk = memory_ids[start:start + 500]
         ph = ",".join("?" * len(chunk))
         for r in store.tables.rows(
-                f"SELECT src, dst FROM edges WHERE edge = 'mentions_entity' AND src IN ({ph})", chunk):
+                f"SELECT src, dst FROM edges WHERE edge = '{MENTIONS}' AND src IN ({ph})", chunk):
             out.setdefault(r["src"], set()).add(r["dst"])
     return out
 
