@@ -49,6 +49,12 @@ class CaptureResult:
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     conflicts: list = field(default_factory=list)  # likely conflicts with older memories (store.conflicts)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The capture as every door gives it in JSON."""
+        return {"id": self.primary.id, "kind": self.primary.kind, "text": self.primary.text,
+                "memory": self.primary.to_dict(), "entities_created": [e.name for e in self.created_entities],
+                "edges": len(self.edges), "conflicts": [c.reported() for c in self.conflicts]}
+
 
 def check_request_keys(keys: Any) -> None:
     """Refuse a capture option that does not exist, suggesting the one probably meant."""

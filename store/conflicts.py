@@ -51,6 +51,12 @@ class Conflict:
     def to_dict(self) -> dict[str, str]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
+    def reported(self) -> dict[str, str]:
+        """The conflict as a new memory's result reports it, through every door: the older
+        memory's id and what the two disagree about, for the caller to recall, update or
+        forget (not the older memory's text, which it may not be allowed to read)."""
+        return {"id": self.older, "about": self.subject, "slot": self.slot}
+
 
 @dataclass
 class SupersedeResult:

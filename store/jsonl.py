@@ -52,6 +52,12 @@ class ImportReport:
             parts.append(f"{len(self.errors)} bad line(s)")
         return ", ".join(parts)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The report as every door gives it in JSON (not the ids: an import may hold many)."""
+        return {"summary": self.summary(), "imported": self.imported, "skipped": self.skipped,
+                "overwritten": self.overwritten, "merged": self.merged,
+                "errors": [{"line": n, "reason": r} for n, r in self.errors]}
+
 
 def _entity_records(store: MemoryStore, memory_id: str) -> list[dict[str, Any]]:
     rows = store.tables.rows(

@@ -49,7 +49,11 @@ class Hit:
     entities: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        """The hit as every door gives it in JSON: a redacted one as no more than that it
+        exists, the reasons for its score only when they were asked for."""
+        if self.redacted:
+            return {"id": self.id, "kind": self.kind, "layer": self.layer, "redacted": True}
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "why" or self.why}
 
 
 def _trust_rank(trust: str | None) -> int:

@@ -106,7 +106,7 @@ def remember_command(text: str, client_name: str, as_json: bool, **fields: Any) 
         result = store.remember(text, **fields)
         ids.append(result.memory.id)
     if as_json:
-        emit_json({"id": result.memory.id, "created": result.created, "message": result.message})
+        emit_json(result.to_dict())
     else:
         click.echo(result.message)
 
@@ -170,7 +170,7 @@ def update_command(memory_id: str, client_name: str, as_json: bool, **fields: An
         result = store.update(memory_id, **changes)
         ids.append(memory_id)
     if as_json:
-        emit_json({"id": memory_id, "changed": sorted(changes), "memory": result.after.to_dict()})
+        emit_json(result.to_dict())
     else:
         click.echo(f"updated {memory_id}: {', '.join(sorted(changes))}")
 
@@ -186,7 +186,7 @@ def forget_command(memory_id: str, client_name: str, as_json: bool) -> None:
         deleted = activity_log.forget(store, memory_id, client=client_name)
         ids.append(memory_id)
     if as_json:
-        emit_json({"forgotten": memory_id, "text": deleted.row["text"], "restorable": True})
+        emit_json(deleted.to_dict())
     else:
         click.echo(f"forgot {memory_id}: {deleted.row['text']}  (undo: mnemoscope restore {memory_id})")
 
@@ -230,8 +230,7 @@ def tick_command(advance_days: float | None, client_name: str, as_json: bool) ->
         _snapshot_first(store, advance_days=advance_days)
         report = store.tick(advance_days=advance_days)
     if as_json:
-        emit_json({"tick_id": report.tick_id, "summary": report.summary(), "changed": report.changed,
-                   "layers": report.layer_counts, "transitions": report.counts})
+        emit_json(report.to_dict())
         return
     click.echo(f"tick {report.tick_id}: {report.summary()}; {report.changed} memories updated")
     click.echo("layers: " + ", ".join(f"{k} {v}" for k, v in report.layer_counts.items()))
@@ -304,8 +303,7 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
         result = store.capture(content, **kwargs)
         ids.append(result.primary.id)
     if as_json:
-        emit_json({"id": result.primary.id, "kind": result.primary.kind, "text": result.primary.text,
-                   "entities_created": [e.name for e in result.created_entities], "edges": len(result.edges)})
+        emit_json(result.to_dict())
         return
     click.echo(f"captured {result.primary.id} ({result.primary.kind}): {result.primary.text}")
     if result.created_entities:
@@ -330,8 +328,7 @@ def import_command(file: str, on_conflict: str, partial: bool, client_name: str,
         _snapshot_first(store, import_policy=on_conflict)
         report = store.import_jsonl(file, policy=on_conflict, partial=partial)
     if as_json:
-        emit_json({"summary": report.summary(), "imported": report.imported,
-                   "errors": [{"line": n, "reason": r} for n, r in report.errors]})
+        emit_json(report.to_dict())
     else:
         click.echo(report.summary())
         for number, reason in report.errors:

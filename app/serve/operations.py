@@ -56,6 +56,8 @@ Tags = Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHAR
 Names = Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]],
                   Field(max_length=MAX_ENTITIES)]
 
+AGENT_HIDDEN = ("base", "ref_time", "ticked_at", "half_life_days")  # a memory's decay internals
+
 # Who is calling: set by the door around each call (the MCP client's name from its
 # ``initialize``, the HTTP User-Agent), read when the call is logged.
 CALLER: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("mnemoscope_caller", default=None)
@@ -63,12 +65,6 @@ CALLER: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("
 
 class ScopeRefused(StoreError):
     """The call named a scope this server may not read or write."""
-
-
-def _conflicts(conflicts: list) -> list[dict[str, str]]:
-    """The memories a new one likely contradicts (store.conflicts): ids and what about, for
-    the agent to recall, update or forget."""
-    return [{"id": c.older, "about": c.subject, "slot": c.slot} for c in conflicts]
 
 
 class Operations:
@@ -113,9 +109,14 @@ class Operations:
         data = memory.to_dict()
         if SENSITIVITY_RANK[memory.sensitivity] > SENSITIVITY_RANK[self.trust]:
             return {"id": memory.id, "kind": memory.kind, "layer": memory.layer, "redacted": True}
-        for key in ("base", "ref_time", "ticked_at", "half_life_days"):
+        for key in AGENT_HIDDEN:
             data.pop(key, None)
         return data
+
+    def _answer(self, result: Any, memory) -> dict[str, Any]:
+        """A result's JSON as every door gives it, with its memory as this caller may see it
+        and the id the call is logged with."""
+        return {**result.to_dict(), "memory": self._shown(memory), "memory_ids": [memory.id]}
 
     def _check_sensitivity(self, sensitivity: str) -> None:
         if SENSITIVITY_RANK[sensitivity] > SENSITIVITY_RANK[self.trust]:
@@ -175,9 +176,7 @@ class Operations:
         result = self.store.remember(text, kind=kind, importance=importance, who=who, topic=topic,
                                      scope=self._scope(scope), sensitivity=sensitivity, tags=tags,
                                      entities=entities)
-        return {"id": result.memory.id, "created": result.created, "message": result.message,
-                "memory": self._shown(result.memory), "conflicts": _conflicts(result.conflicts),
-                "memory_ids": [result.memory.id]}
+        return self._answer(result, result.memory)
 
     def recall(
         self,
@@ -195,16 +194,7 @@ class Operations:
         come back redacted: you may say something exists, not what it says."""
         hits = self.store.recall(query, k=k, scope=self._scope(scope), trust=self.trust, explain=explain,
                                  reinforce=True)
-        out = []
-        for h in hits:
-            d = h.to_dict()
-            if h.redacted:
-                # nothing that depends on the text: not its score, not its entities
-                d = {"id": h.id, "kind": h.kind, "layer": h.layer, "redacted": True}
-            elif not explain:
-                d.pop("why", None)
-            out.append(d)
-        return {"hits": out, "memory_ids": [h.id for h in hits]}
+        return {"hits": [h.to_dict() for h in hits], "memory_ids": [h.id for h in hits]}
 
     def brief(
         self,
@@ -220,8 +210,8 @@ class Operations:
         """Run the forgetting clock: every memory's strength and layer are brought up to
         now (habit, fading, edge, archived). Cheap; call it once a day or so."""
         report = self.store.tick()
-        return {"tick_id": report.tick_id, "summary": report.summary(), "changed": report.changed,
-                "transitions": len(report.transitions)}
+        layers = self.store.stats(scopes=(*self.scopes, "global"))["layers"]  # only what this server may see
+        return {**report.to_dict(), "layers": layers}
 
     def stats(self) -> dict[str, Any]:
         """How much is remembered in this server's scopes: counts per layer and kind."""
@@ -254,16 +244,15 @@ class Operations:
         if not changes:
             raise ValidationError("update", "give at least one field to change")
         result = self.store.update(memory_id, **changes)
-        return {"id": memory_id, "changed": sorted(changes), "memory": self._shown(result.after),
-                "memory_ids": [memory_id]}
+        return self._answer(result, result.after)
 
     def forget(self, memory_id: MemoryId) -> dict[str, Any]:
         """Forget a memory that is wrong, harmful or that the user asked you to forget.
         The memory's owner can still restore it from the Mnemoscope inspector."""
-        memory = self._visible(memory_id, write=True)
+        self._visible(memory_id, write=True)
         caller = CALLER.get() or {}
-        activity_log.forget(self.store, memory_id, client=caller.get("client") or self.client)
-        return {"forgotten": memory_id, "text": memory.text, "restorable": True, "memory_ids": [memory_id]}
+        deleted = activity_log.forget(self.store, memory_id, client=caller.get("client") or self.client)
+        return {**deleted.to_dict(), "memory_ids": [memory_id]}
 
     def capture(
         self,
@@ -291,9 +280,7 @@ class Operations:
         optional = {"context": context, "proposed_type": proposed_type, "proposed_kind": proposed_kind}
         kwargs.update({k: v for k, v in optional.items() if v is not None})
         result = self.store.capture(content, **kwargs)
-        return {"id": result.primary.id, "memory": self._shown(result.primary),
-                "entities_created": [e.name for e in result.created_entities], "edges": len(result.edges),
-                "conflicts": _conflicts(result.conflicts), "memory_ids": [result.primary.id]}
+        return self._answer(result, result.primary)
 
     def compile_prompt(
         self,
