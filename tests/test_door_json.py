@@ -3,7 +3,7 @@ the MCP tools (the operations layer as the MCP server returns it) and the HTTP A
 a real socket. Each door works on its own copy of one database and makes the same calls
 in the same order; the answers must match but for what cannot (new ids, clock readings)
 and what the servers add or withhold for an agent (the ids they log, a memory's decay
-internals)."""
+internals, a tick's counts per layer)."""
 
 import json
 import math
@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mnemoscope.cli import main
 from mnemoscope.serve.mcp_server import build_server
-from mnemoscope.serve.operations import AGENT_HIDDEN, Operations
+from mnemoscope.serve.operations import AGENT_HIDDEN, TICK_WITHHELD, Operations
 from mnemoscope.store import MemoryStore
 from test_serve import http, http_server  # noqa: F401 (a fixture)
 
@@ -81,13 +81,12 @@ def normal(value, ids, key=None):
     return value
 
 
-def agent_view(answer):
+def agent_view(tool, answer):
     """What the servers give an agent of an answer the command line prints: a memory
-    without its decay internals."""
-    if isinstance(answer, dict):
-        return {k: (agent_view(v) if k != "memory" else {f: x for f, x in v.items() if f not in AGENT_HIDDEN})
-                for k, v in answer.items()}
-    return answer
+    without its decay internals, a tick without its counts per layer."""
+    withheld = TICK_WITHHELD if tool == "tick" else ()
+    return {k: ({f: x for f, x in v.items() if f not in AGENT_HIDDEN} if k == "memory" else v)
+            for k, v in answer.items() if k not in withheld}
 
 
 @pytest.fixture()
@@ -133,8 +132,10 @@ def test_the_same_calls_give_the_same_json_through_every_door(databases, tmp_pat
     for door in ("mcp", "http"):
         for answer in through[door]:
             answer.pop("memory_ids", None)  # what the servers log the call with
-    shown = {door: normal([agent_view(a) for a in answers], {}) for door, answers in through.items()}
-    for n, (tool, _, _) in enumerate(calls("")):
+    tools = [tool for tool, _, _ in calls("")]
+    shown = {door: normal([agent_view(t, a) for t, a in zip(tools, answers)], {})
+             for door, answers in through.items()}
+    for n, tool in enumerate(tools):
         assert shown["mcp"][n] == shown["cli"][n], tool
         assert shown["http"][n] == shown["cli"][n], tool
     tick = through["cli"][6]

@@ -57,6 +57,7 @@ Names = Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_NAME_CH
                   Field(max_length=MAX_ENTITIES)]
 
 AGENT_HIDDEN = ("base", "ref_time", "ticked_at", "half_life_days")  # a memory's decay internals
+TICK_WITHHELD = ("layers",)  # of a tick's answer (see tick)
 
 # Who is calling: set by the door around each call (the MCP client's name from its
 # ``initialize``, the HTTP User-Agent), read when the call is logged.
@@ -209,9 +210,9 @@ class Operations:
     def tick(self) -> dict[str, Any]:
         """Run the forgetting clock: every memory's strength and layer are brought up to
         now (habit, fading, edge, archived). Cheap; call it once a day or so."""
-        report = self.store.tick()
-        layers = self.store.stats(scopes=(*self.scopes, "global"))["layers"]  # only what this server may see
-        return {**report.to_dict(), "layers": layers}
+        # Not the counts per layer: over the whole store they would speak of scopes this
+        # server may not see, and counting over its own would scan every memory per tick.
+        return {k: v for k, v in self.store.tick().to_dict().items() if k not in TICK_WITHHELD}
 
     def stats(self) -> dict[str, Any]:
         """How much is remembered in this server's scopes: counts per layer and kind."""
