@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +34,7 @@ DOORS = ("mcp", "http", "cli")
 PRUNE_EVERY = 256
 SUMMARY_CHARS = 200
 ARG_CHARS = 2000
+SCOPE_CHARS = 140  # a refused scope is logged as given, cut
 
 
 @dataclass(frozen=True)
@@ -102,11 +106,47 @@ def record(store: MemoryStore, *, client: str, door: str, tool: str, scope: str 
         row_id = store.conn.execute(
             "INSERT INTO activity (at, client, door, tool, scope, trust, summary, args, memory_ids, duration_ms, "
             "ok, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (at, client[:120], door, tool, scope, trust, summary[:SUMMARY_CHARS], kept_arguments(args),
+            (at, client[:120], door, tool, scope[:SCOPE_CHARS], trust, summary[:SUMMARY_CHARS], kept_arguments(args),
              json.dumps(list(memory_ids)), round(float(duration_ms), 3), int(ok), error[:500])).lastrowid
         if row_id % PRUNE_EVERY == 0:
             prune(store, at)
     return row_id
+
+
+def error_text(error: BaseException | str | None) -> str:
+    """How a failed call's error reads in the log: a door's own message as it is, an
+    exception as its type and message."""
+    if error is None or isinstance(error, str):
+        return error or ""
+    return f"{type(error).__name__}: {error}"
+
+
+def record_call(store: MemoryStore, *, started: float, client: str, door: str, tool: str, scope: str = "",
+                trust: str = "", args: dict[str, Any] | None = None, memory_ids: list[str] | tuple[str, ...] = (),
+                error: BaseException | str | None = None) -> None:
+    """Record one call a door ran, timed from ``started`` (``time.perf_counter()``), with
+    ``error`` when it failed or was refused. A read-only or busy database loses the line,
+    never the call's own outcome."""
+    with suppress(StoreError):
+        record(store, client=client, door=door, tool=tool, scope=scope, trust=trust, args=args,
+               memory_ids=memory_ids, duration_ms=(time.perf_counter() - started) * 1000, ok=error is None,
+               error=error_text(error))
+
+
+@contextmanager
+def logged(store: MemoryStore, *, client: str, door: str, tool: str, scope: str = "", trust: str = "",
+           args: dict[str, Any] | None = None) -> Iterator[list[str]]:
+    """Time the calls in the block and record them as one call, with the memory ids the
+    block appends to the yielded list, whether it succeeds or fails (the error goes on up)."""
+    ids: list[str] = []
+    started = time.perf_counter()
+    call = {"client": client, "door": door, "tool": tool, "scope": scope, "trust": trust, "args": args}
+    try:
+        yield ids
+    except Exception as exc:
+        record_call(store, started=started, memory_ids=ids, error=exc, **call)
+        raise
+    record_call(store, started=started, memory_ids=ids, **call)
 
 
 def _entry(row: tuple) -> ActivityEntry:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import KINDS
 from .errors import ValidationError
-from .model import ENTITY_KINDS, check_text, parse_time, validate_fields
+from .model import ENTITY_KINDS, MAX_NAME_CHARS, check_text, parse_time, validate_fields
 
 if TYPE_CHECKING:
     from .model import Entity, Memory
@@ -48,6 +48,12 @@ class CaptureResult:
     created_entities: list[Entity] = field(default_factory=list)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     conflicts: list = field(default_factory=list)  # likely conflicts with older memories (store.conflicts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The capture as every door gives it in JSON."""
+        return {"id": self.primary.id, "kind": self.primary.kind, "text": self.primary.text,
+                "memory": self.primary.to_dict(), "entities_created": [e.name for e in self.created_entities],
+                "edges": len(self.edges), "conflicts": [c.reported() for c in self.conflicts]}
 
 
 def check_request_keys(keys: Any) -> None:
@@ -106,7 +112,7 @@ def _entity_spec(value: Any, kind: str | None) -> dict[str, Any] | None:
                 aliases.append(check_text("entities.aliases", alias).strip())
     else:
         name = value
-    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_CHARS:
         return None
     return {"name": check_text("entities", name).strip(), "kind": kind or "other", "aliases": aliases}
 

@@ -20,7 +20,8 @@ from .errors import NotFound, ValidationError
 if TYPE_CHECKING:
     from .store import MemoryStore
 
-CONVERSATION_RE = re.compile(r"^[\w.:@-]{1,128}$")
+MAX_CONVERSATION_ID_CHARS = 128
+CONVERSATION_RE = re.compile(rf"^[\w.:@-]{{1,{MAX_CONVERSATION_ID_CHARS}}}$")
 # The twin of app/compiler/layout.py's CITATION (the pattern the compiler writes): the
 # store sits below the compiler and may not import it (DESIGN.md, tests/test_layers.py),
 # and a test keeps the two equal.
@@ -39,7 +40,7 @@ class Turn:
 
 def check_conversation_id(value: object) -> str:
     if not isinstance(value, str) or not CONVERSATION_RE.match(value):
-        raise ValidationError("conversation_id", "must be 1–128 letters, digits or . : @ _ - "
+        raise ValidationError("conversation_id", f"must be 1–{MAX_CONVERSATION_ID_CHARS} letters, digits or . : @ _ - "
                               f"(no spaces), got {value!r}")
     return value
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import decay
+from .edges import MENTIONED_IN, MENTIONS
 from .errors import ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK, validate_scope
 from .text import cosine, terms, vector
@@ -48,7 +49,11 @@ class Hit:
     entities: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        """The hit as every door gives it in JSON: a redacted one as no more than that it
+        exists, the reasons for its score only when they were asked for."""
+        if self.redacted:
+            return {"id": self.id, "kind": self.kind, "layer": self.layer, "redacted": True}
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "why" or self.why}
 
 
 def _trust_rank(trust: str | None) -> int:
@@ -135,7 +140,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             neighbours = store.tables.rows(
                 f"SELECT DISTINCT {CANDIDATE_COLUMNS} FROM edges x "
                 "JOIN memories m ON m.id = x.dst JOIN memory_state s ON s.rowid = m.rowid "
-                f"WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
+                f"WHERE x.edge = '{MENTIONED_IN}' AND x.src IN ({ph}) "
                 f"AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
                 f"AND m.sensitivity IN ({','.join('?' * len(readable))}) LIMIT 200",
                 (*seed_entities, *scopes, *readable),
@@ -206,7 +211,7 @@ def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str
         chunk = memory_ids[start:start + 500]
         ph = ",".join("?" * len(chunk))
         for r in store.tables.rows(
-                f"SELECT src, dst FROM edges WHERE edge = 'mentions_entity' AND src IN ({ph})", chunk):
+                f"SELECT src, dst FROM edges WHERE edge = '{MENTIONS}' AND src IN ({ph})", chunk):
             out.setdefault(r["src"], set()).add(r["dst"])
     return out
 
