@@ -26,6 +26,7 @@ from .model import (
     SENSITIVITIES,
     Entity,
     Memory,
+    readable_at,
     validate_fields,
     validate_half_life,
     validate_id,
@@ -146,14 +147,22 @@ class MemoryStore:
         with self.tables.reading():
             return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
-    def stats(self, scopes: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
-        """Counts per layer, kind and scope (of the memories in ``scopes`` when given)."""
+    def stats(self, scopes: list[str] | tuple[str, ...] | None = None, trust: str | None = None) -> dict[str, Any]:
+        """Counts per layer, kind and scope (of the memories in ``scopes`` when given, and of
+        those a caller at ``trust`` may read when given: nothing above it is counted)."""
         where, layers_of, params = "", "memory_state", []
+        clauses: list[str] = []
         if scopes is not None:
             scopes = [validate_scope(s) for s in scopes]
-            where = f" WHERE scope IN ({','.join('?' * len(scopes))})"
+            clauses.append(f"scope IN ({','.join('?' * len(scopes))})")
+            params += scopes
+        if trust is not None:
+            readable = readable_at(trust)
+            clauses.append(f"sensitivity IN ({','.join('?' * len(readable))})")
+            params += readable
+        if clauses:
+            where = " WHERE " + " AND ".join(clauses)
             layers_of = "memory_rows" + where
-            params = scopes
         with self.tables.reading():
             layers = dict.fromkeys(LAYERS, 0)
             layers.update(dict(self.conn.execute(f"SELECT layer, count(*) FROM {layers_of} GROUP BY layer",
@@ -218,9 +227,12 @@ class MemoryStore:
         return edges
 
     # -- writing -------------------------------------------------------------------------
-    def _find_duplicate(self, text: str, scope: str) -> tuple[str, float] | None:
-        """The most similar memory in ``scope`` above the duplicate threshold. Candidates
-        must share the longer half of the terms: a near-duplicate shares nearly all."""
+    def _find_duplicate(self, text: str, scope: str, readable: tuple[str, ...] = SENSITIVITIES
+                        ) -> tuple[str, float] | None:
+        """The most similar memory in ``scope`` above the duplicate threshold, among those
+        of a ``readable`` sensitivity (what the writer may see: it is never told of, nor
+        writes to, another). Candidates must share the longer half of the terms: a
+        near-duplicate shares nearly all."""
         words = sorted(set(term_string(text).split()), key=lambda t: (-len(t), t))
         if not words:
             return None
@@ -230,7 +242,8 @@ class MemoryStore:
         best = None
         for mid, mtext in self.conn.execute(
             "SELECT m.id, m.text FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "
-            "WHERE memories_fts MATCH ? AND m.scope = ? LIMIT 50", (query, scope)):
+            f"WHERE memories_fts MATCH ? AND m.scope = ? AND m.sensitivity IN ({','.join('?' * len(readable))}) "
+            "LIMIT 50", (query, scope, *readable)):
             sim = cosine(vec, vector(mtext))
             if sim >= self.config.limits.duplicate_similarity and (best is None or sim > best[1]):
                 best = (mid, sim)
@@ -241,9 +254,12 @@ class MemoryStore:
                  tags: list[str] | None = None, source: str = "", source_kind: str = "",
                  pinned: bool = False, entities: list[Any] | None = None, now: Any = None,
                  memory_id: str | None = None, half_life_days: float | None = None,
-                 dedupe: bool = True, context: Any = None, reason_to_remember: str = "") -> RememberResult:
+                 dedupe: bool = True, context: Any = None, reason_to_remember: str = "",
+                 trust: str | None = None) -> RememberResult:
         """Write a memory, with choice: near-duplicate text in the same scope reinforces the
-        existing memory instead of adding a copy."""
+        existing memory instead of adding a copy. A writer at ``trust`` (an agent) is
+        compared only with what it may read; the owner (None) with everything."""
+        readable = readable_at(trust)
         values = validate_fields(
             {"text": text, "kind": kind, "importance": importance, "who": who, "topic": topic, "scope": scope,
              "sensitivity": sensitivity, "tags": tags or [], "source": source, "source_kind": source_kind,
@@ -256,7 +272,7 @@ class MemoryStore:
         now = self.tables.now(now)
         with self.tables.write():
             if dedupe:
-                dup = self._find_duplicate(values["text"], values["scope"])
+                dup = self._find_duplicate(values["text"], values["scope"], readable)
                 if dup is not None:
                     before = self.get(dup[0])
                     self.tables.reinforce(dup[0], now, importance=values["importance"])

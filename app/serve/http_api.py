@@ -212,7 +212,7 @@ def build_app(ops: Operations, *, token: str | None = None, loopback: bool = Tru
 
     async def health(_request: Request) -> JSONResponse:
         def counts() -> dict[str, Any]:
-            return ops.store.stats(scopes=(*ops.scopes, "global"))["layers"]
+            return ops.store.stats(scopes=(*ops.scopes, "global"), trust=ops.trust)["layers"]
 
         return JSONResponse({"ok": True, "version": __version__, "counts": await anyio.to_thread.run_sync(counts),
                              "scopes": list(ops.scopes), "trust": ops.trust})
