@@ -18,8 +18,9 @@ class BadJson(StoreError, ValueError):
     """The text is not JSON this program accepts; the message says why."""
 
 
-def loads(text: str | bytes) -> Any:
-    """Parse ``text`` as JSON, refusing what could crash a later step (see the module)."""
+def loads(text: str | bytes, *, surrogates: bool = True) -> Any:
+    """Parse ``text`` as JSON, refusing what could crash a later step (see the module);
+    ``surrogates=False`` leaves lone surrogates to a reader that names the field itself."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -32,25 +33,26 @@ def loads(text: str | bytes) -> Any:
         if "digits" in str(exc):
             raise BadJson(f"holds a number with more than {sys.get_int_max_str_digits()} digits") from None
         raise BadJson(f"not valid JSON: {exc}") from None
-    check(value)
+    check(value, surrogates=surrogates)
     return value
 
 
-def check(value: Any) -> None:
-    """Refuse a parsed value nested deeper than :data:`MAX_DEPTH` or holding a string with a
-    lone surrogate (JSON's ``"\\ud800"``), walking it without recursion."""
+def check(value: Any, *, surrogates: bool = True) -> None:
+    """Refuse a parsed value nested deeper than :data:`MAX_DEPTH` or (with ``surrogates``)
+    holding a string with a lone surrogate (JSON's ``"\\ud800"``), walking it without recursion."""
     stack: list[tuple[Any, int, str]] = [(value, 0, "")]
     while stack:
         item, depth, where = stack.pop()
         if isinstance(item, str):
-            _text(item, where)
+            if surrogates:
+                _text(item, where)
         elif isinstance(item, (dict, list)):
             if depth >= MAX_DEPTH:
                 raise BadJson(f"nested deeper than {MAX_DEPTH} levels of arrays and objects")
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             for key, inner in pairs:
                 path = f"{where}.{key}" if isinstance(key, str) else f"{where}[{key}]"
-                if isinstance(key, str):
+                if isinstance(key, str) and surrogates:
                     _text(key, path)
                 stack.append((inner, depth + 1, path))
 

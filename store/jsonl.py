@@ -260,7 +260,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
         if not line.strip():
             continue
         try:
-            obj = json_input.loads(line)
+            obj = json_input.loads(line, surrogates=False)  # the fields name their own
         except json_input.BadJson as exc:
             report.errors.append((number, str(exc).replace(" at line 1 column", " at column")))
             continue
