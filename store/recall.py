@@ -91,6 +91,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     q_vec = vector(query)
     fts = " OR ".join('"' + t.replace('"', '""') + '"' for t in q_terms)
     placeholders = ",".join("?" * len(scopes))
+    known = SENSITIVITIES[:max_rank + 2]  # what it may read, and one level above (redacted)
     with store.tables.reading():
         rows = store.tables.rows(
             f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
@@ -98,8 +99,9 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             # otherwise walk every memory of the scope and test each against the index.
             "CROSS JOIN memories m ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
             f"WHERE memories_fts MATCH ? AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
-            "ORDER BY f.rank LIMIT ?",
-            (fts, *scopes, max(cfg.limits.candidate_limit, 2 * k)),
+            # nothing the caller may not even know of takes a place among the candidates
+            f"AND m.sensitivity IN ({','.join('?' * len(known))}) ORDER BY f.rank LIMIT ?",
+            (fts, *scopes, *known, max(cfg.limits.candidate_limit, 2 * k)),
         )
         scored: dict[str, dict[str, Any]] = {}
         q_set = set(q_terms)

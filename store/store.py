@@ -204,11 +204,15 @@ class MemoryStore:
             eid = self.tables.resolve_entity(name, kind, scope, self.now(), created, aliases)
         return created[0] if created else next(e for e in self.entities() if e.id == eid)
 
-    def known_entities_in(self, text: str, scope: str) -> list[str]:
-        """Names of known entities whose name or alias appears in ``text``."""
+    def known_entities_in(self, text: str, scope: str, readable: tuple[str, ...] = SENSITIVITIES) -> list[str]:
+        """Names of known entities whose name or alias appears in ``text``: of those a writer
+        who may read ``readable`` knows of (not one only memories above it name)."""
         low = text.lower()
         found = []
+        hidden = self.tables.entities_named_only_above(readable) if readable != SENSITIVITIES else set()
         for ent in self.entities(scope):
+            if ent.id in hidden:
+                continue
             for name in [ent.name, *ent.aliases]:
                 n = name.lower()
                 if len(n) >= 2 and n in low and _bounded(low, n):
@@ -289,7 +293,7 @@ class MemoryStore:
             names = list(entities or [])
             if values["who"]:
                 names.insert(0, {"name": values["who"], "kind": "person"})
-            known = self.known_entities_in(values["text"], values["scope"])
+            known = self.known_entities_in(values["text"], values["scope"], readable)
             lowered = {(n.get("name") if isinstance(n, dict) else n).lower() for n in names}
             names += [k for k in known if k.lower() not in lowered]
             created: list[Entity] = []
@@ -439,11 +443,12 @@ class MemoryStore:
     def brief(self, limit: int = 5, scope: str = "global", trust: str = "medium", now: Any = None) -> str:
         return brief(self, limit=limit, scope=scope, trust=trust, now=now)
 
-    def capture(self, content: Any, **kwargs: Any) -> CaptureResult:
+    def capture(self, content: Any, *, trust: str | None = None, **kwargs: Any) -> CaptureResult:
         """Capture any JSON content as a memory (see :func:`store.capture.capture`); an
-        option that does not exist is a :class:`ValidationError` naming it."""
+        option that does not exist is a :class:`ValidationError` naming it. A writer at
+        ``trust`` links and references only what it may read."""
         check_request_keys(kwargs)
-        return capture(self, content, **kwargs)
+        return capture(self, content, trust=trust, **kwargs)
 
     def import_jsonl(self, source: Any, policy: str = "skip", now: Any = None, *,
                      partial: bool = False) -> ImportReport:

@@ -96,6 +96,13 @@ class Operations:
             raise NotFound("memory", memory_id)
         return memory
 
+    def _may_see(self, memory_id: str) -> bool:
+        try:
+            self._visible(memory_id)
+        except NotFound:
+            return False
+        return True
+
     def _shown(self, memory) -> dict[str, Any]:
         """A memory as a caller at this trust may see it."""
         data = memory.to_dict()
@@ -213,7 +220,8 @@ class Operations:
     def tick(self) -> dict[str, Any]:
         """Run the forgetting clock: every memory's strength and layer are brought up to
         now (habit, fading, edge, archived). Cheap; call it once a day or so."""
-        report = self.store.tick()
+        # A tick runs over every memory; the answer counts only those this server may see.
+        report = self.store.tick().only(self._may_see)
         return {"tick_id": report.tick_id, "summary": report.summary(), "changed": report.changed,
                 "transitions": len(report.transitions)}
 
@@ -284,9 +292,11 @@ class Operations:
                                   "scope": self._scope(scope), "sensitivity": sensitivity}
         optional = {"context": context, "proposed_type": proposed_type, "proposed_kind": proposed_kind}
         kwargs.update({k: v for k, v in optional.items() if v is not None})
-        result = self.store.capture(content, **kwargs)
+        result = self.store.capture(content, trust=self.trust, **kwargs)
+        # The entities it names, not which of them are new: an entity only a hidden memory
+        # names exists as far as the store goes, not as far as this caller may tell.
         return {"id": result.primary.id, "memory": self._shown(result.primary),
-                "entities_created": [e.name for e in result.created_entities], "edges": len(result.edges),
+                "entities": list(result.primary.entities), "edges": len(result.edges),
                 "conflicts": _conflicts(result.conflicts), "memory_ids": [result.primary.id]}
 
     def compile_prompt(
