@@ -43,7 +43,6 @@ ARG_CHARS = 2000
 SETTINGS = frozenset(("kind", "importance", "scope", "sensitivity", "k", "explain", "limit", "model", "max_tokens",
                       "placement", "memory_id", "conversation_id", "turn", "pinned", "source_kind", "proposed_type",
                       "proposed_kind", "policy", "days", "trust", "first", "second"))
-NOT_KEPT = "(not kept)"
 _INPUT_VALUE = re.compile(r"input_value=.*?(?=, input_type=|\]|$)")
 COLUMNS = "id, at, client, door, tool, scope, trust, summary, args, memory_ids, duration_ms, ok, error, sensitivity"
 
@@ -104,9 +103,8 @@ def kept_arguments(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
 
 
 def settings_only(args: dict[str, Any]) -> dict[str, Any]:
-    """``args`` with every text left out (its key kept, so a reader sees what was given)."""
-    return {k: (v if k in SETTINGS and not isinstance(v, (dict, list)) else NOT_KEPT) for k, v in args.items()
-            if v is not None}
+    """``args`` with every text left out: a replay of the row finds nothing to replay."""
+    return {k: v for k, v in args.items() if k in SETTINGS and v is not None and not isinstance(v, (dict, list))}
 
 
 def _text(value: str) -> str:

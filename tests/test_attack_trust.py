@@ -105,6 +105,7 @@ def test_the_log_shows_a_reader_only_what_its_trust_allows(store, db_path, capsy
     assert TOKEN not in json.dumps([e.to_dict() for e in entries])
     secret_row = next(e for e in entries if made["id"] in e.memory_ids)
     assert secret_row.redacted and secret_row.sensitivity == "hyper" and secret_row.tool == "remember"
+    assert secret_row.args == {"sensitivity": "hyper"}  # nothing for a replay to pick up
     tea_row = next(e for e in entries if e.memory_ids and e.memory_ids[0] != made["id"])
     assert tea_row.args["text"] == "Mara likes green tea." and not tea_row.redacted
     assert TOKEN in activity_log.recent(store, trust="hyper")[1].args["text"]
