@@ -199,7 +199,8 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
         mid = result.memory.id
         refs = content.get("references") if isinstance(content, dict) else None
         for ref in refs or []:
-            if isinstance(ref, str) and _readable(store, ref, result.memory.scope, readable):
+            if isinstance(ref, str) and (store.exists(ref) if trust is None
+                                         else _readable(store, ref, result.memory.scope, readable)):
                 store.tables.reference(mid, ref, now, edges)
         primary = store.get(mid)
     return CaptureResult(primary, created, edges, result.conflicts)

@@ -230,3 +230,17 @@ def test_a_read_only_store_still_recalls(db_path):
     with MemoryStore(db_path, read_only=True) as s:
         answer = Operations(s).recall(query="green tea")
     assert [h["id"] for h in answer["hits"]] == ["m-tea"] and answer["reinforced"] is False
+
+
+def test_a_capture_neither_links_to_nor_learns_of_hidden_memories_and_entities(store, db_path):
+    hidden = store.remember(PIN, scope="group:a", sensitivity="hyper", who="Zed",
+                            entities=[{"name": "Nightjar", "kind": "project", "aliases": ["project N"]}]).memory
+    ops = Operations(store, scopes=["group:a"], trust="low")
+    edges_before = stored(db_path)["edges"]
+    to_hidden = logged(ops, "capture", content={"text": "Deployed project N.", "references": [hidden.id]})
+    to_nothing = logged(ops, "capture", content={"text": "Deployed project N.", "references": ["m-000000000000"]})
+    assert to_hidden["edges"] == to_nothing["edges"] and to_hidden["memory"]["entities"] == []
+    new_edges = set(stored(db_path)["edges"]) - set(edges_before)
+    assert not any(hidden.id in (src, dst) for src, _, dst, _ in new_edges)
+    made = logged(ops, "remember", text="Zed plays the oboe.")
+    assert made["memory"]["entities"] == []  # Zed is known only through the hidden memory
