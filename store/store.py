@@ -204,12 +204,13 @@ class MemoryStore:
             eid = self.tables.resolve_entity(name, kind, scope, self.now(), created, aliases)
         return created[0] if created else next(e for e in self.entities() if e.id == eid)
 
-    def known_entities_in(self, text: str, scope: str, readable: tuple[str, ...] = SENSITIVITIES) -> list[str]:
-        """Names of known entities whose name or alias appears in ``text``: of those a writer
-        who may read ``readable`` knows of (not one only memories above it name)."""
+    def known_entities_in(self, text: str, scope: str, readable: tuple[str, ...] | None = None) -> list[str]:
+        """Names of known entities whose name or alias appears in ``text``: with ``readable``
+        (an agent's), only those a writer in ``scope`` may know of (not one named only by
+        memories above its trust or in other scopes); all of them for the owner (None)."""
         low = text.lower()
         found = []
-        hidden = self.tables.entities_named_only_above(readable) if readable != SENSITIVITIES else set()
+        hidden = self.tables.entities_unseen(readable, validate_scope(scope)) if readable is not None else set()
         for ent in self.entities(scope):
             if ent.id in hidden:
                 continue
@@ -293,7 +294,7 @@ class MemoryStore:
             names = list(entities or [])
             if values["who"]:
                 names.insert(0, {"name": values["who"], "kind": "person"})
-            known = self.known_entities_in(values["text"], values["scope"], readable)
+            known = self.known_entities_in(values["text"], values["scope"], None if trust is None else readable)
             lowered = {(n.get("name") if isinstance(n, dict) else n).lower() for n in names}
             names += [k for k in known if k.lower() not in lowered]
             created: list[Entity] = []
