@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import json_input
 from .edges import KEPT, MENTIONS, REFERENCES, SUPERSEDED_BY, SUPERSEDES
 from .errors import ImportRefused, StoreError, ValidationError
 from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
@@ -265,9 +266,9 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            report.errors.append((number, f"not valid JSON: {exc.msg} at column {exc.colno}"))
+            obj = json_input.loads(line, surrogates=False)  # the fields name their own
+        except json_input.BadJson as exc:
+            report.errors.append((number, str(exc).replace(" at line 1 column", " at column")))
             continue
         try:
             rec = _parse_line(store, obj)

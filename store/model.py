@@ -15,6 +15,15 @@ from .errors import ValidationError
 
 SENSITIVITIES = ("public", "low", "medium", "high", "hyper")
 SENSITIVITY_RANK = {s: i for i, s in enumerate(SENSITIVITIES)}
+
+
+def readable_at(trust: str | None) -> tuple[str, ...]:
+    """The sensitivities a caller at ``trust`` may read (every one when None: the owner)."""
+    if trust is None:
+        return SENSITIVITIES
+    if trust not in SENSITIVITY_RANK:
+        raise ValidationError("trust", f"must be one of {', '.join(SENSITIVITIES)}, got {trust!r}")
+    return SENSITIVITIES[:SENSITIVITY_RANK[trust] + 1]
 LAYERS = ("habit", "fading", "edge", "archived")
 ENTITY_KINDS = ("person", "group", "topic", "tool", "project", "file", "place", "other")
 # How long a field may be, in characters: what the store refuses beyond, and the bound

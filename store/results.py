@@ -3,7 +3,8 @@ inspector's undo stack, a door's JSON answer) can show and reverse it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .model import EDITABLE, Entity, Memory
@@ -79,6 +80,15 @@ class TickReport:
         """The tick as every door gives it in JSON: memories per transition and per layer."""
         return {"tick_id": self.tick_id, "summary": self.summary(), "changed": self.changed,
                 "layers": self.layer_counts, "transitions": self.counts}
+
+    def only(self, keep: Callable[[str], bool]) -> TickReport:
+        """The report as told to someone who may see only the memories ``keep`` accepts: their
+        transitions and counts (the layer totals left out)."""
+        seen = [t for t in self.transitions if keep(t[0])]
+        counts: dict[str, int] = {}
+        for _, before, after in seen:
+            counts[transition_label(before, after)] = counts.get(transition_label(before, after), 0) + 1
+        return replace(self, transitions=seen, counts=counts, layer_counts={}, changed=len(seen))
 
 
 def transition_label(before: str, after: str) -> str:

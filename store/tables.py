@@ -306,6 +306,17 @@ class Tables:
             return [Entity(r[0], r[1], r[2], r[3], json.loads(r[4] or "[]"))
                     for r in self.conn.execute(sql + " ORDER BY name", params)]
 
+    def entities_unseen(self, readable: tuple[str, ...], scope: str) -> set[str]:
+        """Ids of entities that memories name, none of which a writer in ``scope`` who may
+        read ``readable`` sees (in its scope or global, of a readable sensitivity): it must
+        not learn of them, nor of their aliases."""
+        ph = ",".join("?" * len(readable))
+        with self.reading():
+            return {r[0] for r in self.conn.execute(
+                "SELECT x.dst FROM edges x JOIN memories m ON m.id = x.src WHERE x.edge = 'mentions_entity' "
+                f"GROUP BY x.dst HAVING sum(m.sensitivity IN ({ph}) AND m.scope IN (?, 'global')) = 0",
+                (*readable, scope))}
+
     def resolve_entity(self, name: str, kind: str | None, scope: str, now: float, created: list[Entity],
                        aliases: list[str] | None = None) -> str:
         """The id of the entity called ``name`` (or with that alias), same scope first,

@@ -362,11 +362,13 @@ def export_command(out: str | None, kind: str | None, layer: str | None, scope: 
 @click.option("--limit", type=click.IntRange(1, 100_000), default=30, show_default=True)
 @click.option("--client", help="only this client's calls")
 @click.option("--tool", help="only calls of this tool")
+@click.option("--trust", type=click.Choice(SENSITIVITIES), default="medium", show_default=True,
+              help="show the texts of calls up to this sensitivity; above it, only what was called")
 @json_option
-def activity_command(limit: int, client: str | None, tool: str | None, as_json: bool) -> None:
+def activity_command(limit: int, client: str | None, tool: str | None, trust: str, as_json: bool) -> None:
     """The newest calls agents (and write commands) made, newest first."""
     with open_store() as store:
-        entries = activity_log.recent(store, limit, client=client, tool=tool)
+        entries = activity_log.recent(store, limit, client=client, tool=tool, trust=trust)
     if as_json:
         emit_json([e.to_dict() for e in entries])
         return

@@ -6,8 +6,10 @@ HTTP API alike, and its docstring is what a model reads to decide when to call i
 
 Scope and trust belong to whoever started the server, not to the model: a call may name
 one of the server's scopes (the first is the default) and never sees a memory above the
-server's trust. A memory outside them does not exist as far as the caller can tell.
-Every call, refused ones included, is recorded in the activity log.
+server's trust. A memory outside them does not exist as far as the caller can tell: no
+answer, count, duplicate check or log line depends on it, and no call writes to it. A
+call checks everything it was given before it writes anything. Every call, refused ones
+included, is recorded in the activity log, at the sensitivity of what it holds.
 """
 
 # No ``from __future__ import annotations``: the MCP SDK and pydantic read these
@@ -15,7 +17,6 @@ Every call, refused ones included, is recorded in the activity log.
 
 import contextvars
 from collections.abc import Callable
-from contextlib import suppress
 from typing import Annotated, Any, Literal
 
 from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore, conversations
@@ -33,6 +34,7 @@ from mnemoscope.store.model import (
     SENSITIVITY_RANK,
     validate_scope,
 )
+from mnemoscope.store.recall import reinforce_hits
 from pydantic import Field
 
 from ..bridge import DEFAULT_K, DEFAULT_RULES, PreviewRequest, compile_items, memory_items
@@ -83,6 +85,7 @@ class Operations:
         if trust not in SENSITIVITY_RANK:
             raise ValidationError("trust", f"must be one of {', '.join(SENSITIVITIES)}, got {trust!r}")
         self.trust = trust
+        self.context = conversations.context_of(self.scopes, trust)  # whose conversations are whose
         self.client = client
         self.door = door
 
@@ -104,6 +107,13 @@ class Operations:
         if memory.scope not in allowed or SENSITIVITY_RANK[memory.sensitivity] > SENSITIVITY_RANK[self.trust]:
             raise NotFound("memory", memory_id)
         return memory
+
+    def _may_see(self, memory_id: str) -> bool:
+        try:
+            self._visible(memory_id)
+        except NotFound:
+            return False
+        return True
 
     def _shown(self, memory) -> dict[str, Any]:
         """A memory as a caller at this trust may see it."""
@@ -176,7 +186,7 @@ class Operations:
         self._check_sensitivity(sensitivity)
         result = self.store.remember(text, kind=kind, importance=importance, who=who, topic=topic,
                                      scope=self._scope(scope), sensitivity=sensitivity, tags=tags,
-                                     entities=entities)
+                                     entities=entities, trust=self.trust)
         return self._answer(result, result.memory)
 
     def recall(
@@ -192,10 +202,15 @@ class Operations:
         Call it before answering anything that may depend on what you were told earlier
         (names, preferences, past decisions). Each memory you get back counts as used:
         memories recalled often become habits and fade slowly. Memories above your trust
-        come back redacted: you may say something exists, not what it says."""
-        hits = self.store.recall(query, k=k, scope=self._scope(scope), trust=self.trust, explain=explain,
-                                 reinforce=True)
-        return {"hits": [h.to_dict() for h in hits], "memory_ids": [h.id for h in hits]}
+        come back redacted: you may say something exists, not what it says. When they
+        cannot be counted (a full disk) you still get them, with reinforced false."""
+        hits = self.store.recall(query, k=k, scope=self._scope(scope), trust=self.trust, explain=explain)
+        skipped = reinforce_hits(self.store, hits)
+        answer: dict[str, Any] = {"hits": [h.to_dict() for h in hits], "reinforced": not skipped}
+        if skipped:
+            answer["reinforcement"] = f"the reinforcement was skipped: {skipped}"
+        answer["memory_ids"] = [h.id for h in hits]
+        return answer
 
     def brief(
         self,
@@ -210,13 +225,15 @@ class Operations:
     def tick(self) -> dict[str, Any]:
         """Run the forgetting clock: every memory's strength and layer are brought up to
         now (habit, fading, edge, archived). Cheap; call it once a day or so."""
-        # Not the counts per layer: over the whole store they would speak of scopes this
+        # A tick runs over every memory; the answer counts only those this server may see,
+        # and not the counts per layer: over the whole store they would speak of scopes this
         # server may not see, and counting over its own would scan every memory per tick.
-        return {k: v for k, v in self.store.tick().to_dict().items() if k not in TICK_WITHHELD}
+        report = self.store.tick().only(self._may_see)
+        return {k: v for k, v in report.to_dict().items() if k not in TICK_WITHHELD}
 
     def stats(self) -> dict[str, Any]:
         """How much is remembered in this server's scopes: counts per layer and kind."""
-        stats = self.store.stats(scopes=(*self.scopes, "global"))
+        stats = self.store.stats(scopes=(*self.scopes, "global"), trust=self.trust)
         return {k: stats[k] for k in ("memories", "layers", "kinds", "scopes", "clock_offset_days")}
 
     def update(
@@ -280,7 +297,7 @@ class Operations:
                                   "scope": self._scope(scope), "sensitivity": sensitivity}
         optional = {"context": context, "proposed_type": proposed_type, "proposed_kind": proposed_kind}
         kwargs.update({k: v for k, v in optional.items() if v is not None})
-        result = self.store.capture(content, **kwargs)
+        result = self.store.capture(content, trust=self.trust, **kwargs)
         return self._answer(result, result.primary)
 
     def compile_prompt(
@@ -303,21 +320,25 @@ class Operations:
         """Build the prompt to send for a user message: recall the relevant memories and
         compile them with the rules, history and message within a token budget. Memories
         are tagged [Mem:N]; give a conversation_id to resolve those citations later."""
+        if conversation_id is not None:
+            conversations.check_conversation_id(conversation_id)
         request = PreviewRequest(user_message=user_message, history=list(history), model_id=model,
                                  max_tokens=max_tokens, placement=placement,
                                  rules=DEFAULT_RULES if rules is None else rules, k=k, scope=self._scope(scope),
                                  trust=self.trust)
         hits = self.store.recall(user_message, k=k, scope=request.scope, trust=self.trust)
-        result = compile_items(request, memory_items(hits))
+        try:
+            result = compile_items(request, memory_items(hits))
+        except (TypeError, ValueError) as exc:  # the compiler's word on the history, rules or model
+            message = str(exc).replace("conversation_messages", "history")
+            raise ValidationError("history" if "history" in message else "compile_prompt", message) from None
         kept = list(result.ref_map.values())
-        for memory_id in kept:  # what went into the prompt was used
-            with suppress(NotFound):  # forgotten since the recall
-                self.store.reinforce(memory_id)
         out: dict[str, Any] = {"messages": result.messages, "ref_map": result.ref_map,
                                "summary": _summary(result.metadata), "memory_ids": kept}
-        if conversation_id is not None:
-            turn = conversations.save_turn(self.store, conversation_id, result.ref_map, model=model,
-                                           query=user_message)
+        # Everything was checked: what went into the prompt was used, and its map is kept, at once.
+        turn = conversations.prompt_used(self.store, result.ref_map, conversation_id, model=model,
+                                         query=user_message, context=self.context)
+        if turn is not None:
             out.update(conversation_id=turn.conversation_id, turn=turn.turn)
         return out
 
@@ -330,7 +351,7 @@ class Operations:
     ) -> dict[str, Any]:
         """Say which memory each [Mem:N] in an answer stands for (from the prompt that
         compile_prompt built under conversation_id)."""
-        resolved = conversations.resolve(self.store, answer, conversation_id, turn)
+        resolved = conversations.resolve(self.store, answer, conversation_id, turn, context=self.context)
         visible = []
         for item in resolved:
             if item["status"] == "ok":
