@@ -132,6 +132,8 @@ def test_the_same_calls_give_the_same_json_through_every_door(databases, tmp_pat
     for door in ("mcp", "http"):
         for answer in through[door]:
             answer.pop("memory_ids", None)  # what the servers log the call with
+            # an agent's recall reinforces (a person's does not): the servers say whether it could
+            assert answer.pop("reinforced", True) is True, answer
     tools = [tool for tool, _, _ in calls("")]
     shown = {door: normal([agent_view(t, a) for t, a in zip(tools, answers)], {})
              for door, answers in through.items()}
