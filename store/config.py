@@ -31,7 +31,8 @@ class Decay:
 
 @dataclass(frozen=True)
 class Weights:
-    semantic: float = 0.18
+    semantic: float = 0.18   # the bigram cosine, when there are no vectors to use
+    meaning: float = 0.80    # the embedder's cosine (tests/perf/hybrid_eval.py)
     keyword: float = 0.46
     importance: float = 0.14
     recency: float = 0.11
@@ -43,7 +44,14 @@ class Limits:
     max_text_chars: int = 4000
     max_tags: int = 32
     duplicate_similarity: float = 0.9
+    # Cosine of two memories' vectors over which the newer one only reinforces the older
+    # (when store.duplicates finds nothing that sets them apart); tests/perf/duplicates_eval.py.
+    meaning_duplicate: float = 0.9
     min_semantic_relevance: float = 0.35
+    # A memory found by meaning alone (no shared term) needs this cosine with the query,
+    # and recall looks at this many nearest vectors (tests/perf/hybrid_eval.py).
+    min_meaning_relevance: float = 0.25
+    vector_candidates: int = 50
     candidate_limit: int = 400
     # Ticks that keep what they overwrote (the memories whose layer they changed), so
     # they can be undone; older ones keep only their summary and transitions.

