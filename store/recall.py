@@ -36,7 +36,7 @@ MIN_SCORE = 0.12
 MAX_K = 1000  # hits one recall may ask for
 # What scoring reads of a candidate memory (the FTS hits and the graph neighbours alike).
 CANDIDATE_COLUMNS = ("m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, "
-                     "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic")
+                     "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic, m.created_at")
 
 
 @dataclass
@@ -53,6 +53,8 @@ class Hit:
     importance: float
     why: dict[str, Any] = field(default_factory=dict)
     entities: list[str] = field(default_factory=list)
+    # A newer memory among the hits says otherwise (a conflict): this one may be outdated.
+    outdated_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -209,7 +211,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
         # A redacted hit keeps its place (an agent may say that something relevant exists)
         # but shows no score: the place is all a caller learns of how well it matched.
         ranked.sort(key=lambda sh: (-sh[0], sh[1].id))
-        hits = [h for _, h in ranked[:k]]
+        hits = _newer_first(store, [h for _, h in ranked[:k]], scored)
     if reinforce and not store.read_only:  # a read-only store answers, and counts nothing
         targets = [h.id for h in hits if not h.redacted]
         if targets:
@@ -219,6 +221,23 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     return hits
 
 
+
+
+def _newer_first(store: MemoryStore, hits: list[Hit], rows: dict[str, dict[str, Any]]) -> list[Hit]:
+    """When two hits conflict, the newer one ranks above the older, which is marked as
+    possibly outdated (the person has not yet said which holds)."""
+    from .conflicts import between
+
+    shown = [h for h in hits if not h.redacted]
+    for i, a in enumerate(shown):
+        for b in shown[i + 1:]:
+            newer, older = (a, b) if rows[a.id]["created_at"] >= rows[b.id]["created_at"] else (b, a)
+            if older.outdated_by is None and between(store, rows[newer.id], rows[older.id]) is not None:
+                older.outdated_by = newer.id
+                if hits.index(older) < hits.index(newer):
+                    hits.remove(newer)
+                    hits.insert(hits.index(older), newer)
+    return hits
 
 
 def _w_sem(w: Any, r: dict[str, Any]) -> float:

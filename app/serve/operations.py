@@ -149,6 +149,8 @@ class Operations:
                                                  "money and secrets are high or hyper")] = "low",
         tags: Annotated[Names, Field(description="a few keywords")] = [],  # noqa: B006 (pydantic copies)
         entities: Annotated[Names, Field(description="people, groups, tools or projects it mentions")] = [],  # noqa: B006
+        allow_duplicate: Annotated[bool, Field(description="store it even if a memory already says the same "
+                                               "(by default that one is reinforced instead)")] = False,
     ) -> dict[str, Any]:
         """Store one thing worth remembering about the user or the work.
 
@@ -159,7 +161,7 @@ class Operations:
         self._check_sensitivity(sensitivity)
         result = self.store.remember(text, kind=kind, importance=importance, who=who, topic=topic,
                                      scope=self._scope(scope), sensitivity=sensitivity, tags=tags,
-                                     entities=entities)
+                                     entities=entities, dedupe=not allow_duplicate, trust=self.trust)
         return {"id": result.memory.id, "created": result.created, "message": result.message,
                 "memory": self._shown(result.memory), "conflicts": _conflicts(result.conflicts),
                 "memory_ids": [result.memory.id]}
