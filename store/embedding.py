@@ -21,7 +21,8 @@ start as fast as without one.
 What is embedded is the text after :func:`prepare`: NFKC, control characters turned to
 spaces, white space collapsed, and cut to :data:`MAX_EMBED_CHARS` characters (the
 documented fallback for a very long text: its meaning is read from its beginning). A
-text with nothing left is an :class:`EmbeddingError`.
+text with nothing left is an :class:`EmbeddingError` here; the store keeps such a memory
+without a vector (it is found by its keywords alone, and the backfill names it).
 """
 
 from __future__ import annotations

@@ -328,6 +328,7 @@ def _vectors_for(store: MemoryStore, records: list[dict[str, Any]], progress: An
         if not vectors.writable_for(store):
             return {}
     out: dict[str, bytes] = {}
+    records = [r for r in records if vectors.embeddable(r["text"])]  # the rest: keywords alone
     for first in range(0, len(records), vectors.BATCH):
         chunk = records[first:first + vectors.BATCH]
         for rec, vec in zip(chunk, store.embedder.embed([r["text"] for r in chunk])):

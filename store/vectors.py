@@ -112,11 +112,23 @@ def claim(store: MemoryStore) -> None:
         store.tables.set_meta(META_KEY, store.embedder_id())
 
 
+def embeddable(text: str) -> bool:
+    try:
+        prepare(text)
+    except EmbeddingError:
+        return False
+    return True
+
+
 def vector_for(store: MemoryStore, text: str) -> np.ndarray | None:
     """The vector to store with a memory of ``text``, worked out before its write
     transaction; None when this database's vectors are by another embedder."""
     if store.read_only:
         return None
+    try:
+        prepare(text)
+    except EmbeddingError:
+        return None  # nothing to embed (control characters only): found by its keywords alone
     with store.tables.reading():
         if not writable_for(store):
             return None

@@ -23,7 +23,7 @@ from mnemoscope.store.embedding import (
     from_spec,
     prepare,
 )
-from mnemoscope.store.errors import ConfigError, StoreError
+from mnemoscope.store.errors import ConfigError
 
 
 def test_the_default_model_gives_unit_rows_that_know_a_paraphrase_in_another_language():
@@ -45,10 +45,11 @@ def test_text_is_cleaned_before_embedding_and_nothing_left_is_a_clear_error():
     assert HashEmbedder().embed(["\ud800 a lone surrogate"]).shape == (1, 512)
 
 
-def test_a_memory_of_control_characters_only_is_refused_and_nothing_is_written(store):
-    with pytest.raises(StoreError):
-        store.remember("\x01\x02\x03")
-    assert store.count() == 0
+def test_a_memory_with_nothing_to_embed_is_kept_without_a_vector_and_the_backfill_names_it(store):
+    mid = store.remember("\x1b\x01").memory.id
+    assert store.get(mid).text == "\x1b\x01" and store.vectors([mid])[0] == []
+    report = store.backfill()
+    assert [m for m, _ in report.skipped] == [mid] and "nothing to embed" in report.skipped[0][1]
 
 
 def test_the_config_chooses_the_embedder_and_a_bad_one_names_the_setting(monkeypatch):
