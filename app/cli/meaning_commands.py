@@ -3,6 +3,8 @@ vector yet) and the backfill a writing command runs first, with a progress bar."
 
 from __future__ import annotations
 
+import sys
+
 import click
 from mnemoscope.store import MemoryStore
 
@@ -15,7 +17,7 @@ def _run(store: MemoryStore, label: str, job) -> object:
     def progress(done: int, total: int) -> None:
         nonlocal bar
         if bar is None:
-            bar = click.progressbar(length=total, label=label, file=click.get_text_stream("stderr"))
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
             bar.__enter__()
         bar.update(done - bar.pos)
 
