@@ -53,10 +53,19 @@ def _names(text: str) -> set[str]:
     for sentence in re.split(r"(?<=[.!?。！？])\s+|\n", text.strip()):
         words = _WORD.findall(sentence)
         # The first word of a sentence is a name when it is not a common word ("Mara
-        # likes tea" and "Theo likes tea" are two memories).
+        # likes tea" and "Theo likes tea" are two memories; "Usually stays up late" and
+        # "Mostly stays up late" are one).
         out.update(w.lower() for i, w in enumerate(words) if w[:1].isupper()
-                   and (i > 0 or w.lower() not in STOPWORDS))
+                   and (i > 0 or not _opener(w.lower())))
     return out
+
+
+_OPENERS = frozenset("often always sometimes now today also still again every each usually mostly "
+                     "generally normally typically".split())
+
+
+def _opener(word: str) -> bool:
+    return word in STOPWORDS or word in _OPENERS or (word.endswith("ly") and len(word) > 4)
 
 
 def difference(a: str, b: str) -> str | None:
