@@ -296,3 +296,15 @@ def remove_edges(store: MemoryStore, edges: list[tuple[str, str, str]]) -> None:
 
 def _kept(store: MemoryStore) -> set[tuple[str, str]]:
     return set(store.conn.execute("SELECT src, dst FROM edges WHERE edge = ?", (KEPT,)).fetchall())
+
+
+def between(store: MemoryStore, newer: dict, older: dict) -> Conflict | None:
+    """The conflict between two memories' rows (id, text, who, terms), ``newer`` written
+    after ``older``, or None (a pair a person kept both of is no conflict)."""
+    if (newer["id"], older["id"]) in _kept(store):
+        return None
+    sides = []
+    for row in (newer, older):
+        subject = _subjects_one(store, row["id"], row["text"], row.get("who") or "")
+        sides.append((row["id"], row["text"], 0.0, _memory_claims(row["text"], subject, row.get("terms") or "")))
+    return _conflicts_between(sides[0], sides[1])

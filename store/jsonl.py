@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import json_input
+from . import json_input, vectors
 from .edges import KEPT, MENTIONS, REFERENCES, SUPERSEDED_BY, SUPERSEDES
 from .errors import ImportRefused, StoreError, ValidationError
 from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
@@ -250,12 +250,16 @@ def _lines(text: str) -> list[str]:
 
 
 def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any = None,
-                 partial: bool = False) -> ImportReport:
+                 partial: bool = False, progress: Any = None) -> ImportReport:
     """Import memories from JSONL (a path, a string of lines, or a stream).
 
     Every line is checked before anything is written. If any line is bad, nothing is
     imported and :class:`ImportRefused` lists every bad line; with ``partial=True`` the
-    good lines are imported and the bad ones are listed in the report's ``errors``."""
+    good lines are imported and the bad ones are listed in the report's ``errors``.
+
+    The new memories' vectors are worked out first, in batches (``progress(done, total)``
+    after each), and written with them in the one transaction; an export carries no
+    vectors (it stays model-free), so an import embeds again."""
     if policy not in POLICIES:
         raise ValidationError("policy", f"must be one of {', '.join(POLICIES)}, got {policy!r}")
     text, name = _read(source)
@@ -283,6 +287,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     if report.errors and not partial:
         raise ImportRefused(name, report.errors)
     tick_now = store.tables.now(now)
+    blobs = _vectors_for(store, [rec for _, rec in parsed], progress)
     with store.tables.write():
         for _, rec in parsed:
             exists = store.exists(rec["id"])
@@ -300,6 +305,10 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
             else:
                 report.imported += 1
             _insert(store, rec, tick_now)
+            if rec["id"] in blobs and vectors.writable_for(store):
+                store.conn.execute("INSERT OR REPLACE INTO vectors (rowid, vec) SELECT rowid, ? FROM memories "
+                                   "WHERE id = ?", (blobs[rec["id"]], rec["id"]))
+                vectors.claim(store)
             report.ids.append(rec["id"])
         for _, rec in parsed:
             if not store.exists(rec["id"]):
@@ -314,6 +323,25 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                         if edge == SUPERSEDES:  # the replaced memory stays archived
                             store.tables.refresh_state(other)
     return report
+
+
+def _vectors_for(store: MemoryStore, records: list[dict[str, Any]], progress: Any) -> dict[str, bytes]:
+    """The stored form of each record's vector (none when this database's vectors are
+    another model's, or it is read-only: the write will refuse then)."""
+    if store.read_only or not records:
+        return {}
+    with store.tables.reading():
+        if not vectors.writable_for(store):
+            return {}
+    out: dict[str, bytes] = {}
+    records = [r for r in records if vectors.embeddable(r["text"])]  # the rest: keywords alone
+    for first in range(0, len(records), vectors.BATCH):
+        chunk = records[first:first + vectors.BATCH]
+        for rec, vec in zip(chunk, store.embedder.embed([r["text"] for r in chunk])):
+            out[rec["id"]] = vectors.encode(vec)
+        if progress is not None:
+            progress(min(first + vectors.BATCH, len(records)), len(records))
+    return out
 
 
 def _insert(store: MemoryStore, rec: dict[str, Any], now: float) -> None:

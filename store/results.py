@@ -50,6 +50,7 @@ class DeletedMemory:
     edges: list[tuple[str, str, str, float | None]]
     recall_events: list[float]
     entities_removed: list[dict[str, Any]] = field(default_factory=list)
+    vector: tuple[bytes, str | None] | None = None  # the stored vector and whose it was
 
     @property
     def id(self) -> str:

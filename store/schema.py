@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
 # program's id is refused before anything is written to it.
@@ -234,6 +234,27 @@ def m010_trust_of_logs_and_conversations(db: Database) -> None:
     db.execute("ALTER TABLE conversations_by_context RENAME TO conversations")
     db.execute("CREATE INDEX idx_conversations_at ON conversations (at)")
     db["meta"].insert({"key": "schema_version", "value": "10"}, replace=True)
+
+
+@migrations()
+def m011_vectors(db: Database) -> None:
+    """Each memory's vector for recall by meaning, keyed by its rowid (see store/vectors.py):
+    int8, 512 bytes for the default model. A memory's vector goes with it, and when its
+    text changes (the store writes the new one in the same transaction). Existing
+    memories get theirs from the backfill, not here: a migration must not need a model."""
+    db.execute("CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL)")
+    db.execute('CREATE TRIGGER "vectors_memory_deleted" AFTER DELETE ON memories BEGIN\n'
+               "  DELETE FROM vectors WHERE rowid = old.rowid;\nEND")
+    db.execute('CREATE TRIGGER "vectors_text_changed" AFTER UPDATE OF text ON memories '
+               "WHEN old.text IS NOT new.text BEGIN\n  DELETE FROM vectors WHERE rowid = old.rowid;\nEND")
+    # What recall holds in memory (store/vectors.py's index) is good while this count stays:
+    # it moves with every vector written or dropped and every change of scope or sensitivity.
+    db["meta"].insert({"key": "vectors_generation", "value": "0"}, replace=True)
+    bump = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vectors_generation'"
+    for name, event in (("inserted", "INSERT ON vectors"), ("deleted", "DELETE ON vectors"),
+                        ("filtered", "UPDATE OF scope, sensitivity ON memories")):
+        db.execute(f'CREATE TRIGGER "vectors_{name}" AFTER {event} BEGIN\n  {bump};\nEND')
+    db["meta"].insert({"key": "schema_version", "value": "11"}, replace=True)
 
 
 # Every migration this version knows: all of them are pending on an empty database (asking

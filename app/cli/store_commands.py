@@ -96,14 +96,18 @@ def demo_command(as_json: bool) -> None:
 @click.option("--tag", "tags", multiple=True, help="a tag (repeatable)")
 @click.option("--entity", "entities", multiple=True, help="an entity the memory mentions (repeatable)")
 @click.option("--pin", is_flag=True, help="pinned memories never fade")
+@click.option("--allow-duplicate", is_flag=True, help="add it even if a memory says the same")
 @client_option
 @json_option
-def remember_command(text: str, client_name: str, as_json: bool, **fields: Any) -> None:
-    """Write one memory (a near-duplicate reinforces the existing one instead)."""
+def remember_command(text: str, client_name: str, as_json: bool, allow_duplicate: bool, **fields: Any) -> None:
+    """Write one memory (a near-duplicate, by characters or meaning, reinforces the existing one instead)."""
+    from .meaning_commands import backfill_first
+
     fields = dict(fields, tags=list(fields["tags"]), entities=list(fields["entities"]),
                   pinned=fields.pop("pin"))
     with open_store(create=True) as store, logged(store, "remember", {"text": text, **fields}, client_name) as ids:
-        result = store.remember(text, **fields)
+        backfill_first(store)
+        result = store.remember(text, **fields, dedupe=not allow_duplicate)
         ids.append(result.memory.id)
     if as_json:
         emit_json(result.to_dict())
@@ -140,7 +144,8 @@ def recall_command(query: str, k: int, scope: str, trust: str, explain: bool, re
         click.echo("nothing relevant remembered")
     for h in hits:
         text = "[redacted: " + h.sensitivity + "]" if h.redacted else h.text
-        click.echo(f"[{h.score:.3f}] {h.id} ({h.kind}, {h.layer}) {text}")
+        outdated = f" (possibly outdated: {h.outdated_by} is newer and says otherwise)" if h.outdated_by else ""
+        click.echo(f"[{h.score:.3f}] {h.id} ({h.kind}, {h.layer}) {text}{outdated}")
         if explain:
             click.echo(f"    why: {json.dumps(h.why, ensure_ascii=False)}")
 
@@ -243,14 +248,16 @@ def stats_command(as_json: bool) -> None:
     """Counts per layer, kind and scope."""
     with open_store() as store:
         stats = store.stats()
+        meaning = store.vector_status().to_dict()
     if as_json:
-        emit_json(stats)
+        emit_json(dict(stats, vectors=meaning))
         return
     click.echo(f"{stats['path']}: {stats['memories']} memories, {stats['entities']} entities")
     for label in ("layers", "kinds", "scopes"):
         click.echo(f"{label + ':':7} " + ", ".join(f"{k} {v}" for k, v in stats[label].items()))
     if stats["clock_offset_days"]:
         click.echo(f"clock:  advanced {stats['clock_offset_days']:g} days")
+    click.echo(f"meaning: {meaning['note']}")
 
 
 @cli.command("brief")
@@ -325,8 +332,12 @@ def import_command(file: str, on_conflict: str, partial: bool, client_name: str,
     line is listed with its number and reason)."""
     with open_store(create=True) as store, logged(store, "import", {"file": file, "on_conflict": on_conflict},
                                                   client_name):
+        from .meaning_commands import _run, backfill_first
+
         _snapshot_first(store, import_policy=on_conflict)
-        report = store.import_jsonl(file, policy=on_conflict, partial=partial)
+        backfill_first(store)
+        report = _run(store, "embedding the import",
+                      lambda progress: store.import_jsonl(file, policy=on_conflict, partial=partial, progress=progress))
     if as_json:
         emit_json(report.to_dict())
     else:
@@ -385,12 +396,14 @@ def activity_command(limit: int, client: str | None, tool: str | None, trust: st
 @click.option("--cases", metavar="FILE", help="evaluation JSONL (default: the bundled set)")
 @json_option
 def eval_command(cases: str | None, as_json: bool) -> None:
-    """Measure recall@1 and recall@3 on the evaluation set."""
-    from mnemoscope.store.evaluation import run_eval
+    """Measure recall@1 and recall@3 on the evaluation set, and recall by meaning on the
+    paraphrase set (hash beside the default embedder)."""
+    from mnemoscope.store.evaluation import run_eval, run_paraphrase_eval
 
     report = run_eval(cases)
+    paraphrase = [run_paraphrase_eval(spec) for spec in ("hash", None)]
     if as_json:
-        emit_json(report)
+        emit_json(dict(report, paraphrase=paraphrase))
         return
     click.echo(f"cases: {report['cases']} ({report['negative_cases']} that must find nothing)")
     click.echo(f"recall@1: {report['recall@1']:.3f}")
@@ -398,3 +411,7 @@ def eval_command(cases: str | None, as_json: bool) -> None:
     click.echo(f"negatives clean: {report['negatives_clean']:.3f}")
     for miss in report["misses"]:
         click.echo(f"  miss: {miss}")
+    click.echo(f"paraphrases ({paraphrase[0]['queries']} queries sharing no word with their answers):")
+    click.echo(f"  {'embedder':46} recall@1  recall@3  MRR")
+    for p in paraphrase:
+        click.echo(f"  {p['embedder']:46} {p['recall@1']:.3f}     {p['recall@3']:.3f}     {p['mrr']:.3f}")

@@ -176,6 +176,8 @@ class Operations:
                                                  "money and secrets are high or hyper")] = "low",
         tags: Annotated[Tags, Field(description="a few keywords")] = [],  # noqa: B006 (pydantic copies)
         entities: Annotated[Names, Field(description="people, groups, tools or projects it mentions")] = [],  # noqa: B006
+        allow_duplicate: Annotated[bool, Field(description="store it even if a memory already says the same "
+                                               "(by default that one is reinforced instead)")] = False,
     ) -> dict[str, Any]:
         """Store one thing worth remembering about the user or the work.
 
@@ -186,7 +188,7 @@ class Operations:
         self._check_sensitivity(sensitivity)
         result = self.store.remember(text, kind=kind, importance=importance, who=who, topic=topic,
                                      scope=self._scope(scope), sensitivity=sensitivity, tags=tags,
-                                     entities=entities, trust=self.trust)
+                                     entities=entities, dedupe=not allow_duplicate, trust=self.trust)
         return self._answer(result, result.memory)
 
     def recall(
