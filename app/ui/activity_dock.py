@@ -433,8 +433,9 @@ class ActivityDock(QDockWidget):
         if forgotten is None or not self.session.writable:
             return False
         command = RestoreForgottenCommand(self.session, forgotten)
-        self.session.undo_stack.push(command)
-        if command.error:
+        try:
+            self.session.push(command)
+        except Exception:  # the command holds the error; it is said next to the list
             self._say(f"Cannot restore {forgotten.memory_id}: {command.error}", error=True)
             self._read_forgotten()
             return False

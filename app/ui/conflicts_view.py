@@ -66,7 +66,7 @@ class ConflictsView(RecordsPanel):
     def supersede_selected(self) -> None:
         conflict = self.selected()
         if conflict is not None and self._still_there(conflict):
-            self.session.undo_stack.push(SupersedeCommand(self.session, conflict.newer, conflict.older))
+            self.session.run(SupersedeCommand(self.session, conflict.newer, conflict.older), "Supersede failed")
 
     def merge_selected(self) -> None:
         """The newer memory takes the merged text and supersedes the older, as one undoable step."""
@@ -91,4 +91,4 @@ class ConflictsView(RecordsPanel):
     def keep_selected(self) -> None:
         conflict = self.selected()
         if conflict is not None and self._still_there(conflict):
-            self.session.undo_stack.push(KeepBothCommand(self.session, conflict.newer, conflict.older))
+            self.session.run(KeepBothCommand(self.session, conflict.newer, conflict.older), "Keep both failed")

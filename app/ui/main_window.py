@@ -204,7 +204,10 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
         view_menu.addAction(self.activity.toggleViewAction())
-        self.owner = OwnerTools(self, file_menu, view_menu)  # backups, privacy and conflicts
+        self.owner = OwnerTools(self.session, self, file_menu, view_menu)  # backups, privacy and conflicts
+        self.owner.failed.connect(self.show_error)
+        self.owner.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+        self.preview.confirm_output = self.owner.confirm_output  # a copied prompt is asked about too
         view_menu.addSeparator()
         theme_menu = view_menu.addMenu("&Theme")
         self.theme_actions = QActionGroup(self)

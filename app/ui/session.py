@@ -110,6 +110,18 @@ class StoreSession(QObject):
         if command.error is not None:
             raise command.error
 
+    def run(self, command, failure: str) -> bool:
+        """Run an undoable store command, as Anki's ``CollectionOp`` does: True when it was
+        written; when it fails nothing stays on the undo stack, ``failed`` reports the error
+        under the title ``failure`` and False is returned. Every view writes through here
+        (or :meth:`push`, when it shows the error itself)."""
+        try:
+            self.push(command)
+        except Exception as exc:  # a store error, or a file that vanished: the person must see it
+            self.failed.emit(failure, str(exc))
+            return False
+        return True
+
     def notify(self, ids: set[str] | None) -> None:
         """A write of ours happened: refresh views. (Our own commits leave our connection's
         data version as it was, so the watch still sees an outside write made just before.)"""
