@@ -129,19 +129,21 @@ class DeleteMemoryCommand(StoreCommand):
 
 
 class ImportCommand(StoreCommand):
-    """Import JSONL lines (existing ids are skipped); undo deletes what came in."""
+    """Import JSONL lines (existing ids are skipped); undo deletes what came in. Given the
+    ``report`` of an import already made (off the GUI thread), the first run only shows it."""
 
-    def __init__(self, session: StoreSession, source: Any, label: str = "Import") -> None:
+    def __init__(self, session: StoreSession, source: Any, label: str = "Import",
+                 report: ImportReport | None = None) -> None:
         super().__init__(session, label)
         self.source = source
-        self.report: ImportReport | None = None
+        self.report: ImportReport | None = report
         self.snapshots: list[DeletedMemory] = []
 
     def apply(self) -> None:
         store = self.session.store
         if self.report is None:
             self.report = store.import_jsonl(self.source)
-        else:
+        elif self._done:
             for snapshot in reversed(self.snapshots):
                 store.restore(snapshot)
             self.snapshots = []
@@ -162,18 +164,19 @@ def days_label(days: float) -> str:
 
 
 class TickCommand(StoreCommand):
-    """Move the clock ``advance_days`` forward (0: not at all) and tick, as one step."""
+    """Move the clock ``advance_days`` forward (0: not at all) and tick, as one step. Given
+    the ``report`` of a tick already made (off the GUI thread), the first run only shows it."""
 
-    def __init__(self, session: StoreSession, advance_days: float = 0.0) -> None:
+    def __init__(self, session: StoreSession, advance_days: float = 0.0, report: TickReport | None = None) -> None:
         super().__init__(session, "Tick" if not advance_days else f"Advance {days_label(advance_days)}")
         self.advance_days = advance_days
-        self.report: TickReport | None = None
+        self.report: TickReport | None = report
 
     def apply(self) -> None:
         store = self.session.store
         if self.report is None:
             self.report = store.tick(advance_days=self.advance_days or None)
-        else:
+        elif self._done:
             self.report = store.redo_tick(self.report.tick_id)
         self.session.notify(None)
 

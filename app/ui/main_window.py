@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QProgressBar,
+    QPushButton,
     QSplitter,
     QToolButton,
 )
@@ -27,6 +29,7 @@ from PySide6.QtWidgets import (
 from . import theme
 from .about import about_html, shortcuts_html
 from .activity_dock import ActivityDock
+from .background import PROGRESS_AFTER_MS
 from .commands import ImportCommand, TickCommand, days_label
 from .decay_plot import DecayPlot
 from .editor import MemoryEditor
@@ -92,6 +95,7 @@ class MainWindow(QMainWindow):
                                         "folder, or it was opened read-only): browse, preview and export it; "
                                         "to change it, copy it somewhere you may write")
         self.read_only_badge.hide()
+        self._build_progress()
         self.statusBar().addWidget(self.status_path, 1)
         self.statusBar().addPermanentWidget(self.read_only_badge)
         self.statusBar().addPermanentWidget(self.status_counts)
@@ -101,6 +105,8 @@ class MainWindow(QMainWindow):
         self.session.failed.connect(self.show_error)
         self.preview.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.session.store_replaced.connect(self._enable_writes)
+        self.session.busy_changed.connect(self._busy_changed)
+        self.session.said.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.editor.dirty_changed.connect(self.setWindowModified)
         self._enable_writes()
         for dock in (self.activity, self.owner.dock):  # under the map: they scroll rather than widen it
@@ -112,6 +118,52 @@ class MainWindow(QMainWindow):
             self.set_store(store)
 
     # -- building --------------------------------------------------------------------
+    def _build_progress(self) -> None:
+        """What a long job shows past PROGRESS_AFTER_MS: what it does, a busy bar, Cancel."""
+        self.progress_label = QLabel(self)
+        self.progress_bar = QProgressBar(self)
+        self.progress_bar.setRange(0, 0)  # busy: the store does not say how far it is
+        self.progress_bar.setFixedWidth(120)
+        self.progress_bar.setTextVisible(False)
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setObjectName("cancel_job")
+        self.cancel_button.setToolTip("Stop it: nothing is written (Esc)")
+        self.cancel_button.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        self.cancel_button.clicked.connect(self.cancel_job)
+        for widget in (self.progress_label, self.progress_bar, self.cancel_button):
+            self.statusBar().addPermanentWidget(widget)
+            widget.hide()
+        self._progress_timer = QTimer(self)
+        self._progress_timer.setSingleShot(True)
+        self._progress_timer.setInterval(PROGRESS_AFTER_MS)
+        self._progress_timer.timeout.connect(self._show_progress)
+
+    def _busy_changed(self, job) -> None:
+        self._enable_writes()
+        if job is not None:
+            self._progress_timer.start()
+            return
+        self._progress_timer.stop()
+        for widget in (self.progress_label, self.progress_bar, self.cancel_button):
+            widget.hide()
+
+    def _show_progress(self) -> None:
+        job = self.session.job
+        if job is None:
+            return
+        self.progress_label.setText(f"{job.title}…")
+        self.cancel_button.setEnabled(job.cancellable)
+        for widget in (self.progress_label, self.progress_bar, self.cancel_button):
+            widget.show()
+
+    def cancel_job(self) -> None:
+        """Cancel the running job where that is safe: before its write commits."""
+        job = self.session.job
+        if job is not None and job.cancellable:
+            job.cancel()
+            self.cancel_button.setEnabled(False)
+            self.progress_label.setText(f"{job.title}: cancelling…")
+
     def _build_actions(self) -> None:
         stack = self.session.undo_stack
         self.undo_action = stack.createUndoAction(self, "&Undo")
@@ -296,15 +348,21 @@ class MainWindow(QMainWindow):
             self.import_jsonl(path)
 
     def import_jsonl(self, source, label: str = "Import JSONL") -> None:
-        """Import as one undoable step; the first imported memory is selected and shown."""
+        """Import as one undoable step (off the GUI thread in a big store, all or nothing,
+        and cancellable); the first imported memory is selected and shown."""
         if not self.session.writable or not self.editor.confirm_leave():
             return
-        command = ImportCommand(self.session, source, label)
+        self.session.start(label, lambda store: store.import_jsonl(source),
+                           lambda report: self._imported(ImportCommand(self.session, source, label, report)),
+                           "Import failed")
+
+    def _imported(self, command: ImportCommand) -> None:
         try:
             self.session.push(command)
         except (StoreError, OSError) as exc:
             self.show_error("Import failed", str(exc))
             return
+        label = command.text()
         report = command.report
         summary = report.summary()
         imported = set(report.ids)
@@ -345,17 +403,24 @@ class MainWindow(QMainWindow):
 
     # -- time ------------------------------------------------------------------------
     def advance(self, days: float) -> None:
+        """Tick (``days`` 0) or move the clock forward and tick, as one undoable step; in a
+        big store off the GUI thread, with progress and Cancel."""
         if not self.session.writable:
             return
         self.preview_slider.setValue(0)
         if days > BULK_ADVANCE_DAYS:
             self.owner.before_bulk_change()
-        cmd = TickCommand(self.session, days)
+        title = f"Advancing {days_label(days)}" if days else "Ticking"
+        self.session.start(title, lambda store: store.tick(advance_days=days or None),
+                           lambda report: self._ticked(TickCommand(self.session, days, report)), "Tick failed")
+
+    def _ticked(self, cmd: TickCommand) -> None:
         try:
             self.session.push(cmd)
         except StoreError as exc:
             self.show_error("Tick failed", str(exc))
             return
+        days = cmd.advance_days
         summary = cmd.report.summary()
         prefix = f"+{days_label(days)}: " if days else "Tick: "
         self.tick_summary.setText(f" {prefix}{summary} ")

@@ -1,0 +1,113 @@
+"""Long store operations off the GUI thread, the way napari's ``thread_worker`` runs them:
+Qt's thread pool runs the work, signals bring the result back to the GUI thread, where it
+is applied in one step.
+
+The work gets a store of its own on the same file (an SQLite connection belongs to the
+thread that uses it, and the window keeps reading through its own meanwhile: WAL lets
+both). A job has two parts: ``write`` runs in one transaction and may be cancelled — an
+SQLite progress handler aborts it, the transaction rolls back and the database is exactly
+as before; ``read`` follows once the write committed (the window's new view of the store)
+and is never cancelled, so a committed write always reaches the undo stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mnemoscope.store import MemoryStore
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+PROGRESS_AFTER_MS = 300  # a job that lasts longer shows its progress line
+CHECK_EVERY = 20_000  # SQLite virtual-machine steps between two looks at the cancel flag
+
+
+class Cancelled(Exception):
+    """The person cancelled the job before it wrote anything."""
+
+
+class _Signals(QObject):
+    done = Signal(object, object)  # what write returned, what read returned
+    failed = Signal(object)        # the exception
+
+
+class _Task(QRunnable):
+    def __init__(self, job: Job) -> None:
+        super().__init__()
+        self.job = job
+        self.signals = job._signals
+
+    def run(self) -> None:
+        job = self.job
+        try:
+            store = MemoryStore(job.path, job.config, create=False)
+        except Exception as exc:  # the file went away: said like any other failure
+            self.signals.failed.emit(exc)
+            return
+        try:
+            store.conn.set_progress_handler(lambda: 1 if job.cancelled else 0, CHECK_EVERY)
+            try:
+                if job.cancelled:
+                    raise Cancelled()
+                written = job.write(store)
+            except Exception as exc:
+                self.signals.failed.emit(Cancelled() if job.cancelled else exc)
+                return
+            store.conn.set_progress_handler(None, 0)
+            try:
+                read = job.read(store, written) if job.read is not None else None
+            except Exception as exc:  # the write stands; the window reads again itself
+                read = exc
+            self.signals.done.emit(written, read)
+        finally:
+            store.close()
+
+
+class Job(QObject):
+    """One store operation in the background. ``finished(written, read)`` or ``failed(exc)``
+    is emitted on the GUI thread (``Cancelled`` when cancelled in time)."""
+
+    finished = Signal(object, object)
+    failed = Signal(object)
+
+    def __init__(self, store: MemoryStore, title: str, write: Callable[[MemoryStore], Any],
+                 read: Callable[[MemoryStore, Any], Any] | None = None, *, cancellable: bool = True,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.title = title
+        self.path = store.path
+        self.config = store.config
+        self.write = write
+        self.read = read
+        self.cancellable = cancellable
+        self.cancelled = False
+        self.running = False
+        self._signals = _Signals()
+        self._signals.done.connect(self._done)
+        self._signals.failed.connect(self._failed)
+        self._inline_store = store if store.path == ":memory:" else None
+
+    def start(self) -> None:
+        self.running = True
+        if self._inline_store is not None:
+            # An in-memory database has no file a second connection could open: it runs here.
+            try:
+                written = self.write(self._inline_store)
+            except Exception as exc:
+                self._failed(exc)
+                return
+            self._done(written, self.read(self._inline_store, written) if self.read else None)
+            return
+        QThreadPool.globalInstance().start(_Task(self))
+
+    def cancel(self) -> None:
+        if self.cancellable:
+            self.cancelled = True
+
+    def _done(self, written: Any, read: Any) -> None:
+        self.running = False
+        self.finished.emit(written, read)
+
+    def _failed(self, exc: Exception) -> None:
+        self.running = False
+        self.failed.emit(exc)
