@@ -24,7 +24,17 @@ from mnemoscope.store.demo import default_db_path, load_demo
 from mnemoscope.store.errors import StoreError
 from mnemoscope.store.jsonl import POLICIES
 
-from . import CLI_CLIENT, Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
+from .group import (
+    CLI_CLIENT,
+    Failure,
+    cli,
+    client_option,
+    db_option,
+    db_path,
+    emit_json,
+    json_option,
+    open_store,
+)
 
 
 @contextmanager
