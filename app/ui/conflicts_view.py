@@ -9,7 +9,7 @@ from mnemoscope.store import conflicts as conflict_check
 from mnemoscope.store.model import validate_fields
 from PySide6.QtWidgets import QHeaderView, QInputDialog
 
-from .commands import EditMemoryCommand, KeepBothCommand, SupersedeCommand
+from .commands import KeepBothCommand, MergeCommand, SupersedeCommand
 from .records_panel import RecordsPanel
 from .session import StoreSession
 
@@ -82,11 +82,8 @@ class ConflictsView(RecordsPanel):
         except StoreError as exc:
             self.summary.setText(str(exc))
             return
-        stack = self.session.undo_stack
-        stack.beginMacro("Merge memories")
-        stack.push(EditMemoryCommand(self.session, conflict.newer, {"text": text}))
-        stack.push(SupersedeCommand(self.session, conflict.newer, conflict.older))
-        stack.endMacro()
+        if not self.session.run(MergeCommand(self.session, conflict.newer, conflict.older, text), "Merge failed"):
+            self.summary.setText("The merge failed; nothing was changed.")
 
     def keep_selected(self) -> None:
         conflict = self.selected()
