@@ -4,14 +4,15 @@ is applied in one step.
 
 The work gets a store of its own on the same file (an SQLite connection belongs to the
 thread that uses it, and the window keeps reading through its own meanwhile: WAL lets
-both). A job has two parts: ``write`` runs in one transaction and may be cancelled — an
-SQLite progress handler aborts it, the transaction rolls back and the database is exactly
-as before; ``read`` follows once the write committed (the window's new view of the store)
+both). A job has two parts: ``write`` runs in one transaction and may be cancelled until
+that commits — an SQLite progress handler aborts a long statement, the transaction rolls
+back and the database is exactly as before; ``read`` follows once the write committed (the window's new view of the store)
 and is never cancelled, so a committed write always reaches the undo stack.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from mnemoscope.store import MemoryStore
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 PROGRESS_AFTER_MS = 300  # a job that lasts longer shows its progress line
+DROP_AFTER_S = 0.5
 CHECK_EVERY = 20_000  # SQLite virtual-machine steps between two looks at the cancel flag
 
 
@@ -40,7 +42,7 @@ class _Task(QRunnable):
     def run(self) -> None:
         job = self.job
         try:
-            store = MemoryStore(job.path, job.config, create=False)
+            store = MemoryStore(job.path, job.config, create=False, read_only=not job.writes)
         except Exception as exc:  # the file went away: said like any other failure
             self.signals.failed.emit(exc)
             return
@@ -49,7 +51,15 @@ class _Task(QRunnable):
             try:
                 if job.cancelled:
                     raise Cancelled()
-                written = job.write(store)
+                if job.writes:
+                    # One transaction round the whole write: a cancel that comes before its
+                    # end rolls everything back, however short each statement was.
+                    with store.tables.write():
+                        written = job.write(store)
+                        if job.cancelled:
+                            raise Cancelled()
+                else:
+                    written = job.write(store)
             except Exception as exc:
                 self.signals.failed.emit(Cancelled() if job.cancelled else exc)
                 return
@@ -63,6 +73,24 @@ class _Task(QRunnable):
             store.close()
 
 
+class _Drop(QRunnable):
+    def __init__(self, objects: tuple) -> None:
+        super().__init__()
+        self.objects = objects
+
+    def run(self) -> None:
+        time.sleep(DROP_AFTER_S)  # the caller lets go of its own references meanwhile
+        self.objects = None
+
+
+def drop_elsewhere(*objects: Any) -> None:
+    """Let go of ``objects`` on a pool thread: freeing a hundred thousand memories read
+    before takes a noticeable part of a second, which the GUI thread need not wait for.
+    The caller replaces its references to them at once (within ``DROP_AFTER_S``)."""
+    if any(objects):
+        QThreadPool.globalInstance().start(_Drop(objects))
+
+
 class Job(QObject):
     """One store operation in the background. ``finished(written, read)`` or ``failed(exc)``
     is emitted on the GUI thread (``Cancelled`` when cancelled in time)."""
@@ -72,7 +100,7 @@ class Job(QObject):
 
     def __init__(self, store: MemoryStore, title: str, write: Callable[[MemoryStore], Any],
                  read: Callable[[MemoryStore, Any], Any] | None = None, *, cancellable: bool = True,
-                 parent: QObject | None = None) -> None:
+                 writes: bool = True, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.title = title
         self.path = store.path
@@ -80,6 +108,7 @@ class Job(QObject):
         self.write = write
         self.read = read
         self.cancellable = cancellable
+        self.writes = writes  # False: ``write`` only reads (no transaction, no write lock)
         self.cancelled = False
         self.running = False
         self._signals = _Signals()

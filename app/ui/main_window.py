@@ -106,6 +106,7 @@ class MainWindow(QMainWindow):
         self.preview.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.session.store_replaced.connect(self._enable_writes)
         self.session.busy_changed.connect(self._busy_changed)
+        self.session.add_preparer("status", lambda store, _memories: store.stats())
         self.session.said.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.editor.dirty_changed.connect(self.setWindowModified)
         self._enable_writes()
@@ -453,7 +454,7 @@ class MainWindow(QMainWindow):
         if store is None:
             self.status_path.setText("no database open")
             return
-        stats = store.stats()
+        stats = self.session.prepared("status") or store.stats()
         self.status_path.setText(store.path)
         self.status_counts.setText(" · ".join(f"{k} {v}" for k, v in stats["layers"].items()) + "  ")
         from datetime import datetime

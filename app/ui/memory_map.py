@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -33,16 +32,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..map_layout import (
-    angle_for,
-    group_key,
-    group_label,
-    orbit_for,
-    radius_for,
-    ring_middle,
-    ring_outer,
-    sector_centre,
-)
+from ..map_layout import group_label, orbit_for, ring_middle, ring_outer, sector_centre
+from .background import drop_elsewhere
+from .map_data import Dot, MapData, Positions, map_data
 from .session import StoreSession
 from .theme import ARRIVAL_COLOUR, CALL_COLOUR, ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
 from .widgets import ElidedLabel
@@ -57,20 +49,7 @@ VIEW_RADIUS = 5.4  # what Fit view shows: the rings and the entity orbits
 LINES_MAX = 2500
 HALO_SECONDS = 8.0
 HALO_FRAME_MS = 250
-
-
-@dataclass
-class Dot:
-    id: str
-    text: str
-    kind: str
-    layer: str
-    strength: float
-    importance: float
-    recalls: int
-    scope: str
-    entities: list[str]
-    group: str
+ANIMATE_MAX = 5000  # more dots than this: a change moves them at once (a frame each would stall)
 
 
 class RadialMap(QWidget):
@@ -93,7 +72,12 @@ class RadialMap(QWidget):
         self.entity_names: list[str] = []
         self.entity_members: dict[str, list[str]] = {}
         self.hover_entity: str | None = None
-        self._positions: dict[str, tuple[float, float]] = {}
+        self.data = MapData()
+        self._positions = Positions({}, np.zeros(0), np.zeros(0))
+        self._x = self._y = np.zeros(0)
+        self._mask = np.zeros(0, dtype=bool)
+        self._visible_index = np.zeros(0, dtype=np.int64)
+        self._preview_job = None
         self._angles = self._radii = np.zeros(0)
         self._anim_from: dict[str, tuple[float, float]] = {}
         self._anim_step = 0
@@ -104,7 +88,8 @@ class RadialMap(QWidget):
         self._build_call_marks()
         session.changed.connect(self._on_changed)
         session.selection_changed.connect(lambda _id: self._draw_selection())
-        session.preview_changed.connect(lambda _d: self.reload(animate=False))
+        session.preview_changed.connect(self._preview_changed)
+        session.add_preparer("map", self._prepare)
 
     # -- construction ----------------------------------------------------------------
     def _build(self, dark: bool) -> None:
@@ -266,83 +251,120 @@ class RadialMap(QWidget):
     def _on_changed(self, _ids) -> None:
         self.reload(animate=True)
 
-    def reload(self, animate: bool = False) -> None:
-        """Read the store (or its projection of the previewed day) and redraw."""
-        store = self.session.store
-        if store is None:
-            self.dots = []
-            self.redraw()
+    def _prepare(self, store, memories) -> MapData:
+        """The dots, off the GUI thread (a background read): nothing here touches Qt."""
+        days = self.session.preview_days
+        projection = store.project(store.now() + days * 86400.0) if days else None
+        decay = store.config.decay
+        return map_data(memories, projection, decay.habit_min_strength, decay.edge_below, days)
+
+    def _preview_changed(self, days: float) -> None:
+        """Another previewed day: in a big store its projection is read off the GUI thread
+        (a newer day replaces a projection still being read)."""
+        if not self.session.in_background():
+            self.reload(animate=False)
             return
+        from .background import Job
+
+        if self._preview_job is not None:
+            self._preview_job.cancel()
         memories = self.session.memories()
-        projection = store.project(self.session.preview_now()) if self.session.preview_days else None
-        dots = []
-        for m in memories:
-            strength, layer = projection[m.id] if projection else (m.strength, m.layer)
-            dots.append(Dot(m.id, m.text, m.kind, layer, strength, m.importance, m.recall_count, m.scope,
-                            m.entities, group_key(m.entities, m.topic, m.kind)))
-        old = dict(self._positions)
-        self.dots = dots
-        self.dot_index = {d.id: i for i, d in enumerate(dots)}
-        self.entity_members = {}
-        for d in dots:
-            for name in d.entities:
-                self.entity_members.setdefault(name, []).append(d.id)
-        scopes = sorted({d.scope for d in dots})
+        job = Job(self.session.store, "Previewing", lambda store: self._prepare(store, memories), writes=False,
+                  parent=self)
+        job.finished.connect(lambda data, _read, j=job: self._preview_ready(j, data))
+        job.failed.connect(lambda _exc, j=job: self._preview_ready(j, None))
+        self._preview_job = job
+        job.start()
+
+    def _preview_ready(self, job, data: MapData | None) -> None:
+        if job is not self._preview_job:
+            return  # a later day was asked for meanwhile
+        self._preview_job = None
+        if data is None or data.preview_days == self.session.preview_days:
+            self.reload(animate=False, data=data)
+
+    def reload(self, animate: bool = False, data: MapData | None = None) -> None:
+        """Read the store (or its projection of the previewed day) and redraw; ``data``: the
+        dots already prepared off the GUI thread."""
+        store = self.session.store
+        if data is None:
+            data = self.session.prepared("map")
+        if store is None:
+            data = MapData()
+        elif data is None or data.preview_days != self.session.preview_days:
+            days = self.session.preview_days
+            projection = store.project(self.session.preview_now()) if days else None
+            decay = store.config.decay
+            data = map_data(self.session.memories(), projection, decay.habit_min_strength, decay.edge_below, days)
+        old = self._positions
+        if not animate or len(data.dots) > ANIMATE_MAX:
+            drop_elsewhere(self.data, self.dots, self.dot_index, self.entity_members, old, self._visible_dots)
+            old = Positions({}, np.zeros(0), np.zeros(0))
+        self.data = data
+        self.dots = data.dots
+        self.dot_index = data.index
+        self.entity_members = data.member_ids
         current = self.scope_box.currentData()
         self.scope_box.blockSignals(True)
         self.scope_box.clear()
         self.scope_box.addItem("all scopes", None)
-        for scope in scopes:
+        for scope in data.scope_names:
             self.scope_box.addItem(scope, scope)
         idx = self.scope_box.findData(current)
         self.scope_box.setCurrentIndex(max(idx, 0))
         self.scope_box.blockSignals(False)
         self._layout_positions()
-        if animate and old:
-            moved = {d.id: old[d.id] for d in dots if d.id in old and old[d.id] != self._positions[d.id]}
+        if animate and len(old) and len(self.dots) <= ANIMATE_MAX:
+            moved = {d.id: old[d.id] for d in self.dots if d.id in old and old[d.id] != self._positions[d.id]}
             if moved:
                 self._anim_from = moved
                 self._anim_step = 0
                 self._anim_timer.start()
+        else:
+            self._anim_timer.stop()
+            self._anim_from = {}
         self.redraw()
 
     def _layout_positions(self) -> None:
-        """Each dot's angle and radius (from the store's habit and edge thresholds)."""
-        if self.session.store is None:
-            return
-        decay = self.session.store.config.decay
-        self._angles = np.fromiter((angle_for(d.id, d.group) for d in self.dots), dtype=float, count=len(self.dots))
-        self._radii = np.fromiter((radius_for(d.layer, d.strength, decay.habit_min_strength, decay.edge_below)
-                                   for d in self.dots), dtype=float, count=len(self.dots))
+        """Each dot's angle and radius (worked out with the dots, see ``map_data``)."""
+        self._angles = self.data.angles.copy()
+        self._radii = self.data.radii
         self._rotate()
 
     def _rotate(self) -> None:
         angles = self._angles + self.rotation
-        xs, ys = (self._radii * np.cos(angles)).tolist(), (self._radii * np.sin(angles)).tolist()
-        self._positions = dict(zip((d.id for d in self.dots), zip(xs, ys)))
-
-    def _visible(self, d: Dot) -> bool:
-        if d.kind in self.hidden_kinds or d.layer not in self.visible_layers:
-            return False
-        return self.scope_filter is None or d.scope in (self.scope_filter, "global")
+        self._x, self._y = self._radii * np.cos(angles), self._radii * np.sin(angles)
+        self._positions = Positions(self.dot_index, self._x, self._y)
 
     def _matches(self, d: Dot) -> bool:
         q = self.search_text
         return q in d.text.lower() or any(q in e.lower() for e in d.entities) or q in d.kind
 
     # -- drawing ---------------------------------------------------------------------
-    def redraw(self, positions: dict[str, tuple[float, float]] | None = None) -> None:
-        visible = [d for d in self.dots if self._visible(d)]
-        self.visible_ids = [d.id for d in visible]
-        pos = positions or self._positions
-        n = len(visible)
-        xs = np.fromiter((pos[d.id][0] for d in visible), dtype=float, count=n)
-        ys = np.fromiter((pos[d.id][1] for d in visible), dtype=float, count=n)
+    def _visible_mask(self) -> np.ndarray:
+        data = self.data
+        if not len(self.dots):
+            return np.zeros(0, dtype=bool)
+        kinds = np.array([k not in self.hidden_kinds for k in KINDS])
+        layers = np.array([name in self.visible_layers for name in LAYERS])
+        mask = kinds[data.kinds] & layers[data.layers]
+        if self.scope_filter is not None:
+            shown = np.array([s in (self.scope_filter, "global") for s in data.scope_names], dtype=bool)
+            mask &= shown[data.scopes]
+        return mask
+
+    def redraw(self, positions: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Draw what is visible (at ``positions``, arrays over every dot, while animating)."""
+        mask = self._mask = self._visible_mask()
+        where = self._visible_index = np.flatnonzero(mask)
+        visible = [self.dots[i] for i in where.tolist()] if len(where) < len(self.dots) else list(self.dots)
+        self.visible_ids = self.data.ids[where].tolist()
+        all_x, all_y = positions if positions is not None else (self._x, self._y)
+        xs, ys = all_x[where], all_y[where]
+        pos = Positions(self.dot_index, all_x, all_y)
         self.search_matches = {d.id for d in visible if self._matches(d)} if self.search_text else set()
-        cells = {}
-        self._visible_cells = np.fromiter((cells.setdefault((d.layer, d.group), len(cells)) for d in visible),
-                                          dtype=np.int64, count=n)
-        self._cell_keys = list(cells)
+        self._visible_cells = self.data.cells[where]
+        self._cell_keys = self.data.cell_keys
         self._visible_xy, self._visible_dots = (xs, ys), visible
         self._dots_stale = True  # the dots are drawn when they are shown, not under the density
         self._draw_entities(visible, pos)
@@ -352,42 +374,37 @@ class RadialMap(QWidget):
         self._update_caption(visible)
 
     def _draw_dots(self) -> None:
-        visible = self._visible_dots
         xs, ys = self._visible_xy
-        searching = bool(self.search_text)
-        brushes, sizes, pens = [], [], []
-        brush_cache: dict[tuple[str, int], QBrush] = {}
-        match_pen = self._match_pen
-        plain_pen = self._plain_pen
-        for d in visible:
-            # Quantised so pyqtgraph renders a few hundred symbols, not one per dot.
-            alpha = 60 + 27 * round(7 * max(0.0, min(1.0, d.strength)))
-            size = 6.0 + 2.0 * round(6 * d.importance)
-            pen = plain_pen
-            if searching:
-                if d.id in self.search_matches:
-                    alpha, size, pen = 255, size + 4, match_pen
-                else:
-                    alpha = 28
-            key = (d.kind, alpha)
-            brush = brush_cache.get(key)
-            if brush is None:
-                colour = QColor(KIND_COLOURS.get(d.kind, "#888888"))
-                colour.setAlpha(alpha)
-                brush = brush_cache[key] = QBrush(colour)
-            brushes.append(brush)
-            sizes.append(size)
-            pens.append(pen)
-        # one pen for all unless a search outlines its matches: a pen per point costs a frame
-        self.scatter.setData(x=xs, y=ys, size=np.array(sizes), brush=brushes, pen=pens if searching else plain_pen,
-                             data=self.visible_ids, symbol="o")
+        where = self._visible_index
+        # Quantised so pyqtgraph renders a few hundred symbols, not one per dot.
+        alpha = 60 + 27 * np.round(7 * np.clip(self.data.strengths[where], 0.0, 1.0)).astype(int)
+        sizes = 6.0 + 2.0 * np.round(6 * self.data.importances[where])
+        pens = self._plain_pen  # one pen for all unless a search outlines its matches: a pen each costs a frame
+        if self.search_text:
+            matched = np.fromiter((mid in self.search_matches for mid in self.visible_ids), dtype=bool,
+                                  count=len(where))
+            alpha = np.where(matched, 255, 28)
+            sizes = np.where(matched, sizes + 4, sizes)
+            pens = [self._match_pen if m else self._plain_pen for m in matched.tolist()]
+        keys = self.data.kinds[where].astype(int) * 256 + alpha
+        table = {}
+        for key in np.unique(keys).tolist():
+            colour = QColor(KIND_COLOURS.get(KINDS[key // 256], "#888888"))
+            colour.setAlpha(key % 256)
+            table[key] = QBrush(colour)
+        brushes = [table[k] for k in keys.tolist()]
+        self.scatter.setData(x=xs, y=ys, size=sizes, brush=brushes, pen=pens, data=self.visible_ids, symbol="o")
         self._dots_stale = False
 
     def _draw_entities(self, visible: list[Dot], pos) -> None:
-        members: dict[str, list[int]] = {}  # entity name -> indices into visible
-        for i, d in enumerate(visible):
-            for name in d.entities:
-                members.setdefault(name, []).append(i)
+        order = np.full(len(self.dots), -1, dtype=np.int64)  # a dot's place among the visible ones
+        order[self._visible_index] = np.arange(len(self._visible_index))
+        members: dict[str, np.ndarray] = {}  # entity name -> indices into visible
+        for name, idx in self.data.members.items():
+            shown = order[idx]
+            shown = shown[shown >= 0]
+            if len(shown):
+                members[name] = shown
         xs, ys = self._visible_xy
         norm = np.hypot(xs, ys)
         norm[norm == 0] = 1.0
@@ -406,7 +423,7 @@ class RadialMap(QWidget):
             ey.append(y)
             self.entity_pos[name] = (x, y)
             if draw_lines:
-                for i in idx:
+                for i in idx.tolist():
                     lx += [x, xs[i]]
                     ly += [y, ys[i]]
         self.entity_names = names
@@ -544,15 +561,15 @@ class RadialMap(QWidget):
     def _draw_selection(self, pos=None) -> None:
         pos = pos or self._positions
         mid = self.session.selected_id
-        if mid and mid in pos and mid in set(self.visible_ids):
+        i = self.dot_index.get(mid) if mid else None
+        if i is not None and i < len(self._mask) and self._mask[i]:
             self.selection_ring.setData([pos[mid][0]], [pos[mid][1]])
         else:
             self.selection_ring.setData([], [])
 
     def _update_caption(self, visible: list[Dot]) -> None:
-        counts = {layer: 0 for layer in LAYERS}
-        for d in self.dots:
-            counts[d.layer] = counts.get(d.layer, 0) + 1
+        per_layer = np.bincount(self.data.layers, minlength=len(LAYERS)) if len(self.dots) else [0] * len(LAYERS)
+        counts = {layer: int(per_layer[i]) for i, layer in enumerate(LAYERS)}
         text = f"{len(visible)} of {len(self.dots)} memories shown · " + " · ".join(
             f"{k} {v}" for k, v in counts.items())
         if self.session.preview_days:
@@ -565,12 +582,13 @@ class RadialMap(QWidget):
         self._anim_step += 1
         t = min(1.0, self._anim_step / ANIMATION_STEPS)
         t = 1 - (1 - t) ** 3  # ease out
-        frame = dict(self._positions)
+        xs, ys = self._x.copy(), self._y.copy()
         for mid, (x0, y0) in self._anim_from.items():
-            if mid in frame:
-                x1, y1 = frame[mid]
-                frame[mid] = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t)
-        self.redraw(frame)
+            i = self.dot_index.get(mid)
+            if i is not None:
+                xs[i] = x0 + (xs[i] - x0) * t
+                ys[i] = y0 + (ys[i] - y0) * t
+        self.redraw((xs, ys))
         if t >= 1.0:
             self._anim_timer.stop()
             self._anim_from = {}
@@ -691,7 +709,7 @@ class RadialMap(QWidget):
 
     def _draw_call_marks(self, pos=None) -> None:
         pos = pos or self._positions
-        shown = set(self.visible_ids)
+        shown = set(self.visible_ids) if self.call_ids or self.arrivals else set()
         ringed = [mid for mid in self.call_ids if mid in shown]
         self.call_rings.setData([pos[m][0] for m in ringed], [pos[m][1] for m in ringed])
         now = time.monotonic()

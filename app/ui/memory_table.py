@@ -18,6 +18,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
+from .background import drop_elsewhere
 from .session import StoreSession
 from .theme import KIND_COLOURS
 
@@ -41,21 +42,29 @@ class MemoryTableModel(QAbstractTableModel):
         self._display: dict[int, tuple] = {}
         self._sort: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
 
+        session.add_preparer("table", self._prepare)
+
+    def _prepare(self, _store, memories: list[Memory]) -> tuple:
+        sort = self._sort
+        rows, keys = sorted_rows(memories, sort)
+        return sort, rows, keys, {m.id: i for i, m in enumerate(rows)}
+
     def refresh(self) -> None:
+        """Show the memories again, sorted as before (sorted off the GUI thread when a
+        background read prepared them)."""
+        prepared = self.session.prepared("table")
         self.beginResetModel()
-        self._rows = list(self.session.memories())
-        self._apply_sort()
+        drop_elsewhere(self._rows, self._sort_keys, self._index)
+        if prepared is not None and prepared[0] == self._sort:
+            _, self._rows, self._sort_keys, self._index = prepared
+            self._display = {}
+        else:
+            self._rows = list(self.session.memories())
+            self._apply_sort()
         self.endResetModel()
 
     def _apply_sort(self) -> None:
-        column, order = self._sort
-        keys = [_sort_key(m) for m in self._rows]
-        if column >= 0:
-            pairs = sorted(zip(keys, self._rows), key=lambda kr: (kr[0][column], kr[1].id),
-                           reverse=order == Qt.SortOrder.DescendingOrder)
-            keys = [k for k, _ in pairs]
-            self._rows = [m for _, m in pairs]
-        self._sort_keys = keys
+        self._rows, self._sort_keys = sorted_rows(self._rows, self._sort)
         self._index = {m.id: i for i, m in enumerate(self._rows)}
         self._display = {}
 
@@ -114,6 +123,20 @@ class MemoryTableModel(QAbstractTableModel):
 
 LAYER_ORDER = {name: i for i, name in enumerate(LAYERS)}
 SENSITIVITY_ORDER = {name: i for i, name in enumerate(SENSITIVITIES)}
+
+
+def sorted_rows(memories: list[Memory], sort: tuple[int, Qt.SortOrder]) -> tuple[list[Memory], list[tuple]]:
+    """The memories in the table's order and their sort keys (no Qt object is touched:
+    this runs off the GUI thread too)."""
+    column, order = sort
+    keys = [_sort_key(m) for m in memories]
+    rows = list(memories)
+    if column >= 0:
+        pairs = sorted(zip(keys, rows), key=lambda kr: (kr[0][column], kr[1].id),
+                       reverse=order == Qt.SortOrder.DescendingOrder)
+        keys = [k for k, _ in pairs]
+        rows = [m for _, m in pairs]
+    return rows, keys
 
 
 def _sort_key(m: Memory) -> tuple:

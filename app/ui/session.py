@@ -20,7 +20,7 @@ from mnemoscope.store import MemoryStore
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
-from .background import Cancelled, Job
+from .background import Cancelled, Job, drop_elsewhere
 
 # From this many memories on, reading them again and long writes run off the GUI thread.
 BACKGROUND_FROM = 5000
@@ -120,7 +120,8 @@ class StoreSession(QObject):
         job = Job(self._store, title, write, self.read_all, cancellable=cancellable, parent=self)
 
         def finished(written, read):
-            self._end_job()
+            if not self._ended(job):
+                return
             self._install(read)
             self._fresh = isinstance(read, tuple)
             try:
@@ -130,7 +131,8 @@ class StoreSession(QObject):
                 self._prepared = {}
 
         def failed(exc):
-            self._end_job()
+            if not self._ended(job):
+                return
             if isinstance(exc, Cancelled):
                 self.said.emit(f"{title}: cancelled; nothing was written")
             else:
@@ -148,10 +150,11 @@ class StoreSession(QObject):
         if self.job is not None or self._store is None:
             return None
         job = Job(self._store, f"Reading {self._count:,} memories", lambda _store: None, self.read_all,
-                  parent=self)
+                  writes=False, parent=self)
 
         def finished(_written, read):
-            self._end_job()
+            if not self._ended(job):
+                return
             self._install(read)
             try:
                 self.changed.emit(None)
@@ -159,8 +162,8 @@ class StoreSession(QObject):
                 self._prepared = {}
 
         def failed(exc):
-            self._end_job()
-            self.notify(None)  # read here instead
+            if self._ended(job):
+                self.notify(None)  # read here instead
 
         job.finished.connect(finished)
         job.failed.connect(failed)
@@ -170,6 +173,7 @@ class StoreSession(QObject):
         return job
 
     def _install(self, read) -> None:
+        drop_elsewhere(self._memories)
         if isinstance(read, tuple):
             self._memories, self._prepared = read
             self._count = len(self._memories)
@@ -177,11 +181,23 @@ class StoreSession(QObject):
             self._memories, self._prepared = None, {}
         self._data_version = self._store.data_version()  # the job's own commit is no outside write
 
-    def _end_job(self) -> None:
+    def _ended(self, job: Job) -> bool:
+        """The job is over; False when its result no longer matters (the store was closed
+        or replaced meanwhile)."""
+        if job is not self.job:
+            return False
         self.job = None
         self.busy_changed.emit(None)
+        return self._store is not None
+
+    def _drop_job(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.job = None
+            self.busy_changed.emit(None)
 
     def set_store(self, store: MemoryStore) -> None:
+        self._drop_job()
         old = self._store
         self._store = store
         self._selected = None
@@ -206,6 +222,7 @@ class StoreSession(QObject):
         self.selection_changed.emit(None)
 
     def close(self) -> None:
+        self._drop_job()
         self._watch.stop()
         if self._store is not None:
             self._store.close()
