@@ -40,8 +40,9 @@ class ConflictsView(RecordsPanel):
     def refresh(self) -> None:
         store = self.session.store
         found = conflict_check.scan(store) if store is not None else []
-        self.show_records(found, f"{len(found)} pairs of memories say different things about the same subject "
-                          "(newest first)." if found else "No conflicting memories.")
+        pairs = "1 pair of memories says" if len(found) == 1 else f"{len(found)} pairs of memories say"
+        self.show_records(found, f"{pairs} different things about the same subject (newest first)."
+                          if found else "No conflicting memories.")
         self.view.resizeRowsToContents()
 
     def memory_of(self, conflict: conflict_check.Conflict) -> str:

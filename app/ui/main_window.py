@@ -9,6 +9,7 @@ import os
 from mnemoscope.store import MemoryStore, StoreError
 from mnemoscope.store.backup import BULK_ADVANCE_DAYS
 from mnemoscope.store.demo import rebased_demo
+from mnemoscope.store.errors import ImportRefused
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
@@ -170,7 +171,14 @@ class MainWindow(QMainWindow):
         self.undo_action = stack.createUndoAction(self, "&Undo")
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
         self.redo_action = stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        # Ctrl+Y as well as the platform's own (Ctrl+Shift+Z here): people reach for either
+        redo_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)
+        self.redo_action.setShortcuts([*redo_keys, *([QKeySequence("Ctrl+Y")] if QKeySequence("Ctrl+Y") not in
+                                                      redo_keys else [])])
+        self.new_memory_action = QAction("&New memory", self)
+        self.new_memory_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
+        self.new_memory_action.setToolTip("Write a new memory in the editor (Ctrl+N makes a new database)")
+        self.new_memory_action.triggered.connect(self._new_memory)
         self.tick_action = QAction("Tick", self)
         self.tick_action.setToolTip("Run the forgetting clock now: write every memory's strength and layer")
         self.tick_action.triggered.connect(lambda: self.advance(0))
@@ -251,6 +259,7 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
         edit_menu.addSeparator()
+        edit_menu.addAction(self.new_memory_action)
         edit_menu.addAction(self.delete_action)
         edit_menu.addAction(self.find_action)
         view_menu = self.menuBar().addMenu("&View")
@@ -261,6 +270,8 @@ class MainWindow(QMainWindow):
         self.owner.failed.connect(self.show_error)
         self.owner.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.preview.confirm_output = self.owner.confirm_output  # a copied prompt is asked about too
+        # a tab beside Activity, not squeezed beside it (its conflicts need the width)
+        self.tabifyDockWidget(self.activity, self.owner.dock)
         view_menu.addSeparator()
         theme_menu = view_menu.addMenu("&Theme")
         self.theme_actions = QActionGroup(self)
@@ -301,6 +312,14 @@ class MainWindow(QMainWindow):
             return False
         self.set_store(store)
         return True
+
+    def _new_memory(self) -> None:
+        """Edit › New memory: the editor, empty, with the text field in focus."""
+        if self.editor.confirm_leave():
+            self.memory_dock.show()
+            self.session.select(None)
+            self.editor.start_new()
+            self.editor.text.setFocus()
 
     def _find(self) -> None:
         self.map.search_box.setFocus()
@@ -353,9 +372,32 @@ class MainWindow(QMainWindow):
         and cancellable); the first imported memory is selected and shown."""
         if not self.session.writable or not self.editor.confirm_leave():
             return
-        self.session.start(label, lambda store: store.import_jsonl(source),
+        self._import(source, label, partial=False)
+
+    def _import(self, source, label: str, partial: bool) -> None:
+        def refused(exc: Exception) -> None:
+            if isinstance(exc, ImportRefused):
+                self._offer_good_lines(source, label, str(exc))
+            else:
+                self.show_error("Import failed", str(exc))
+
+        self.session.start(label, lambda store: store.import_jsonl(source, partial=partial),
                            lambda report: self._imported(ImportCommand(self.session, source, label, report)),
-                           "Import failed")
+                           "Import failed", refused=refused)
+
+    def _offer_good_lines(self, source, label: str, message: str) -> QMessageBox:
+        """The refused import's bad lines, and the choice the message names: import only the good ones."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Import refused", message, QMessageBox.StandardButton.Cancel,
+                          self)
+        box.setObjectName("import_refused_dialog")
+        good = box.addButton("Import the good lines", QMessageBox.ButtonRole.AcceptRole)
+        good.setObjectName("import_good_lines")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        good.clicked.connect(lambda: self._import(source, label, partial=True))
+        self.last_error = message
+        box.open()
+        self.import_refused_box = box
+        return box
 
     def _imported(self, command: ImportCommand) -> None:
         try:

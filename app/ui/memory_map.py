@@ -243,6 +243,8 @@ class RadialMap(QWidget):
         for label in [*self.entity_labels.values(), *self.sector_labels.values()]:
             label.setColor(self.colours["label"])
         self.link_curve.setPen(pg.mkPen(self.colours["line"], width=1))
+        for kind, button in self.legend_buttons.items():  # a style sheet keeps the old palette: set it again
+            self._style_legend(button, kind, kind not in self.hidden_kinds)
         self._entity_pen = pg.mkPen(self.colours["background"])
         if self.entity_names:
             self.redraw()

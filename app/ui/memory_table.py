@@ -181,7 +181,7 @@ class MemoryTable(QWidget):
         self.filter_box = QLineEdit(self)
         self.filter_box.setPlaceholderText("Filter memories…")
         self.filter_box.setClearButtonEnabled(True)
-        self.filter_box.textChanged.connect(self.proxy.setFilterFixedString)
+        self.filter_box.textChanged.connect(self._filter)
         self.view = QTableView(self)
         self.view.setModel(self.proxy)
         self.view.setSortingEnabled(True)
@@ -218,6 +218,16 @@ class MemoryTable(QWidget):
         texts ("…") are on screen; the columns after it are a scroll away."""
         start = self.view.horizontalHeader().sectionPosition(TEXT)
         self.view.setColumnWidth(TEXT, max(TEXT_MIN_WIDTH, self.view.viewport().width() - start))
+
+    def _filter(self, text: str) -> None:
+        """Filter the rows; the selection stays where it is (a row filtered out is not a
+        move away from the memory, so no "unsaved edit?" question mid-word)."""
+        self._syncing = True
+        try:
+            self.proxy.setFilterFixedString(text)
+        finally:
+            self._syncing = False
+        self._on_selection(self.session.selected_id)
 
     def _on_changed(self, _ids) -> None:
         self._syncing = True

@@ -102,18 +102,27 @@ class StoreSession(QObject):
         return memories, {key: prepare(store, memories) for key, prepare in list(self._preparers.items())}
 
     def start(self, title: str, write: Callable[[MemoryStore], Any], done: Callable[[Any], None],
-              failure: str, *, cancellable: bool = True) -> Job | None:
+              failure: str, *, cancellable: bool = True,
+              refused: Callable[[Exception], None] | None = None) -> Job | None:
         """Run ``write`` (a store operation) off the GUI thread when the store is big, else
         here; then ``done(result)`` on the GUI thread with the memories already read again,
         so the command it pushes shows at once. A failure is reported under ``failure`` and
-        leaves no undo step; a cancelled job leaves the database as it was."""
+        leaves no undo step (``refused(error)``, when given, is called instead); a cancelled
+        job leaves the database as it was."""
+
+        def report(exc: Exception) -> None:
+            if refused is not None:
+                refused(exc)
+            else:
+                self.failed.emit(failure, str(exc))
+
         if self.job is not None or self._store is None:
             return None
         if not self.in_background():
             try:
                 result = write(self._store)
             except Exception as exc:
-                self.failed.emit(failure, str(exc))
+                report(exc)
                 return None
             done(result)
             return None
@@ -136,7 +145,7 @@ class StoreSession(QObject):
             if isinstance(exc, Cancelled):
                 self.said.emit(f"{title}: cancelled; nothing was written")
             else:
-                self.failed.emit(failure, str(exc))
+                report(exc)
 
         job.finished.connect(finished)
         job.failed.connect(failed)
