@@ -538,7 +538,22 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._sized_docks:  # the first start: share the width; later starts restore it
             self._sized_docks = True
+            for ms in (0, 400):  # once the window manager has framed it (it may take a moment)
+                QTimer.singleShot(ms, self._fit_screen)
             QTimer.singleShot(0, self._size_docks)  # once the window has its size
+
+    def _fit_screen(self) -> None:
+        """On a first start the window was sized to the screen's free room, but a window
+        manager adds a title bar and borders: shrink it by those, so the status bar is
+        on the screen (at 1366×768 it fell below it)."""
+        room = self.screen().availableGeometry()
+        frame, inner = self.frameGeometry(), self.geometry()
+        extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
+        if frame.width() <= room.width() and frame.height() <= room.height() and room.contains(frame):
+            return
+        self.resize(min(inner.width(), room.width() - extra_w), min(inner.height(), room.height() - extra_h))
+        self.move(room.left() + max(0, (room.width() - self.frameGeometry().width()) // 2),
+                  room.top() + max(0, (room.height() - self.frameGeometry().height()) // 2))
 
     def _restore_settings(self) -> bool:
         """Restore the saved geometry and docks; False when there were none."""
