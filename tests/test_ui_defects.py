@@ -97,3 +97,24 @@ def test_import_help_describes_the_line_format_and_a_line_from_it_imports(store,
     assert 'only "text" is needed' in text and 'without an "id" gets one' in text
     report = store.import_jsonl(example)
     assert report.imported == 1 and store.get(report.ids[0]).who == "Mara"
+
+
+def test_the_editor_fits_its_pane_with_the_longest_heading_id_and_error(window, qtbot):
+    store = window.session.store
+    mid = "imported-from-the-old-assistant-" + "x" * 24
+    store.remember("Theo's bike is a green Bianchi.", memory_id=mid)
+    for _ in range(12):
+        store.reinforce(mid)
+    window.session.notify(None)
+    window.resizeDocks([window.memory_dock], [300], Qt.Orientation.Horizontal)
+    qtbot.wait(50)  # the docks take their widths
+    window.session.select(mid)
+    editor = window.editor
+    editor.text.setPlainText("")  # unsaved, and saving says the text must not be empty
+    assert not editor.save()
+    assert "unsaved" in editor.heading.text() and editor.errors["text"].isVisible()
+    area = editor.parentWidget().parentWidget()
+    qtbot.wait(50)  # the layout follows the new heading and error
+    assert editor.width() <= area.viewport().width() and not area.horizontalScrollBar().isVisible()
+    for field in (editor.text, editor.scope, editor.errors["text"], editor.heading):
+        assert field.mapTo(editor, field.rect().topRight()).x() <= area.viewport().width()
