@@ -118,3 +118,20 @@ def test_the_editor_fits_its_pane_with_the_longest_heading_id_and_error(window, 
     assert editor.width() <= area.viewport().width() and not area.horizontalScrollBar().isVisible()
     for field in (editor.text, editor.scope, editor.errors["text"], editor.heading):
         assert field.mapTo(editor, field.rect().topRight()).x() <= area.viewport().width()
+
+
+def test_an_activity_time_of_another_day_is_not_cut(window, qtbot):
+    from mnemoscope.store import activity
+
+    store = window.session.store
+    activity.record(store, client="claude-code", door="mcp", tool="recall", args={"query": "tea"},
+                    at=store.now() - 40 * 86400)
+    window.session.notify(None)
+    dock = window.activity
+    window.activity.show()
+    qtbot.waitUntil(lambda: dock.model.rowCount() >= 1, timeout=5000)
+    view, model = dock.view, dock.model
+    text = model.index(0, 0).data()
+    assert "-" in text  # month-day and time
+    width = view.fontMetrics().horizontalAdvance(text)
+    assert view.columnWidth(0) >= width + 8
