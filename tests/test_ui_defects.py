@@ -135,3 +135,20 @@ def test_an_activity_time_of_another_day_is_not_cut(window, qtbot):
     assert "-" in text  # month-day and time
     width = view.fontMetrics().horizontalAdvance(text)
     assert view.columnWidth(0) >= width + 8
+
+
+def test_copy_anthropic_request_is_offered_for_claude_only_and_copy_buttons_stay_put(window, qtbot):
+    pv = window.preview
+    anthropic = pv.copy_buttons["anthropic"]
+    pv.model.setCurrentText("openai/gpt-4o")
+    assert not anthropic.isEnabled()
+    pv.model.setCurrentText("anthropic/claude-sonnet-4.5")
+    assert anthropic.isEnabled()
+    window.preview_dock.show()
+    pv.user_message.setPlainText("How does Mara like answers?")
+    pv.recompile()
+    qtbot.wait(20)
+    at = pv.copy_buttons["text"].mapTo(pv, pv.copy_buttons["text"].rect().topLeft())
+    pv.summary.setText("a much longer summary " * 30)
+    qtbot.wait(20)
+    assert pv.copy_buttons["text"].mapTo(pv, pv.copy_buttons["text"].rect().topLeft()) == at
