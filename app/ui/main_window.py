@@ -271,7 +271,7 @@ class MainWindow(QMainWindow):
         self.owner.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.preview.confirm_output = self.owner.confirm_output  # a copied prompt is asked about too
         # a tab beside Activity, not squeezed beside it (its conflicts need the width)
-        self.tabifyDockWidget(self.activity, self.owner.dock)
+        self.owner.dock.visibilityChanged.connect(self._tab_owner_dock)
         view_menu.addSeparator()
         theme_menu = view_menu.addMenu("&Theme")
         self.theme_actions = QActionGroup(self)
@@ -312,6 +312,13 @@ class MainWindow(QMainWindow):
             return False
         self.set_store(store)
         return True
+
+    def _tab_owner_dock(self, visible: bool) -> None:
+        dock = self.owner.dock
+        if visible and not dock.isFloating() and self.activity.isVisible() \
+                and dock not in self.tabifiedDockWidgets(self.activity):
+            self.tabifyDockWidget(self.activity, dock)
+            dock.raise_()
 
     def _new_memory(self) -> None:
         """Edit › New memory: the editor, empty, with the text field in focus."""
@@ -549,6 +556,8 @@ class MainWindow(QMainWindow):
         room = self.screen().availableGeometry()
         frame, inner = self.frameGeometry(), self.geometry()
         extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
+        if extra_h <= extra_w:  # no title bar (yet, or no window manager): nothing to make room for
+            return
         if frame.width() <= room.width() and frame.height() <= room.height() and room.contains(frame):
             return
         self.resize(min(inner.width(), room.width() - extra_w), min(inner.height(), room.height() - extra_h))

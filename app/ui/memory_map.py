@@ -49,6 +49,7 @@ VIEW_RADIUS = 5.4  # what Fit view shows: the rings and the entity orbits
 LINES_MAX = 2500
 HALO_SECONDS = 8.0
 HALO_FRAME_MS = 250
+ENTITY_GATHERED = 0.35  # mean resultant length of its memories' directions above which an entity sits by them
 ANIMATE_MAX = 5000  # more dots than this: a change moves them at once (a frame each would stall)
 
 
@@ -78,6 +79,7 @@ class RadialMap(QWidget):
         self._mask = np.zeros(0, dtype=bool)
         self._visible_index = np.zeros(0, dtype=np.int64)
         self._preview_job = None
+        self._fitted = False  # the first dots of a store are shown fitted to the pane
         self._angles = self._radii = np.zeros(0)
         self._anim_from: dict[str, tuple[float, float]] = {}
         self._anim_step = 0
@@ -90,6 +92,7 @@ class RadialMap(QWidget):
         session.selection_changed.connect(lambda _id: self._draw_selection())
         session.preview_changed.connect(self._preview_changed)
         session.add_preparer("map", self._prepare)
+        session.store_replaced.connect(lambda: setattr(self, "_fitted", False))
 
     # -- construction ----------------------------------------------------------------
     def _build(self, dark: bool) -> None:
@@ -326,6 +329,9 @@ class RadialMap(QWidget):
             self._anim_timer.stop()
             self._anim_from = {}
         self.redraw()
+        if not self._fitted and len(self.dots):
+            self._fitted = True
+            self.fit_view()
 
     def _layout_positions(self) -> None:
         """Each dot's angle and radius (worked out with the dots, see ``map_data``)."""
@@ -415,9 +421,12 @@ class RadialMap(QWidget):
         names, ex, ey, lx, ly = [], [], [], [], []
         self.entity_pos: dict[str, tuple[float, float]] = {}
         for name, idx in sorted(members.items()):
-            # an entity sits at the circular mean of its memories' angles
+            # An entity sits by its memories: at the circular mean of their angles when they
+            # gather on one side; when they are all round the map (the mean says nothing, and
+            # every such entity would pile into one arc) at an angle of its own name.
             sx, sy = float(ux[idx].sum()), float(uy[idx].sum())
-            angle = math.atan2(sy, sx) if abs(sx) > 1e-9 or abs(sy) > 1e-9 else 0.0
+            gathered = math.hypot(sx, sy) >= ENTITY_GATHERED * len(idx)
+            angle = math.atan2(sy, sx) if gathered else sector_centre("entity:" + name.lower())
             orbit = orbit_for(name)
             x, y = orbit * math.cos(angle), orbit * math.sin(angle)
             names.append(name)
@@ -533,8 +542,20 @@ class RadialMap(QWidget):
                       size.width(), size.height()).adjusted(-2, -2, 2, 2)
 
     def fit_view(self) -> None:
-        self.plot.getViewBox().setRange(xRange=(-VIEW_RADIUS, VIEW_RADIUS), yRange=(-VIEW_RADIUS, VIEW_RADIUS),
-                                        padding=0)
+        """Show everything drawn (the shown dots, the entities and their labels' room),
+        as large as the pane allows."""
+        xs, ys = self._visible_xy
+        ex = [p[0] for p in getattr(self, "entity_pos", {}).values()]
+        ey = [p[1] for p in getattr(self, "entity_pos", {}).values()]
+        if not len(xs) and not ex:
+            x0 = y0 = -VIEW_RADIUS
+            x1 = y1 = VIEW_RADIUS
+        else:
+            allx, ally = np.concatenate([xs, ex]), np.concatenate([ys, ey])
+            x0, x1, y0, y1 = allx.min(), allx.max(), ally.min(), ally.max()
+            margin = 0.35  # an entity's label hangs under its diamond; a ring label sits on its ring
+            x0, x1, y0, y1 = x0 - margin, x1 + margin, y0 - margin, y1 + margin
+        self.plot.getViewBox().setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0.02)
 
     def eventFilter(self, watched, event) -> bool:
         if watched is self.plot.viewport() and event.type() == QEvent.Type.MouseButtonDblClick \
