@@ -23,30 +23,43 @@ def _current_path() -> str:
 
 @cli.command("backup")
 @db_option
-@click.option("--to", "to_dir", metavar="DIR", help="folder of snapshots (default: <database>-backups beside it)")
+@click.option("--to", "to_dir", metavar="DIR",
+              help="folder of snapshots (default: <database file name>-backups beside it)")
 @click.option("--keep", type=click.IntRange(1, 100_000), default=backups.DEFAULT_KEEP, show_default=True,
               help="how many snapshots to keep; older ones are removed")
 @click.option("--list", "list_only", is_flag=True, help="list the snapshots, take none")
 @json_option
 def backup_command(to_dir: str | None, keep: int, list_only: bool, as_json: bool) -> None:
-    """Snapshot the database (consistent while agents write), checked and named by time."""
+    """Snapshot the database (consistent while agents write), checked and named by time.
+    Only this database's own snapshots are listed and rotated."""
     with open_store() as store:
         path = store.path
         if list_only:
             found = backups.snapshots(path, to_dir)
+            older = backups.older_snapshots(path) if to_dir is None else []
             if as_json:
-                emit_json([str(p) for p in found])
+                emit_json({"snapshots": [str(p) for p in found], "older_layout": [str(p) for p in older]})
             else:
                 for p in found:
                     click.echo(str(p))
+                for p in older:
+                    click.echo(f"{p}  (older folder, shared by every database named {Path(path).stem}.*)")
             return
         result = backups.backup(store, to_dir, keep)
     if as_json:
-        emit_json({"snapshot": str(result.path), "removed": [str(p) for p in result.removed]})
+        emit_json({"snapshot": str(result.path), "removed": [str(p) for p in result.removed],
+                   "cleaned": [str(p) for p in result.cleaned], "older_layout": [str(p) for p in result.older_layout]})
         return
     click.echo(f"snapshot {result.path} (integrity ok)")
     if result.removed:
         click.echo(f"removed {len(result.removed)} older snapshots (keeping {keep})")
+    if result.cleaned:
+        click.echo(f"removed {len(result.cleaned)} unfinished snapshot{'s' if len(result.cleaned) > 1 else ''} "
+                   f"an interrupted backup left: {', '.join(p.name for p in result.cleaned)}")
+    if result.older_layout:
+        click.echo(f"note: {len(result.older_layout)} snapshots in {result.older_layout[0].parent}, the folder earlier "
+                   f"versions shared between every database named {Path(path).stem}.*, "
+                   "are left as they are; they are listed with --list and can still be restored", err=True)
 
 
 @cli.command("restore-backup")
@@ -106,10 +119,14 @@ def mirror_command(out: str, trust: str | None, include_archived: bool, as_json:
     warning = privacy.output_warning([m.text for m in shown], "the mirror")
     if as_json:
         emit_json({"out": str(result.out), "memories": result.memories, "written": result.written,
-                   "unchanged": result.unchanged, "removed": result.removed, "privacy_warning": warning})
+                   "unchanged": result.unchanged, "removed": result.removed, "kept": result.kept,
+                   "privacy_warning": warning})
     else:
         click.echo(f"mirrored {result.memories} memories to {result.out}: {len(result.written)} pages written, "
                    f"{result.unchanged} unchanged, {len(result.removed)} removed")
+        for rel in result.kept:
+            click.echo(f"kept {rel}: it is not what the mirror last wrote there (edited, or not the mirror's); "
+                       "remove it to have it rewritten")
     if warning:
         click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)
 
