@@ -51,3 +51,23 @@ def test_fit_makes_what_is_drawn_fill_the_pane(spread_window, qtbot):
     width, height = max(xs) - min(xs), max(ys) - min(ys)
     # the limiting side of what is drawn takes most of the view's side
     assert max(width / (x1 - x0), height / (y1 - y0)) > 0.8
+
+
+def test_the_density_view_has_a_perceptual_scale_and_a_legend_in_both_themes(spread_window, qtbot, monkeypatch):
+    from mnemoscope.ui import memory_map
+
+    monkeypatch.setattr(memory_map, "DENSITY_DOTS", 500)
+    w = spread_window
+    for theme in ("light", "dark"):
+        w.set_theme(theme)
+        w.map.fit_view()
+        qtbot.wait(20)
+        assert w.map.dense and w.map.density_legend.isVisible()
+        assert w.map.density_legend.most > 1
+        table = memory_map.density_table(theme == "dark")
+        lightness = [0.3 * r + 0.59 * g + 0.11 * b for r, g, b, _a in table[::51].tolist()]
+        # one-way from the background: few memories look like it, many stand out
+        assert (lightness == sorted(lightness, reverse=theme == "light"))
+        assert abs(lightness[-1] - lightness[0]) > 120
+        image = w.map.density.image
+        assert image[..., 3].max() == 255 and (image[..., 3] == 0).any()

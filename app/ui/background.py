@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from mnemoscope.store import MemoryStore
@@ -39,12 +40,17 @@ class _Task(QRunnable):
         self.job = job
         self.signals = job._signals
 
+    def _emit(self, name: str, *args: Any) -> None:
+        # Once the window is gone (the job was dropped with it) there is nobody to tell.
+        with suppress(RuntimeError):
+            getattr(self.signals, name).emit(*args)
+
     def run(self) -> None:
         job = self.job
         try:
             store = MemoryStore(job.path, job.config, create=False, read_only=not job.writes)
         except Exception as exc:  # the file went away: said like any other failure
-            self.signals.failed.emit(exc)
+            self._emit("failed", exc)
             return
         try:
             store.conn.set_progress_handler(lambda: 1 if job.cancelled else 0, CHECK_EVERY)
@@ -61,14 +67,14 @@ class _Task(QRunnable):
                 else:
                     written = job.write(store)
             except Exception as exc:
-                self.signals.failed.emit(Cancelled() if job.cancelled else exc)
+                self._emit("failed", Cancelled() if job.cancelled else exc)
                 return
             store.conn.set_progress_handler(None, 0)
             try:
                 read = job.read(store, written) if job.read is not None else None
             except Exception as exc:  # the write stands; the window reads again itself
                 read = exc
-            self.signals.done.emit(written, read)
+            self._emit("done", written, read)
         finally:
             store.close()
 

@@ -216,6 +216,8 @@ class RadialMap(QWidget):
         self.scope_box.setMaximumWidth(220)
         self.scope_box.currentIndexChanged.connect(self._scope_changed)
         layers.addWidget(self.scope_box, 1)
+        self.density_legend = DensityLegend(self)
+        self.density_legend.hide()
         self.caption = ElidedLabel("", self)
         self.caption.setObjectName("map_caption")
         layout = QVBoxLayout(self)
@@ -224,13 +226,18 @@ class RadialMap(QWidget):
         layout.addLayout(legend)
         layout.addLayout(layers)
         layout.addWidget(self.plot, 1)
-        layout.addWidget(self.caption)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.caption, 1)
+        bottom.addWidget(self.density_legend)
+        layout.addLayout(bottom)
 
         self.set_dark(dark)
 
     def set_dark(self, dark: bool) -> None:
         """Recolour the map for a light or dark theme."""
         self.colours = map_colours(dark)
+        self._density_table = density_table(dark)
+        self.density_legend.set_table(self._density_table, self.colours["label"])
         self.plot.setBackground(self.colours["background"])
         ring_pen = QPen(QColor(self.colours["ring"]))
         ring_pen.setCosmetic(True)
@@ -245,6 +252,9 @@ class RadialMap(QWidget):
             label.update()
         for label in [*self.entity_labels.values(), *self.sector_labels.values()]:
             label.setColor(self.colours["label"])
+        for label in self.sector_labels.values():  # their backing follows the theme too
+            label.fill = pg.mkBrush(self._label_fill)
+            label.update()
         self.link_curve.setPen(pg.mkPen(self.colours["line"], width=1))
         for kind, button in self.legend_buttons.items():  # a style sheet keeps the old palette: set it again
             self._style_legend(button, kind, kind not in self.hidden_kinds)
@@ -461,15 +471,20 @@ class RadialMap(QWidget):
             self._draw_dots()
         self.scatter.setVisible(not self.dense)
         self.density.setVisible(self.dense)
+        self.density_legend.setVisible(self.dense)
         if self.dense:
             bins_y = max(1, round(DENSITY_BINS * (y1 - y0) / max(x1 - x0, 1e-9)))
             counts, _, _ = np.histogram2d(xs[in_view], ys[in_view], bins=(DENSITY_BINS, bins_y),
                                           range=[[x0, x1], [y0, y1]])
-            colour = QColor(KIND_COLOURS["fact"])
-            image = np.zeros((*counts.shape, 4), dtype=np.ubyte)
-            image[..., 0], image[..., 1], image[..., 2] = colour.red(), colour.green(), colour.blue()
-            image[..., 3] = np.sqrt(counts / max(counts.max(), 1)) * 230
+            # A perceptual scale (CET-L17 on light, viridis on dark) over the log of the
+            # count, so a sparse ring still reads beside a crowded centre; an empty cell
+            # stays the background.
+            most = max(int(counts.max()), 1)
+            level = np.log1p(counts) / np.log1p(most)
+            image = self._density_table[np.clip((level * 255).astype(int), 0, 255)]
+            image[counts == 0, 3] = 0
             self.density.setImage(image, autoLevels=False)
+            self.density_legend.set_range(most)
             self.density.setRect(QRectF(x0, y0, x1 - x0, y1 - y0))
             counts = np.bincount(self._visible_cells[in_view], minlength=len(self._cell_keys))
             self.sector_counts = {self._cell_keys[i]: int(counts[i]) for i in np.flatnonzero(counts)}
@@ -747,6 +762,56 @@ class RadialMap(QWidget):
             pens.append(pg.mkPen(colour, width=3))
         self.arrival_halos.setData([pos[m][0] for m in haloed], [pos[m][1] for m in haloed], pen=pens,
                                    size=30)
+
+
+def density_table(dark: bool) -> np.ndarray:
+    """256 RGBA colours from few memories to many: perceptually even, and starting near
+    the background of the theme (CET-L17 from white on light, viridis from dark on dark)."""
+    cmap = pg.colormap.get("viridis" if dark else "CET-L17")
+    table = cmap.getLookupTable(nPts=256, alpha=False).astype(np.ubyte)
+    alpha = np.linspace(150, 255, 256).astype(np.ubyte)[:, None]
+    return np.concatenate([table, alpha], axis=1)
+
+
+class DensityLegend(QWidget):
+    """What the density colours mean: a strip from few memories per cell to the most."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("density_legend")
+        self._table = density_table(False)
+        self._text = "#444444"
+        self.most = 1
+        self.setFixedSize(250, 18)
+        self.setToolTip("The density view: how many memories fall in each cell of the map; zoom in to see dots")
+
+    def set_table(self, table: np.ndarray, text: str) -> None:
+        self._table, self._text = table, text
+        self.update()
+
+    def set_range(self, most: int) -> None:
+        if most != self.most:
+            self.most = most
+            self.update()
+
+    def paintEvent(self, _event) -> None:
+        from PySide6.QtGui import QLinearGradient, QPainter
+
+        painter = QPainter(self)
+        metrics = painter.fontMetrics()
+        left, right = "1", f"{self.most:,} per cell"
+        x0 = metrics.horizontalAdvance(left) + 6
+        x1 = self.width() - metrics.horizontalAdvance(right) - 6
+        gradient = QLinearGradient(x0, 0, x1, 0)
+        for stop in range(0, 256, 32):
+            r, g, b, _a = self._table[stop].tolist()
+            gradient.setColorAt(stop / 255, QColor(r, g, b))
+        r, g, b, _a = self._table[255].tolist()
+        gradient.setColorAt(1.0, QColor(r, g, b))
+        painter.fillRect(x0, 4, max(1, x1 - x0), self.height() - 8, gradient)
+        painter.setPen(QColor(self._text))
+        painter.drawText(0, 0, x0, self.height(), int(Qt.AlignmentFlag.AlignVCenter), left)
+        painter.drawText(x1 + 6, 0, self.width() - x1, self.height(), int(Qt.AlignmentFlag.AlignVCenter), right)
 
 
 __all__ = ["RadialMap", "Dot"]
