@@ -7,7 +7,7 @@ import logging
 import os
 
 from mnemoscope.store import MemoryStore, StoreError
-from mnemoscope.store.backup import BULK_ADVANCE_DAYS
+from mnemoscope.store.backup import is_bulk_change
 from mnemoscope.store.demo import rebased_demo
 from mnemoscope.store.errors import ImportRefused
 from PySide6.QtCore import QByteArray, Qt, QTimer
@@ -458,7 +458,7 @@ class MainWindow(QMainWindow):
         if not self.session.writable:
             return
         self.preview_slider.setValue(0)
-        if days > BULK_ADVANCE_DAYS:
+        if is_bulk_change(advance_days=days):
             self.owner.before_bulk_change()
         title = f"Advancing {days_label(days)}" if days else "Ticking"
         self.session.start(title, lambda store: store.tick(advance_days=days or None),
