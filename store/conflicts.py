@@ -28,10 +28,12 @@ from .claims import Claim, claims, compatible, is_cjk, statement_key, subject_fr
 from .edges import KEPT, MENTIONS, SUPERSEDED_BY, SUPERSEDES
 from .errors import NotFound, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK
+from .tables import DECAY_STATE, TOUCHED
 from .text import terms
 
 if TYPE_CHECKING:
     from .model import Memory
+    from .results import UpdateResult
     from .store import MemoryStore
 
 
@@ -272,10 +274,41 @@ def supersede(store: MemoryStore, newer_id: str, older_id: str) -> SupersedeResu
 
 
 def undo_supersede(store: MemoryStore, result: SupersedeResult) -> Memory:
-    """Take back :func:`supersede`: the edges go and the older memory is as it was."""
+    """Take back :func:`supersede`: the edges go and the older memory's layer is as it was;
+    anything else changed since (an agent's edit) stays."""
     with store.tables.write():
         remove_edges(store, result.edges)
-        return store.restore_state(result.before)
+        return store.restore_state(result.before, DECAY_STATE)
+
+
+@dataclass
+class MergeResult:
+    """What :func:`merge` did: the newer memory's edit and the older one superseded."""
+
+    edit: UpdateResult
+    superseded: SupersedeResult
+
+    @property
+    def newer(self) -> str:
+        return self.superseded.newer
+
+
+def merge(store: MemoryStore, newer_id: str, older_id: str, text: str) -> MergeResult:
+    """Two conflicting memories become one, in one transaction: ``newer_id`` takes ``text``
+    (a person's edit) and supersedes ``older_id``. If either memory is gone, or the text is
+    refused, nothing is written. Undo with :func:`undo_merge`."""
+    with store.tables.write():
+        _check_pair(store, newer_id, older_id)
+        edit = store.update(newer_id, text=text)
+        return MergeResult(edit, supersede(store, newer_id, older_id))
+
+
+def undo_merge(store: MemoryStore, result: MergeResult) -> None:
+    """Take back :func:`merge` in one transaction: the newer memory's text (and what the
+    edit touched) and the older memory's layer as they were; other changes stay."""
+    with store.tables.write():
+        undo_supersede(store, result.superseded)
+        store.restore_state(result.edit.before, ("text", *TOUCHED))
 
 
 def keep_both(store: MemoryStore, a: str, b: str) -> list[tuple[str, str, str]]:

@@ -9,6 +9,7 @@ transaction and resolves id conflicts by policy.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -157,13 +158,19 @@ def _write_file(path: str, data: str) -> None:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _id_of(obj: dict[str, Any]) -> str:
+    canonical = json.dumps(obj, ensure_ascii=False, sort_keys=True, default=str)
+    return "m-" + hashlib.sha1(canonical.encode("utf-8")).hexdigest()[:12]
+
+
 def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise ValidationError("line", "must be a JSON object")
     unknown = set(obj) - set(FIELDS) - {"strength", "layer"}
     if unknown:
         raise ValidationError(sorted(unknown)[0], "is not a memory field")
-    mid = validate_id(obj.get("id"))
+    # A line without an id gets one made from what it says: importing it again skips it.
+    mid = validate_id(obj["id"]) if obj.get("id") is not None else _id_of(obj)
     editable = {k: obj[k] for k in ("text", "kind", "importance", "who", "topic", "scope", "sensitivity",
                                     "tags", "source", "source_kind", "pinned", "context", "reason_to_remember")
                 if k in obj}

@@ -420,27 +420,44 @@ class MemoryStore:
     def unpin(self, memory_id: str, now: Any = None) -> UpdateResult:
         return self.update(memory_id, now=now, pinned=False)
 
-    def restore_state(self, memory: Memory) -> Memory:
-        """Put a memory back exactly as ``memory`` was (undo of an update or reinforcement)."""
-        current = self.tables.memory_row(memory.id)
-        meaning = vectors.vector_for(self, memory.text) if current and current["text"] != memory.text else None
+    def restore_state(self, memory: Memory, fields: tuple[str, ...] | None = None) -> Memory:
+        """Put a memory back as ``memory`` was (undo of an update or reinforcement): every
+        field, or only ``fields`` (for example ``tables.REINFORCED``), so that whatever else
+        changed since — an agent's edit — stays. ``"entities"`` puts back its entities."""
+        # the text's vector, embedded before the write begins, when the text is put back
+        before = self.tables.memory_row(memory.id)
+        meaning = vectors.vector_for(self, memory.text) if (fields is None or "text" in fields) and before \
+            and before["text"] != memory.text else None
         with self.tables.write():
-            if not self.exists(memory.id):
+            current = self.tables.memory_row(memory.id)
+            if current is None:
                 raise NotFound("memory", memory.id)
-            row = {c: getattr(memory, c) for c in MEMORY_COLUMNS}
-            row["tags"] = json.dumps(memory.tags, ensure_ascii=False)
-            row["context"] = context_json(memory.context)
-            row["pinned"] = int(memory.pinned)
-            row["terms"] = term_string(memory.text, memory.who, memory.topic)
-            row["next_change_at"] = self._next_change_of_restored(row)
-            self.tables.write_memory(memory.id, {c: v for c, v in row.items() if c != "id"})
+            names = [c for c in MEMORY_COLUMNS if c != "id"] if fields is None else \
+                [c for c in fields if c in MEMORY_COLUMNS and c != "id"]
+            values = {c: getattr(memory, c) for c in names}
+            if "tags" in values:
+                values["tags"] = json.dumps(memory.tags, ensure_ascii=False)
+            if "context" in values:
+                values["context"] = context_json(memory.context)
+            if "pinned" in values:
+                values["pinned"] = int(memory.pinned)
+            row = {**current, **values}
+            if {"text", "who", "topic"} & set(values):
+                values["terms"] = term_string(row["text"], row["who"] or "", row["topic"] or "")
+            if set(values) - {"text", "who", "topic", "terms", "tags", "source", "source_kind", "context",
+                              "reason_to_remember", "sensitivity", "scope", "updated_at"}:
+                values["next_change_at"] = self._next_change_of_restored(row)
+            if values:
+                self.tables.write_memory(memory.id, values)
             if meaning is not None and vectors.writable_for(self):
                 vectors.put(self, memory.id, meaning)
-            now = self.now()
-            self.tables.set_entities(memory.id, memory.entities, memory.scope, now, [], [])
-            self.conn.execute(
-                "DELETE FROM recall_events WHERE memory_id = ? AND rowid NOT IN (SELECT rowid FROM recall_events "
-                "WHERE memory_id = ? ORDER BY at LIMIT ?)", (memory.id, memory.id, memory.recall_count))
+            if fields is None or "entities" in fields:
+                self.tables.set_entities(memory.id, memory.entities, row["scope"], self.now(), [], [])
+            if "recall_count" in values:
+                self.conn.execute(
+                    "DELETE FROM recall_events WHERE memory_id = ? AND rowid NOT IN (SELECT rowid FROM "
+                    "recall_events WHERE memory_id = ? ORDER BY at LIMIT ?)",
+                    (memory.id, memory.id, memory.recall_count))
             return self.get(memory.id)
 
     def _next_change_of_restored(self, row: dict[str, Any]) -> float | None:

@@ -34,6 +34,12 @@ MEMORY_COLUMNS = (
     "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at", "pinned",
     "half_life_days", "strength", "layer", "ticked_at", "context", "reason_to_remember",
 )
+# What a reinforcement (one recall) writes, and what a person's edit writes beside the
+# fields it changes (``update`` with ``touch``): what their undo puts back, and no more.
+REINFORCED = ("recall_count", "base", "ref_time", "last_recalled_at", "importance", "strength", "layer",
+              "ticked_at")
+TOUCHED = ("updated_at", "base", "ref_time", "strength", "layer", "ticked_at")
+DECAY_STATE = ("strength", "layer", "ticked_at")
 # A memory with its decay state (the memory_state table), every column as one row.
 SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memory_rows"
 

@@ -96,9 +96,10 @@ def test_copying_an_anthropic_request_for_an_openai_model_says_why_not(window, q
     window.preview.model.setCurrentText("openai/gpt-4o")
     pv = ask(window, qtbot, budget=900)
     QGuiApplication.clipboard().setText("before")
-    pv.copy_buttons["anthropic"].click()
+    pv.copy_buttons["anthropic"].click()  # it is not offered for an OpenAI model, and says why
     assert QGuiApplication.clipboard().text() == "before"
-    assert "needs a Claude model" in pv.summary.text()
+    assert not pv.copy_buttons["anthropic"].isEnabled()
+    assert "Needs a Claude model" in pv.copy_buttons["anthropic"].toolTip()
 
 
 def test_save_writes_the_prompt_and_the_ref_map(window, qtbot, tmp_path):

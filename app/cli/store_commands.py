@@ -329,7 +329,18 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
 @json_option
 def import_command(file: str, on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:
     """Import memories from a JSONL file: all of it, or nothing if a line is bad (each bad
-    line is listed with its number and reason)."""
+    line is listed with its number and reason).
+
+    One JSON object a line; only "text" is needed:
+
+    \b
+      {"text": "Mara is allergic to peanuts", "kind": "fact", "importance": 0.9,
+       "who": "Mara", "topic": "food", "scope": "global", "sensitivity": "low",
+       "tags": ["health"], "entities": ["Mara"], "created_at": "2026-03-01T09:00:00Z"}
+
+    kind is one of fact, lesson, skill, reflection, event; importance runs from 0 to 1.
+    A line without an "id" gets one made from its content, so importing the same file
+    again skips it. The lines "mnemoscope export" writes import as they are."""
     with open_store(create=True) as store, logged(store, "import", {"file": file, "on_conflict": on_conflict},
                                                   client_name):
         from .meaning_commands import _run, backfill_first

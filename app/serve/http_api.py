@@ -150,10 +150,12 @@ class Guard:
     requests addressed to a non-loopback Host or sent from a foreign Origin (when
     bound to loopback), and bodies over the size limit."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, loopback: bool) -> None:
+    def __init__(self, app: ASGIApp, *, token: str | None, loopback: bool,
+                 on_refusal: Callable[[str, int, str, dict[str, str]], None] | None = None) -> None:
         self.app = app
         self.token = token
         self.loopback = loopback
+        self.on_refusal = on_refusal  # (path, status, message, headers): README says refused calls are logged
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -162,6 +164,8 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         refusal = self._refusal(headers, scope.get("path", ""))
         if refusal is not None:
+            if self.on_refusal is not None:
+                await anyio.to_thread.run_sync(self.on_refusal, scope.get("path", ""), *refusal, headers)
             await error_response(*refusal)(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -223,7 +227,12 @@ def build_app(ops: Operations, *, token: str | None = None, loopback: bool = Tru
     # The guard already checks Host and Origin for every path, /mcp included.
     app = server.streamable_http_app(
         host="127.0.0.1", transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    return Guard(app, token=token, loopback=loopback)
+    def refused(path: str, status: int, message: str, headers: dict[str, str]) -> None:
+        tool = ENDPOINTS.get(path, (None, path.strip("/") or "http"))[1]
+        caller = {"client": headers.get("user-agent", "")[:60] or "http", "door": "http"}
+        ops.log(tool, {}, time.perf_counter(), error=f"refused ({status}): {message}", caller=caller)
+
+    return Guard(app, token=token, loopback=loopback, on_refusal=refused)
 
 
 def run_http(ops: Operations, *, host: str, port: int, token: str | None) -> None:

@@ -38,7 +38,7 @@ from ..bridge import DEFAULT_K, DEFAULT_RULES, PreviewRequest, compile_items, re
 from ..compiler import CompileResult
 from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS
 from ..compiler.capabilities import DEFAULT_MODEL, capability_map, get_context_cap_for_model
-from ..compiler.providers import render
+from ..compiler.providers import anthropic_model_id, render
 from .history_editor import HistoryEditor
 from .preview_panes import CachePane, CitationsPane, ComparePane
 from .preview_text import (
@@ -184,9 +184,9 @@ class PromptPreview(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(inputs)
+        layout.addLayout(exports)  # above the summary, whose length changes: the buttons stay put
         layout.addWidget(self.bars)
         layout.addWidget(self.summary)
-        layout.addLayout(exports)
         layout.addWidget(self.tabs, 1)
 
         for w in (self.user_message, self.rules):
@@ -194,6 +194,8 @@ class PromptPreview(QWidget):
         for combo in (self.model, self.placement, self.scope, self.trust):
             combo.currentTextChanged.connect(self.schedule)
         self.k.valueChanged.connect(self.schedule)
+        self.model.currentTextChanged.connect(self._offer_formats)
+        self._offer_formats(self.model.currentText())
         self.price.valueChanged.connect(lambda _v: self._show_summary())
         self.budget_slider.valueChanged.connect(self._budget_from_slider)
         self.budget_spin.valueChanged.connect(self._budget_from_spin)
@@ -363,6 +365,17 @@ class PromptPreview(QWidget):
     # -- export ----------------------------------------------------------------------
     def export_text(self, fmt: str) -> str:
         return render(self.result, fmt, self.request().model_id)
+
+    def _offer_formats(self, model: str) -> None:
+        """An Anthropic request is offered for a Claude model only."""
+        try:
+            anthropic_model_id(model.strip())
+            claude = True
+        except ValueError:
+            claude = False
+        button = self.copy_buttons["anthropic"]
+        button.setEnabled(claude)
+        button.setToolTip("" if claude else "Needs a Claude model (anthropic/claude-…): choose one above")
 
     def copy(self, fmt: str) -> None:
         if self.result is None:
