@@ -1,5 +1,5 @@
 """The store's commands: init, demo, remember, recall, update, forget, restore, tick,
-stats, brief, capture, import, export, activity, eval.
+stats, brief, capture, activity, eval (import and export: import_commands).
 
 Commands that write are recorded in the activity log as the command line's calls;
 commands that only look write nothing.
@@ -16,13 +16,12 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import click
-from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES, MemoryStore, privacy
+from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore
 from mnemoscope.store import activity as activity_log
 from mnemoscope.store.backup import BULK_ADVANCE_DAYS, snapshot_before_bulk_change
 from mnemoscope.store.capture import SOURCE_KINDS, parse_capture_request
 from mnemoscope.store.demo import default_db_path, load_demo
 from mnemoscope.store.errors import StoreError
-from mnemoscope.store.jsonl import POLICIES
 
 from . import CLI_CLIENT, Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
 
@@ -314,54 +313,6 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
     if result.created_entities:
         click.echo("new entities: " + ", ".join(e.name for e in result.created_entities))
     click.echo(f"edges written: {len(result.edges)}")
-
-
-@cli.command("import")
-@db_option
-@click.argument("file")
-@click.option("--on-conflict", type=click.Choice(POLICIES), default="skip", show_default=True,
-              help="what to do with an id that exists")
-@click.option("--partial", is_flag=True,
-              help="import the good lines even if some are bad (by default one bad line imports nothing)")
-@client_option
-@json_option
-def import_command(file: str, on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:
-    """Import memories from a JSONL file: all of it, or nothing if a line is bad (each bad
-    line is listed with its number and reason)."""
-    with open_store(create=True) as store, logged(store, "import", {"file": file, "on_conflict": on_conflict},
-                                                  client_name):
-        if on_conflict == "overwrite":
-            _snapshot_first(store)
-        report = store.import_jsonl(file, policy=on_conflict, partial=partial)
-    if as_json:
-        emit_json({"summary": report.summary(), "imported": report.imported,
-                   "errors": [{"line": n, "reason": r} for n, r in report.errors]})
-    else:
-        click.echo(report.summary())
-        for number, reason in report.errors:
-            click.echo(f"  line {number}: {reason}", err=True)
-    if report.errors:
-        click.get_current_context().exit(1)
-
-
-@cli.command("export")
-@db_option
-@click.option("--out", metavar="FILE", help="file to write (default: standard output)")
-@click.option("--kind", type=click.Choice(KINDS))
-@click.option("--layer", type=click.Choice(LAYERS))
-@click.option("--scope")
-def export_command(out: str | None, kind: str | None, layer: str | None, scope: str | None) -> None:
-    """Export memories as JSONL (one memory per line)."""
-    with open_store() as store:
-        data = store.export_jsonl(out, kind=kind, layer=layer, scope=scope)
-        texts = [m.text for m in store.list(kind=kind, layer=layer, scope=scope, with_links=False)]
-    if out is None:
-        click.echo(data, nl=False)
-    else:
-        click.echo(f"exported {data.count(chr(10))} memories to {out}", err=True)
-    warning = privacy.output_warning(texts, "the export")
-    if warning:
-        click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)
 
 
 @cli.command("activity")
