@@ -153,6 +153,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # They register their commands on ``cli``.
-from . import compile_commands, import_commands, owner_commands, serve_commands, store_commands  # noqa: E402, F401
+from . import (  # noqa: E402, F401
+    compile_commands,
+    connect_commands,
+    import_commands,
+    owner_commands,
+    serve_commands,
+    store_commands,
+)
 
 __all__ = ["cli", "main", "Failure", "open_store", "db_option", "json_option", "emit_json"]
