@@ -249,3 +249,45 @@ def test_cli_import_dry_run_then_import_then_export(empty_db, tmp_path, capsys):
 def test_cli_wrong_format_fails_with_the_format_it_looks_like(empty_db, capsys):
     assert main(["--db", empty_db, "import", MEM0_FILE, "--format", "letta"]) == 1
     assert "it looks like a mem0 export; import it with --format mem0" in capsys.readouterr().err
+
+
+# -- basic-memory (notes its own markdown writer wrote; tests/data/basic_memory/make_fixture.py) ---
+BM_PROJECT = os.path.join(DATA, "basic_memory", "project")
+
+
+def test_basic_memory_notes_become_entities_observations_and_relations(store):
+    result = import_file(store, BM_PROJECT, now=NOW)
+    assert detect(BM_PROJECT) == "basic-memory"
+    assert (result.memories_new, result.entities_new, result.relations_new) == (6, 5, 5)
+    assert {e.name: e.kind for e in store.entities()} == {
+        "Coffee Brewing Methods": "topic", "Coffee Bean Origins": "topic", "Mara Lindqvist": "person",
+        "Gooseneck Kettle": "other", "Chocolate Desserts": "other"}
+    tip = next(m for m in store.list() if m.topic == "tip")
+    assert tip.text == "Water at 96 °C extracts best" and tip.entities == ["Coffee Brewing Methods"]
+    assert set(tip.tags) == {"coffee", "brewing"}  # the note's frontmatter tags
+    assert tip.context["basic_memory"]["context"] == "measured with a probe"
+    assert ("Coffee Brewing Methods", "relation:links_to", "Gooseneck Kettle") in relations(store)
+    assert ("Mara Lindqvist", "relation:drinks", "Coffee Brewing Methods") in relations(store)
+    left = [(x.where, x.what) for x in result.left_out]
+    assert ("coffee/Coffee Brewing Methods.md",
+            "1 line(s) of text that are not observations or relations (lines 12)") in left
+    assert ("coffee/Coffee Brewing Methods.md:17", "context 'same tasting' of relation relates_to") in left
+
+
+def test_basic_memory_tags_dates_and_bad_notes(store, tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "tea.md").write_text(
+        "---\ntitle: Tea\ntype: note\ncreated: 2026-01-05T10:00:00Z\n---\n"
+        "- [taste] Sencha is grassy #green #japan (first flush)\n- [taste] #only-tags\n", encoding="utf-8")
+    (tmp_path / "notes" / "image.png").write_bytes(b"\x89PNG")
+    result = import_file(store, tmp_path / "notes", now=NOW)
+    sencha = store.list()[0]
+    assert sencha.text == "Sencha is grassy" and set(sencha.tags) == {"green", "japan"}
+    assert sencha.created_at == 1767607200.001 and sencha.context["basic_memory"]["context"] == "first flush"
+    assert {x.what for x in result.left_out} == {"an observation with only tags", "file"}
+    (tmp_path / "notes" / "evil.md").write_text("---\ntitle: ../../outside\n---\n- [x] y\n", encoding="utf-8")
+    (tmp_path / "notes" / "bad.md").write_bytes(b"- [x] caf\xe9\n")
+    with pytest.raises(ImportRefused) as caught:
+        import_file(store, tmp_path / "notes", now=NOW)
+    assert [n for n, _ in caught.value.errors] == ["bad.md:1", "evil.md:1"]
+    assert "contains a path separator" in str(caught.value) and "is not UTF-8" in str(caught.value)

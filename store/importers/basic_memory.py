@@ -11,7 +11,8 @@ name); its frontmatter ``type`` becomes our kind where one fits (``note`` and th
 - each relation line ``- relation_type [[Target]] (context)`` becomes an edge
   ``relation:relation_type`` from the note's entity to the target's (a target with no
   note of its own becomes an entity of kind ``other``); a ``[[link]]`` inside other text
-  becomes ``relation:links_to``, as basic-memory reads it;
+  becomes ``relation:links_to``, as basic-memory reads it; a relation's ``(context)`` has
+  no place on an edge and is listed as left out;
 - times come from frontmatter ``created``/``modified`` where present, else the file's
   modification time;
 - everything else (headings aside: prose, code, tables) is not an observation, and the
@@ -171,6 +172,9 @@ def _note(store: MemoryStore, plan: ImportPlan, rel: str, meta: dict[str, Any], 
                 target = check_name(rel_match["target"].split("|")[0], "relation target")
                 rtype = check_relation(rel_match["type"], "relation type")
                 _relate(plan, title, rtype, target)
+                if rel_match["context"]:
+                    plan.leave_out(where, f"context {rel_match['context'].strip()!r} of relation {rtype}",
+                                   "an edge between entities holds no text")
             else:
                 links = [m["target"].split("|")[0] for m in LINK.finditer(line)]
                 for target in links:
