@@ -291,3 +291,25 @@ def test_basic_memory_tags_dates_and_bad_notes(store, tmp_path):
         import_file(store, tmp_path / "notes", now=NOW)
     assert [n for n, _ in caught.value.errors] == ["bad.md:1", "evil.md:1"]
     assert "contains a path separator" in str(caught.value) and "is not UTF-8" in str(caught.value)
+
+
+def test_undo_takes_back_memories_relations_and_the_entities_it_created(empty_db):
+    from mnemoscope.store.importers import undo
+
+    store = MemoryStore(empty_db)
+    store.add_entity("Zig", kind="tool")  # there before: stays
+    before = rows(empty_db)
+    result = import_file(store, MCP_FILE, now=NOW)
+    assert store.count() == 6 and len(result.entity_ids) == 4
+    undo(store, result)
+    assert rows(empty_db) == before
+
+
+def rows(path) -> dict[str, list]:
+    """What a person can see: memories, their state, entities, edges, recalls."""
+    conn = sqlite3.connect(path)
+    try:
+        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+                for t in ("memories", "memory_state", "entities", "edges", "recall_events")}
+    finally:
+        conn.close()

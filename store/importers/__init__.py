@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ImportRefused, StoreError, ValidationError
 from . import basic_memory, letta, mcp_memory, mem0
-from .plan import ImportPlan, ImportResult, LeftOut, Progress, apply
+from .plan import ImportPlan, ImportResult, LeftOut, Progress, apply, undo
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
@@ -104,4 +104,4 @@ def export_mcp_memory(store: MemoryStore, out: str | os.PathLike | None = None, 
 
 
 __all__ = ["FORMATS", "ImportPlan", "ImportRefused", "ImportResult", "LeftOut", "apply", "detect",
-           "export_mcp_memory", "import_file", "plan_import"]
+           "export_mcp_memory", "import_file", "plan_import", "undo"]

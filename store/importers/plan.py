@@ -156,7 +156,9 @@ class ImportResult:
     relations_existing: int = 0
     placed: dict[str, int] = field(default_factory=dict)
     left_out: list[LeftOut] = field(default_factory=list)
-    ids: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)  # the memories written
+    entity_ids: list[str] = field(default_factory=list)  # the entities created
+    edges: list[tuple[str, str, str]] = field(default_factory=list)  # the relation edges written
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -238,6 +240,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
             if eid is None:
                 eid = store.tables.resolve_entity(ent["name"], ent["kind"], plan.scope, at, created, ent["aliases"])
                 result.entities_new += 1
+                result.entity_ids.append(eid)
             else:
                 result.entities_existing += 1
             entity_ids[key] = eid
@@ -266,15 +269,30 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
                                    mentions)
         result.memories_new = len(fresh)
         for src, rel, dst in plan.relations:
+            edge = (entity_ids[src.lower()], RELATION_PREFIX + rel, entity_ids[dst.lower()])
             cur = store.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
-                                     (entity_ids[src.lower()], RELATION_PREFIX + rel, entity_ids[dst.lower()], at))
+                                     (*edge, at))
             if cur.rowcount:
                 result.relations_new += 1
+                result.edges.append(edge)
             else:
                 result.relations_existing += 1
             tick()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def undo(store: MemoryStore, result: ImportResult) -> None:
+    """Take back what :func:`apply` wrote (in one transaction): its memories, its relation
+    edges, and the entities it created that nothing else links to now."""
+    with store.tables.write():
+        for mid in result.ids:
+            if store.tables.exists(mid):
+                store.tables.delete_memory(mid)
+        store.conn.executemany("DELETE FROM edges WHERE src = ? AND edge = ? AND dst = ?", result.edges)
+        for eid in result.entity_ids:
+            if store.conn.execute("SELECT 1 FROM edges WHERE src = ? OR dst = ? LIMIT 1", (eid, eid)).fetchone() is None:
+                store.conn.execute("DELETE FROM entities WHERE id = ?", (eid,))
 
 
 def new_plan(fmt: str, source: str, scope: str | None) -> ImportPlan:
