@@ -155,8 +155,9 @@ class MnemoscopeStore(BaseStore):
         ctx = row["context"]
         ctx = json.loads(ctx) if isinstance(ctx, str) else ctx
         origin = ctx.get(CONTEXT_KEY) if isinstance(ctx, dict) else None
-        if not isinstance(origin, dict):
-            return None
+        if not isinstance(origin, dict) or not isinstance(origin.get("key"), str) \
+                or not isinstance(origin.get("namespace"), list):
+            return None  # a memory of the scope that no LangGraph put wrote (another door's): not an item
         kwargs = {"value": origin.get("value") or {}, "key": origin["key"], "namespace": tuple(origin["namespace"]),
                   "created_at": _time(row["created_at"]), "updated_at": _time(row["updated_at"])}
         return SearchItem(**kwargs, score=score) if cls is SearchItem else Item(**kwargs)
@@ -220,12 +221,14 @@ class MnemoscopeStore(BaseStore):
             return None
 
     def _scopes_under(self, prefix: tuple[str, ...]) -> list[str]:
-        base = scope_of(prefix) if prefix else PREFIX.rstrip(":")
-        like = base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        pattern = like + ("." if prefix else ":") + "%"
+        """The scopes of the namespaces under ``prefix``: a range of the scope index."""
+        if prefix:
+            base = scope_of(prefix)
+            sql, params = "scope = ? OR (scope > ? AND scope < ?)", (base, base + ".", base + "/")  # '/' follows '.'
+        else:
+            sql, params = "scope > ? AND scope < ?", (PREFIX, PREFIX[:-1] + ";")  # ';' follows ':'
         with self.store.tables.reading():
-            return [r[0] for r in self.store.conn.execute(
-                "SELECT DISTINCT scope FROM memories WHERE scope = ? OR scope LIKE ? ESCAPE '\\'", (base, pattern))]
+            return [r[0] for r in self.store.conn.execute(f"SELECT DISTINCT scope FROM memories WHERE {sql}", params)]
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         scopes = self._scopes_under(op.namespace_prefix)
@@ -238,8 +241,9 @@ class MnemoscopeStore(BaseStore):
             wanted = op.offset + op.limit
             found: list[SearchItem] = []
             if op.query:
-                hits = self.store.recall(op.query, k=min(MAX_K, max(50, wanted * 4)), scope=scopes, trust=self.trust,
-                                         reinforce=True)
+                # A filter or global memories (which recall also returns) thin the hits: ask for more then.
+                k = min(MAX_K, wanted if not op.filter else max(50, wanted * 4))
+                hits = self.store.recall(op.query, k=k, scope=scopes, trust=self.trust, reinforce=True)
                 scoped = set(scopes)
                 hits = [h for h in hits if h.scope in scoped and not h.redacted]
                 rows = self._rows([h.id for h in hits])
