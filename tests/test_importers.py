@@ -313,3 +313,15 @@ def rows(path) -> dict[str, list]:
                 for t in ("memories", "memory_state", "entities", "edges", "recall_events")}
     finally:
         conn.close()
+
+
+def test_cli_dry_run_of_a_jsonl_export(empty_db, tmp_path, capsys):
+    with MemoryStore(empty_db) as store:
+        store.remember("Mara likes tea", now=NOW)
+        store.export_jsonl(str(tmp_path / "export.jsonl"))
+    (tmp_path / "more.jsonl").write_text((tmp_path / "export.jsonl").read_text() + json.dumps(
+        {"id": "new-1", "text": "Bo likes coffee"}) + "\n", encoding="utf-8")
+    before = snapshot(empty_db)
+    assert main(["--db", empty_db, "import", str(tmp_path / "more.jsonl"), "--dry-run", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["memories_new"], report["memories_existing"]) == (1, 1) and snapshot(empty_db) == before

@@ -10,9 +10,10 @@ from __future__ import annotations
 import click
 from mnemoscope.store import KINDS, LAYERS, privacy
 from mnemoscope.store.importers import FORMATS, detect, export_mcp_memory, import_file
+from mnemoscope.store.importers.jsonl_preview import preview_jsonl
 from mnemoscope.store.jsonl import POLICIES
 
-from . import Failure, cli, client_option, db_option, emit_json, json_option, open_store
+from . import cli, client_option, db_option, emit_json, json_option, open_store
 from .store_commands import _snapshot_first, logged
 
 
@@ -52,13 +53,13 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
     if fmt in (None, "jsonl") and not dry_run:
         _import_jsonl(path, on_conflict, partial, client_name, as_json)
         return
-    if fmt == "jsonl":
-        raise Failure("--dry-run reads the other tools' formats; for JSONL, import into a copy of the database")
     if partial or on_conflict != "skip":
         raise click.UsageError("--partial and --on-conflict are for jsonl; other formats import whole, "
                                "and a memory already imported is left as it is")
     with open_store(create=not dry_run, read_only=dry_run) as store:
-        if dry_run:
+        if dry_run and fmt == "jsonl":
+            result = preview_jsonl(store, path)
+        elif dry_run:
             result = import_file(store, path, fmt, scope=scope, dry_run=True)
         else:
             with logged(store, "import", {"file": path, "format": fmt, "scope": scope}, client_name) as ids:
