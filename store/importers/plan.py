@@ -249,7 +249,6 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         fresh = [rec for rec in plan.memories if rec["id"] not in known]
         result.memories_existing = len(plan.memories) - len(fresh)
         tick(result.memories_existing)
-        store.tables._note_decay_config()
         for start in range(0, len(fresh), BATCH):
             chunk = fresh[start:start + BATCH]
             # The decay state of a batch in one numpy pass: per row it is most of an insert's time.
@@ -258,8 +257,10 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
             for rec, strength, layer, next_at in zip(chunk, strengths, layers, nexts):
                 row = {k: v for k, v in rec.items() if k not in _NOT_COLUMNS}
                 row.update(tags=json.dumps(row["tags"], ensure_ascii=False), pinned=int(row["pinned"]), ticked_at=at)
-                store.tables.insert_memory(row, at, {"strength": strength, "layer": layer, "ticked_at": at,
-                                                     "next_change_at": next_at})
+                # The first row works its state out itself, which notes the decay settings in use.
+                given = None if start == 0 and rec is chunk[0] else {
+                    "strength": strength, "layer": layer, "ticked_at": at, "next_change_at": next_at}
+                store.tables.insert_memory(row, at, given)
                 for spec in rec["entities"]:
                     eid = entity_ids[spec["name"].lower()]
                     mentions += [(rec["id"], "mentions_entity", eid, at), (eid, "mentioned_in", rec["id"], at)]
