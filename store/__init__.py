@@ -3,8 +3,9 @@ imports. Plain Python (sqlite-utils; networkx for ``graph()``); no Qt."""
 
 from .config import KINDS, StoreConfig
 from .errors import ConfigError, DatabaseRefused, ImportRefused, NotFound, StoreError, ValidationError
-from .model import LAYERS, SENSITIVITIES, Memory
-from .store import DeletedMemory, Entity, MemoryStore, RememberResult, TickReport, UpdateResult
+from .model import LAYERS, SENSITIVITIES, Entity, Memory
+from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
+from .store import MemoryStore
 
 __all__ = [
     "KINDS", "LAYERS", "SENSITIVITIES", "ConfigError", "DatabaseRefused", "ImportRefused", "DeletedMemory", "Entity", "Memory",

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from . import decay
 from .errors import NotFound, StoreError
+from .results import DeletedMemory
 
 if TYPE_CHECKING:
     from .model import Memory
-    from .store import DeletedMemory, MemoryStore
+    from .store import MemoryStore
 
 DOORS = ("mcp", "http", "cli", "python")  # python: a framework adapter (mnemoscope.adapters)
 PRUNE_EVERY = 256
@@ -193,8 +194,6 @@ def forgotten(store: MemoryStore) -> list[Forgotten]:
 
 def restore_forgotten(store: MemoryStore, memory_id: str) -> Memory:
     """Put a forgotten memory back, with its links and recall history."""
-    from .store import DeletedMemory
-
     with store.tables.write():
         row = store.conn.execute("SELECT payload FROM forgotten WHERE memory_id = ?", (memory_id,)).fetchone()
         if row is None:

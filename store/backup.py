@@ -181,7 +181,7 @@ def _side(conn: sqlite3.Connection, path: str) -> Side:
 
 def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparison:
     """What differs between the database ``current`` and ``snapshot``; writes nothing."""
-    from .tables import check_file
+    from .files import check_file
 
     for p in (current, snapshot):
         if not os.path.isfile(p):

@@ -22,9 +22,8 @@ from .errors import ValidationError
 from .model import ENTITY_KINDS, check_text, parse_time, validate_fields
 
 if TYPE_CHECKING:
-    from .model import Memory
+    from .model import Entity, Memory
     from .store import MemoryStore
-    from .tables import Entity
 
 SOURCE_KINDS = ("observation", "tool_output", "event", "agent_turn", "working_state")
 # The capture reference's memory types, as this store's kinds.

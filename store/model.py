@@ -33,6 +33,15 @@ MAX_REASON_CHARS = 1000
 
 
 @dataclass
+class Entity:
+    id: str
+    name: str
+    kind: str
+    scope: str
+    aliases: list[str]
+
+
+@dataclass
 class Memory:
     id: str
     text: str

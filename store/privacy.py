@@ -26,7 +26,8 @@ from .errors import StoreError
 from .model import SENSITIVITY_RANK
 
 if TYPE_CHECKING:
-    from .store import MemoryStore, UpdateResult
+    from .results import UpdateResult
+    from .store import MemoryStore
 
 # The least sensitivity a memory holding each category should have.
 NEEDED = {"credential": "hyper", "card": "high", "iban": "high", "phone": "medium", "email": "medium"}

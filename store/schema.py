@@ -216,4 +216,6 @@ def m009_memory_state(db: Database) -> None:
     db["meta"].insert({"key": "schema_version", "value": "9"}, replace=True)
 
 
-KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)
+# Every migration this version knows: all of them are pending on an empty database (asking
+# writes nothing), which is sqlite-utils' public way to list them.
+KNOWN_MIGRATIONS = frozenset(m.name for m in migrations.pending(Database(memory=True)))

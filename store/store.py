@@ -10,88 +10,34 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
-import zlib
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlite_utils import Database
 
-from . import activity, decay
+from . import decay, ticking
 from .capture import CaptureResult, capture, check_request_keys
 from .config import KINDS, StoreConfig
 from .errors import DatabaseRefused, NotFound, StoreError, ValidationError
+from .files import open_connection
 from .jsonl import ImportReport, export_jsonl, import_jsonl
 from .model import (
     LAYERS,
     SENSITIVITIES,
+    Entity,
     Memory,
-    iso,
     validate_fields,
     validate_half_life,
     validate_id,
     validate_scope,
 )
 from .recall import Hit, brief, recall
+from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
 from .schema import SCHEMA_VERSION, migrations
-from .tables import MEMORY_COLUMNS, Entity, Tables, context_json, open_connection
+from .tables import MEMORY_COLUMNS, Tables, context_json
 from .text import cosine, term_string, vector
 
 CONFIG_ENV = "MNEMOSCOPE_CONFIG"  # a TOML file with the store's numbers
-
-
-@dataclass
-class RememberResult:
-    memory: Memory
-    created: bool
-    message: str
-    similarity: float | None = None
-    before: Memory | None = None  # the reinforced memory before, when not created
-    entities_created: list[Entity] = field(default_factory=list)
-    edges: list[tuple[str, str, str]] = field(default_factory=list)
-    conflicts: list = field(default_factory=list)  # likely conflicts with older memories (store.conflicts)
-
-
-@dataclass
-class UpdateResult:
-    before: Memory
-    after: Memory
-
-
-@dataclass
-class DeletedMemory:
-    """Everything :meth:`MemoryStore.restore` needs to put a deleted memory back."""
-
-    row: dict[str, Any]
-    edges: list[tuple[str, str, str, float | None]]
-    recall_events: list[float]
-    entities_removed: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def id(self) -> str:
-        return self.row["id"]
-
-
-@dataclass
-class TickReport:
-    tick_id: int | None
-    now: float
-    transitions: list[tuple[str, str, str]]
-    counts: dict[str, int]
-    layer_counts: dict[str, int]
-    changed: int
-    offset_before: float = 0.0
-    offset_after: float = 0.0
-
-    def summary(self) -> str:
-        if not self.counts:
-            return "no memory changed layer"
-        return ", ".join(f"{n} {label}" for label, n in sorted(self.counts.items(), key=lambda kv: -kv[1]))
-
-
-def _transition_label(before: str, after: str) -> str:
-    return f"→ {after}" if after == "archived" else f"{before} → {after}"
 
 
 class MemoryStore:
@@ -149,7 +95,7 @@ class MemoryStore:
 
     def advance(self, days: float) -> float:
         """Move the clock ``days`` forward; returns the new offset in seconds."""
-        days = _check_days(days)
+        days = ticking.check_days(days)
         with self.tables.write():
             return self.tables.advance(days)
 
@@ -450,156 +396,24 @@ class MemoryStore:
             self.tables.refresh_state(deleted.id)
             return self.get(deleted.id)
 
-    # -- forgetting ----------------------------------------------------------------------
-    def _states(self, now: float) -> tuple[list[tuple], list[float], list[str]]:
-        rows = self.conn.execute("SELECT id, kind, recall_count, half_life_days, pinned, base, ref_time "
-                                 "FROM memories").fetchall()
-        strengths, layers = decay.states_at([r[1:7] for r in rows], now, self.config.decay)
-        superseded = self.tables.superseded_ids()
-        if superseded:  # a memory another one replaced stays archived (store.conflicts.supersede)
-            layers = ["archived" if r[0] in superseded else layer for r, layer in zip(rows, layers)]
-        return rows, strengths, layers
-
+    # -- forgetting (the tick engine is store/ticking.py) ---------------------------------
     def project(self, now: Any = None) -> dict[str, tuple[float, str]]:
         """Strength and layer of every memory at ``now``, without writing anything."""
-        now = self.tables.now(now)
-        with self.tables.reading():
-            rows, strengths, layers = self._states(now)
-        return {r[0]: (s, layer) for r, s, layer in zip(rows, strengths, layers)}
+        return ticking.project(self, now)
 
     def tick(self, now: Any = None, *, advance_days: float | None = None) -> TickReport:
         """Bring every memory's layer and archive state up to ``now`` (after moving the
-        clock ``advance_days`` forward, in the same transaction). Logs each layer
-        transition; the whole tick can be undone with :meth:`undo_tick`.
-
-        Strength is a pure function of time, so a tick writes only what changed: the
-        memories whose layer changes (each knows when that will happen). Every memory's
-        strength reads as of the tick from then on."""
-        if advance_days is not None:
-            advance_days = _check_days(advance_days)
-        tables = self.tables
-        with tables.write():
-            offset_before = self.clock_offset
-            offset_after = tables.advance(advance_days) if advance_days else offset_before
-            now = tables.now(now)
-            ticked_before = tables.meta("ticked_at")  # the last tick not undone
-            if ticked_before is not None and now < float(ticked_before):
-                raise ValidationError("now", f"{iso(now)} is before the last tick ({iso(float(ticked_before))}); "
-                                             "time only runs forward, so undo the later ticks first to go back")
-            config_before = tables.meta("decay_config")
-            # With other decay numbers than the layers were worked out with, look at every memory.
-            full = config_before != tables.decay_fingerprint()
-            # The due rows in rowid order: one sorted walk through the table, and the UPDATEs
-            # below touch its pages (and each index's runs) in that order too.
-            rows = self.conn.execute(
-                "SELECT s.rowid, m.id, m.kind, m.recall_count, m.half_life_days, m.pinned, m.base, m.ref_time, "
-                "s.strength, s.layer, s.ticked_at, s.next_change_at FROM memory_state s "
-                "JOIN memories m ON m.rowid = s.rowid"
-                + ("" if full else " WHERE s.rowid IN (SELECT rowid FROM memory_state WHERE next_change_at <= ?)"),
-                () if full else (now,)).fetchall()
-            strengths, layers, next_changes = decay.tick_states([r[2:8] for r in rows], now, self.config.decay)
-            superseded = tables.superseded_ids() if full else set()  # none of them is ever due
-            if superseded:
-                layers = ["archived" if r[1] in superseded else layer for r, layer in zip(rows, layers)]
-                next_changes = [None if r[1] in superseded else n for r, n in zip(rows, next_changes)]
-            moves, nexts, changed = [], [], []
-            for row, s, layer, next_at in zip(rows, strengths, layers, next_changes):
-                rowid, memory_id, *_, strength_was, layer_was, ticked_was, due_at = row
-                if layer != layer_was:
-                    moves.append((s, layer, now, next_at, rowid))
-                    changed.append((due_at, rowid, (memory_id, layer_was, layer, strength_was, s), ticked_was))
-                elif next_at != due_at:
-                    nexts.append((next_at, rowid))
-            if not full:  # transitions in the order they came due (a full tick: by rowid)
-                changed.sort(key=lambda c: (c[0], c[1]))
-            transitions = [t for _, _, t, _ in changed]
-            undo = [(mid, strength_was, layer_was, ticked_was)
-                    for _, _, (mid, layer_was, _, strength_was, _), ticked_was in changed]
-            counts: dict[str, int] = {}
-            for _, before, after, _, _ in transitions:
-                label = _transition_label(before, after)
-                counts[label] = counts.get(label, 0) + 1
-            self.conn.executemany("UPDATE memory_state SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
-                                  "WHERE rowid = ?", moves)
-            self.conn.executemany("UPDATE memory_state SET next_change_at = ? WHERE rowid = ?", nexts)
-            tables.set_meta("ticked_at", repr(now))
-            tables.set_meta("decay_config", tables.decay_fingerprint())
-            info = {"counts": counts, "changed": len(moves), "ticked_before": ticked_before}
-            if full:  # what an undo puts back; kept only when it differs (it is a few hundred bytes)
-                info["config_before"] = config_before
-            tick_id = self.conn.execute(
-                "INSERT INTO ticks (at, offset_before, offset_after, created, summary, undo) VALUES (?,?,?,?,?,?)",
-                (now, offset_before, offset_after, time.time(), json.dumps(info, ensure_ascii=False),
-                 _pack_undo(undo))).lastrowid
-            self.conn.executemany(
-                "INSERT INTO tick_log (tick_id, memory_id, from_layer, to_layer, strength_before, strength_after) "
-                "VALUES (?,?,?,?,?,?)", [(tick_id, *t) for t in transitions])
-            # Only the last ``undoable_ticks`` keep their undo record: the history stays bounded.
-            self.conn.execute(
-                "UPDATE ticks SET undo = NULL WHERE undo IS NOT NULL AND id <= "
-                "(SELECT id FROM ticks ORDER BY id DESC LIMIT 1 OFFSET ?)", (self.config.limits.undoable_ticks,))
-            activity.prune(self, now)
-            layer_counts = dict.fromkeys(LAYERS, 0)
-            layer_counts.update(self.conn.execute("SELECT layer, count(*) FROM memory_state GROUP BY layer").fetchall())
-        return TickReport(tick_id, now, [(t[0], t[1], t[2]) for t in transitions], counts, layer_counts,
-                          len(moves), offset_before, offset_after)
+        clock ``advance_days`` forward, in the same transaction); see
+        :func:`mnemoscope.store.ticking.tick`."""
+        return ticking.tick(self, now, advance_days=advance_days)
 
     def undo_tick(self, tick_id: int) -> TickReport:
         """Put back every memory a tick changed, and the clock as it was before it."""
-        tables = self.tables
-        with tables.write():
-            row = self.conn.execute("SELECT undo, offset_before, offset_after, undone, at, summary FROM ticks "
-                                    "WHERE id = ?", (tick_id,)).fetchone()
-            if row is None:
-                raise NotFound("tick", str(tick_id))
-            blob, before, after, undone, at, summary = row
-            if undone:
-                raise StoreError(f"tick {tick_id} was already undone")
-            if blob is None:
-                n = self.config.limits.undoable_ticks
-                raise StoreError(f"tick {tick_id} can no longer be undone: only the last {n} ticks are kept "
-                                 "undoable (limits.undoable_ticks in the store's TOML settings)")
-            later = self.conn.execute("SELECT id FROM ticks WHERE id > ? AND undone != 1 LIMIT 1",
-                                      (tick_id,)).fetchone()
-            if later is not None:
-                raise StoreError(f"tick {tick_id} cannot be undone before the later tick {later[0]}; "
-                                 "undo the latest tick first")
-            undo = _unpack_undo(blob)
-            for mid, s, layer, t in undo:
-                tables.write_memory(mid, {"strength": s, "layer": layer, "ticked_at": t})
-            info = json.loads(summary or "{}")
-            marks = {"ticked_at": info.get("ticked_before")}
-            if "config_before" in info:
-                marks["decay_config"] = info["config_before"]
-            for key, value in marks.items():
-                if value is None:
-                    self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
-                else:
-                    tables.set_meta(key, value)
-            for mid, *_ in undo:
-                tables.refresh_next_change(mid)
-            tables.set_meta("clock_offset", repr(before))
-            self.conn.execute("UPDATE ticks SET undone = 1 WHERE id = ?", (tick_id,))
-            log = self.conn.execute("SELECT memory_id, to_layer, from_layer FROM tick_log WHERE tick_id = ?",
-                                    (tick_id,)).fetchall()
-        counts: dict[str, int] = {}
-        for _, a, b in log:
-            label = _transition_label(a, b)
-            counts[label] = counts.get(label, 0) + 1
-        return TickReport(tick_id, at, [tuple(r) for r in log], counts, self.stats()["layers"], len(undo),
-                          after, before)
+        return ticking.undo_tick(self, tick_id)
 
     def redo_tick(self, tick_id: int) -> TickReport:
         """Apply an undone tick again (at the same clock time)."""
-        with self.tables.write():
-            row = self.conn.execute("SELECT at, offset_before, offset_after, undone FROM ticks WHERE id = ?",
-                                    (tick_id,)).fetchone()
-            if row is None or not row[3]:
-                raise StoreError(f"tick {tick_id} is not undone")
-            self.tables.set_meta("clock_offset", repr(row[1]))
-            self.conn.execute("UPDATE ticks SET undone = 2 WHERE id = ?", (tick_id,))
-            days = (row[2] - row[1]) / decay.DAY
-            return self.tick(now=row[0], advance_days=days or None)
+        return ticking.redo_tick(self, tick_id)
 
     # -- higher-level operations live in their own modules ------------------------------
     def recall(self, query: str, k: int = 5, *, scope: str = "global", trust: str | None = "medium",
@@ -635,47 +449,6 @@ class MemoryStore:
             raise StoreError('MemoryStore.graph() needs networkx: pip install "mnemoscope[graph]"') from None
 
         return build_graph(self)
-
-
-_LAYER_CODES = {name: i for i, name in enumerate(LAYERS)}
-
-
-def _pack_undo(undo: list[tuple[str, float, str, float | None]]) -> bytes:
-    """What a tick overwrote, compactly: ids, then old strengths, layers and tick times."""
-    from array import array
-
-    ids = "\x1f".join(u[0] for u in undo).encode("utf-8")
-    strengths = array("d", (u[1] for u in undo)).tobytes()
-    layers = bytes(_LAYER_CODES[u[2]] for u in undo)
-    times = array("d", (-1.0 if u[3] is None else u[3] for u in undo)).tobytes()
-    header = array("q", [len(undo), len(ids)]).tobytes()
-    return b"MU1" + zlib.compress(header + ids + strengths + layers + times, 1)
-
-
-def _unpack_undo(blob: bytes) -> list[tuple[str, float, str, float | None]]:
-    from array import array
-
-    if not blob.startswith(b"MU1"):
-        raise StoreError("this tick's undo record is damaged; it cannot be undone")
-    data = zlib.decompress(blob[3:])
-    n, id_len = array("q", data[:16])
-    pos = 16
-    ids = data[pos:pos + id_len].decode("utf-8").split("\x1f") if n else []
-    pos += id_len
-    strengths = array("d", data[pos:pos + 8 * n])
-    pos += 8 * n
-    layers = [LAYERS[b] for b in data[pos:pos + n]]
-    pos += n
-    times = array("d", data[pos:pos + 8 * n])
-    return [(ids[i], strengths[i], layers[i], None if times[i] < 0 else times[i]) for i in range(n)]
-
-
-def _check_days(days: Any) -> float:
-    if isinstance(days, bool) or not isinstance(days, (int, float)) or days != days or abs(days) > 36500:
-        raise ValidationError("days", f"must be a number of days (at most 100 years), got {days!r}")
-    if days < 0:
-        raise ValidationError("days", f"the clock only moves forward; got {days}")
-    return float(days)
 
 
 def _bounded(text: str, needle: str) -> bool:

@@ -94,3 +94,49 @@ def test_the_cache_minimum_has_one_home():
     defined = [path for path, text in _sources("app", "store")
                if re.search(r"^PROVIDER_MIN_CACHE_TOKENS\s*=", text, re.MULTILINE)]
     assert defined == ["app/compiler/cache.py"]
+
+
+def _module_imports():
+    """Each module of the installed package and the modules it imports when it runs (imports
+    under ``if TYPE_CHECKING`` are for type hints and left out)."""
+    folders = {"app": "mnemoscope", "store": "mnemoscope.store", "resources": "mnemoscope.resources"}
+    modules = {}
+    for folder, package in folders.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join((package, *parts))] = path
+    graph = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        hinted = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in
+                  ast.unparse(node.test) for n in ast.walk(node)}
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps = set()
+        for node in ast.walk(tree):
+            if id(node) in hinted:
+                continue
+            if isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                    base = f"{base}.{node.module}" if node.module else base
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    deps.add(sub if sub in modules else base)
+        graph[name] = {d for d in deps if d in modules and d != name}
+    return graph
+
+
+def test_the_import_picture_has_no_circle():
+    import graphlib
+
+    graph = _module_imports()
+    assert "mnemoscope.store.ticking" in graph and "mnemoscope.cli.group" in graph
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as exc:
+        pytest.fail(f"an import circle: {' -> '.join(exc.args[1])}")

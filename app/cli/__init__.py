@@ -10,129 +10,21 @@ standard error, never a traceback.
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import sys
-from collections.abc import Callable
-from typing import Any
 
 import click
 
-from .. import __version__
-
-CLI_CLIENT = "mnemoscope-cli"
-
-
-class Failure(click.ClickException):
-    """The operation failed (exit 1); the message says what was wrong."""
-
-    exit_code = 1
-
-
-def _known_errors() -> tuple[type[BaseException], ...]:
-    from mnemoscope.store.errors import StoreError
-
-    from ..compiler.capabilities import CapabilityMapError
-    from ..compiler.tokenizers import TokenizerError
-
-    return StoreError, CapabilityMapError, TokenizerError, ValueError, TypeError
-
-
-def db_option(fn: Callable) -> Callable:
-    """``--db PATH`` on a command; without it the group's ``--db``, else the default database."""
-
-    def remember_db(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-        if value is not None:
-            ctx.ensure_object(dict)["db"] = value
-        return value
-
-    return click.option("--db", "db_path", metavar="PATH", expose_value=False, callback=remember_db,
-                        is_eager=True, help="memory database (default: the one the inspector opens)")(fn)
-
-
-def json_option(fn: Callable) -> Callable:
-    return click.option("--json", "as_json", is_flag=True, help="print the result as JSON")(fn)
-
-
-def client_option(fn: Callable) -> Callable:
-    return click.option("--client-name", default=CLI_CLIENT, show_default=True, metavar="NAME",
-                        help="who this is in the activity log")(fn)
-
-
-def db_path(ctx: click.Context | None = None) -> str | None:
-    ctx = ctx or click.get_current_context()
-    return (ctx.find_root().obj or {}).get("db")
-
-
-def open_store(*, create: bool = False, read_only: bool = False):
-    """The database named by ``--db`` (which must exist unless ``create``), else the
-    default one (created from the demo on first use, as the inspector does)."""
-    from mnemoscope.store import MemoryStore
-    from mnemoscope.store.demo import open_default
-
-    path = db_path()
-    if path is None:
-        return open_default()
-    if not create and not os.path.exists(path):
-        raise Failure(f"{path} does not exist; create it with 'mnemoscope --db {path} init' (or 'demo')")
-    return MemoryStore(path, read_only=read_only)
-
-
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
-
-
-def handle_errors(fn: Callable) -> Callable:
-    """Turn the store's and compiler's typed errors, and a file that cannot be read or
-    written, into a one-line failure (exit 1)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except _known_errors() as exc:
-            raise Failure(str(exc)) from None
-        except OSError as exc:
-            if exc.filename is None:  # a closed pipe and the like: not the user's mistake
-                raise
-            raise Failure(f"{exc.filename}: {exc.strerror or exc}") from None
-
-    return wrapper
-
-
-class MnemoscopeGroup(click.Group):
-    """Commands listed in the order they were added (the order a user meets them)."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.commands)
-
-    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        cmd.callback = handle_errors(cmd.callback) if cmd.callback else None
-        super().add_command(cmd, name)
-
-
-@click.group(cls=MnemoscopeGroup, invoke_without_command=True,
-             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="mnemoscope")
-@click.option("--db", metavar="PATH", help="memory database (default: the demo database in the user data "
-              "directory, created on first start)")
-@click.option("--selftest", is_flag=True, help="create a demo database in a temporary directory, recall, compile, "
-              "render the window offscreen, print a JSON report and exit")
-@click.pass_context
-def cli(ctx: click.Context, db: str | None, selftest: bool) -> None:
-    """Inspect an AI agent's long-term memory. Without a command, opens the inspector window."""
-    ctx.ensure_object(dict)
-    if db is not None:
-        ctx.obj["db"] = db
-    if selftest:
-        from ..selftest import run_selftest
-
-        ctx.exit(run_selftest())
-    if ctx.invoked_subcommand is None:
-        from ..ui.launch import run_gui
-
-        ctx.exit(run_gui(db))
+# Each module registers its commands on ``cli``.
+from . import (  # noqa: F401
+    compile_commands,
+    connect_commands,
+    import_commands,
+    owner_commands,
+    serve_commands,
+    store_commands,
+)
+from .group import Failure, cli, db_option, emit_json, json_option, open_store
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,15 +43,5 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     return code if isinstance(code, int) else 0
 
-
-# They register their commands on ``cli``.
-from . import (  # noqa: E402, F401
-    compile_commands,
-    connect_commands,
-    import_commands,
-    owner_commands,
-    serve_commands,
-    store_commands,
-)
 
 __all__ = ["cli", "main", "Failure", "open_store", "db_option", "json_option", "emit_json"]

@@ -13,7 +13,7 @@ import click
 from ..compiler import PROFILES, ContextCompiler, MemoryItem, get_profile, quote_for
 from ..compiler.providers import FORMATS, render
 from ..compiler.types import TIER_BY_NAME, TIER_NAMES
-from . import cli, db_option, emit_json, json_option, open_store
+from .group import cli, db_option, emit_json, json_option, open_store
 
 REQUEST_COMPILE_FIELDS = (
     "conversation_messages", "last_assistant_turn", "agent_persona_prompt", "dynamic_directives",

@@ -9,7 +9,7 @@ import click
 from mnemoscope.store import SENSITIVITIES
 
 from ..connect import CLIENTS, SERVER_NAME, connect
-from . import cli, db_option, db_path, emit_json, json_option
+from .group import cli, db_option, db_path, emit_json, json_option
 
 
 @cli.command("connect")

@@ -13,7 +13,7 @@ from mnemoscope.store.importers import FORMATS, detect, export_mcp_memory, impor
 from mnemoscope.store.importers.jsonl_preview import preview_jsonl
 from mnemoscope.store.jsonl import POLICIES
 
-from . import cli, client_option, db_option, emit_json, json_option, open_store
+from .group import cli, client_option, db_option, emit_json, json_option, open_store
 from .store_commands import _snapshot_first, logged
 
 

@@ -11,7 +11,7 @@ from mnemoscope.store import backup as backups
 from mnemoscope.store import conflicts as conflict_check
 from mnemoscope.store.mirror import shown_memories, write_mirror
 
-from . import Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
+from .group import Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
 from .store_commands import logged
 
 

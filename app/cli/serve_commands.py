@@ -9,7 +9,7 @@ from collections.abc import Callable
 import click
 from mnemoscope.store import SENSITIVITIES
 
-from . import cli, db_option, open_store
+from .group import cli, db_option, open_store
 
 TOKEN_ENV = "MNEMOSCOPE_TOKEN"
 

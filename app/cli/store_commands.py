@@ -23,7 +23,17 @@ from mnemoscope.store.capture import SOURCE_KINDS, parse_capture_request
 from mnemoscope.store.demo import default_db_path, load_demo
 from mnemoscope.store.errors import StoreError
 
-from . import CLI_CLIENT, Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
+from .group import (
+    CLI_CLIENT,
+    Failure,
+    cli,
+    client_option,
+    db_option,
+    db_path,
+    emit_json,
+    json_option,
+    open_store,
+)
 
 
 @contextmanager
