@@ -224,6 +224,8 @@ def test_every_bad_line_is_listed_not_just_the_first(store, tmp_path):
     with pytest.raises(ImportRefused) as caught:
         import_file(store, path, "mcp-memory", now=NOW)
     assert [n for n, _ in caught.value.errors] == [1, 3] and store.count() == 0
+    assert "2 bad record(s), so nothing was imported; fix them in the file" in str(caught.value)
+    assert "partial" not in str(caught.value)  # other tools' files import whole or not at all
 
 
 # -- the command line -----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ImportRefused, StoreError, ValidationError
 from . import basic_memory, letta, mcp_memory, mem0
-from .plan import ImportPlan, ImportResult, LeftOut, Progress, apply, undo
+from .plan import FileRefused, ImportPlan, ImportResult, LeftOut, Progress, apply, undo
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
@@ -103,5 +103,5 @@ def export_mcp_memory(store: MemoryStore, out: str | os.PathLike | None = None, 
     return mcp_memory.export(store, out, scope=scope)
 
 
-__all__ = ["FORMATS", "ImportPlan", "ImportRefused", "ImportResult", "LeftOut", "apply", "detect",
+__all__ = ["FORMATS", "FileRefused", "ImportPlan", "ImportRefused", "ImportResult", "LeftOut", "apply", "detect",
            "export_mcp_memory", "import_file", "plan_import", "undo"]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import decay
 from ..capture import ENTITY_TYPES
-from ..errors import ImportRefused, ValidationError
+from ..errors import MAX_LISTED, ImportRefused, ValidationError
 from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
 
 if TYPE_CHECKING:
@@ -30,6 +30,25 @@ RELATION_PREFIX = "relation:"
 MAX_NAME_CHARS = 200
 MAX_RELATION_CHARS = 100
 Progress = Callable[[int, int], None]
+
+
+class FileRefused(ImportRefused):
+    """A file (or folder) to import has bad records: each is listed by line or field, and
+    nothing was written. (Unlike JSONL, other tools' files are imported whole or not at all.)"""
+
+    def __init__(self, source: str, errors: list[tuple[Any, str]]) -> None:
+        super().__init__(source, errors)
+        shown = "\n".join(f"  {_where(n)}: {why}" for n, why in errors[:MAX_LISTED])
+        more = f"\n  … and {len(errors) - MAX_LISTED} more" if len(errors) > MAX_LISTED else ""
+        self.args = (f"{source}: {len(errors)} bad record(s), so nothing was imported; fix them in the file "
+                     f"and import it again:\n{shown}{more}",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def _where(n: Any) -> str:
+    return f"line {n}" if isinstance(n, int) else str(n)
 
 
 @dataclass
@@ -207,7 +226,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
     lists them all). A memory whose id is already stored is left as it is. With
     ``dry_run`` nothing is written and the result counts what would be."""
     if plan.errors:
-        raise ImportRefused(plan.source, plan.errors)
+        raise FileRefused(plan.source, plan.errors)
     started = time.perf_counter()
     result = ImportResult(plan.format, plan.source, plan.scope, dry_run, placed=dict(plan.placed),
                           left_out=list(plan.left_out))

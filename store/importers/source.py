@@ -9,7 +9,8 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import ImportRefused, StoreError
+from ..errors import StoreError
+from .plan import FileRefused
 
 MAX_FILE_BYTES = 1 << 30
 MAX_LINE_BYTES = 1 << 20  # a line of JSONL; a memory's text is at most a few thousand characters
@@ -36,7 +37,7 @@ def decode(data: bytes, name: str) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ImportRefused(name, [(line, f"is not UTF-8 text (byte {column} of the line: "
+        raise FileRefused(name, [(line, f"is not UTF-8 text (byte {column} of the line: "
                                           f"0x{data[exc.start]:02x}, {exc.reason})")]) from None
 
 
