@@ -327,3 +327,27 @@ def test_cli_dry_run_of_a_jsonl_export(empty_db, tmp_path, capsys):
     assert main(["--db", empty_db, "import", str(tmp_path / "more.jsonl"), "--dry-run", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["memories_new"], report["memories_existing"]) == (1, 1) and snapshot(empty_db) == before
+
+
+def test_names_differing_only_in_case_are_one_entity_and_the_report_says_so(store, tmp_path):
+    path = tmp_path / "memory.jsonl"
+    path.write_text('{"type":"entity","name":"Ana","entityType":"person","observations":["likes tea"]}\n'
+                    '{"type":"entity","name":"ana","entityType":"person","observations":["likes cake"]}\n',
+                    encoding="utf-8")
+    result = import_file(store, path, now=NOW)
+    assert [e.name for e in store.entities()] == ["Ana"] and store.count() == 2
+    assert all(m.entities == ["Ana"] for m in store.list())
+    assert [(x.where, x.what) for x in result.left_out] == [("line 2", "entity 'ana' as an entity of its own")]
+
+
+def test_cli_shows_progress_on_a_big_file(empty_db, tmp_path, capsys):
+    lines = [json.dumps({"type": "entity", "name": f"E{i}", "entityType": "person", "observations": [f"fact {i}"]})
+             for i in range(700)]
+    lines += [json.dumps({"type": "relation", "from": f"E{i}", "to": f"E{(i + 1) % 700}", "relationType": "knows"})
+              for i in range(700)]
+    path = tmp_path / "memory.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    assert main(["--db", empty_db, "import", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "importing: 50% (1,050 of 2,100)" in captured.err and "importing: 100% (2,100 of 2,100)" in captured.err
+    assert captured.out.startswith("imported 700 memories, 700 entities, 700 relations")

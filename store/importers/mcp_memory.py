@@ -4,7 +4,8 @@ The file has one JSON object a line: ``{"type": "entity", "name", "entityType",
 "observations": [text, …]}`` or ``{"type": "relation", "from", "to", "relationType"}``.
 
 Import:
-- an entity becomes an entity of the import's scope; its ``entityType`` becomes our kind
+- an entity becomes an entity of the import's scope (names that differ only in case are one
+  entity here, as everywhere in Mnemoscope: the report lists each one folded in); its ``entityType`` becomes our kind
   where one fits (person, organization → group, project, tool, place, …; else ``other``);
 - each observation becomes one memory (a fact) that mentions the entity, with the
   original type kept in the memory's context (``{"mcp_memory": {"entity", "entityType"}}``)
@@ -112,11 +113,15 @@ def _entity(store: MemoryStore, plan: ImportPlan, number: int, obj: dict[str, An
         if not isinstance(text, str):
             raise ValidationError(f"observations[{i}]", f"must be a string, got {type(text).__name__}")
     if name.lower() in defined:
-        raise ValidationError("name", f"entity {name!r} is defined twice (the server keeps one entity per name)")
-    defined.add(name.lower())
+        first = plan.entities[name.lower()]["name"]
+        plan.leave_out(f"line {number}", f"entity {name!r} as an entity of its own",
+                       f"entity names ignore case here: its observations go to {first!r}")
+        name = first
+    else:
+        defined.add(name.lower())
+        plan.place("entity -> entity")
     kind = entity_kind(etype)
     plan.entity(name, kind)
-    plan.place("entity -> entity")
     if not observations:
         plan.place("entity without observations -> entity only")
         if etype and etype.lower() != kind:
