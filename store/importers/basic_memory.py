@@ -27,8 +27,6 @@ import re
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from ..errors import ImportRefused, StoreError, ValidationError
 from ..model import parse_time
 from .plan import ImportPlan, check_name, check_relation, entity_kind, new_plan
@@ -80,12 +78,25 @@ def _frontmatter(text: str) -> tuple[dict[str, Any], list[str], int]:
     if lines and lines[0].strip() == "---":
         for i in range(1, len(lines)):
             if lines[i].strip() == "---":
-                meta = yaml.safe_load("\n".join(lines[1:i])) or {}
+                meta = _yaml("\n".join(lines[1:i]))
                 if not isinstance(meta, dict):
                     raise ValidationError("frontmatter", "must be a mapping of keys to values")
                 return meta, lines[i + 1:], i + 2
         raise ValidationError("frontmatter", "starts with '---' but never ends")
     return {}, lines, 1
+
+
+def _yaml(text: str) -> Any:
+    # Imported here: the desktop bundle leaves PyYAML out, and only this reader needs it.
+    try:
+        import yaml
+    except ModuleNotFoundError:
+        raise StoreError("reading basic-memory frontmatter needs PyYAML, which this build leaves out; "
+                         "import the folder with the command line installed by pip") from None
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ValidationError("frontmatter", f"is not valid YAML: {exc}") from None
 
 
 def _time(meta: dict[str, Any], keys: tuple[str, ...], fallback: float) -> float:
@@ -129,7 +140,7 @@ def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = Non
             title = check_name(meta.get("title") or os.path.splitext(os.path.basename(rel))[0], "title")
             created = _time(meta, ("created", "created_at", "date"), round(mtime, 3))
             updated = _time(meta, ("modified", "updated", "updated_at"), max(created, round(mtime, 3)))
-        except (ValidationError, yaml.YAMLError) as exc:
+        except ValidationError as exc:
             plan.error(f"{rel}:1", f"frontmatter: {exc}".replace("\n", " ")[:300])
             continue
         etype = meta.get("type") if isinstance(meta.get("type"), str) else "note"
