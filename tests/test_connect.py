@@ -104,3 +104,12 @@ def test_a_broken_file_is_never_overwritten(home, tmp_path):
     path.write_text('{"mcpServers": []}', encoding="utf-8")
     with pytest.raises(ConnectError, match="'mcpServers' is a JSON list"):
         connect("cursor", str(tmp_path / "m.db"))
+
+
+def test_the_frozen_app_is_connected_through_its_console_program(monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "Mnemoscope" / "Mnemoscope"))
+    assert program() == [str(tmp_path / "Mnemoscope" / "mnemoscope-cli")]
+    assert entry("cursor", "m.db")["args"][:1] == ["mcp"]
