@@ -351,3 +351,12 @@ def test_cli_shows_progress_on_a_big_file(empty_db, tmp_path, capsys):
     captured = capsys.readouterr()
     assert "importing: 50% (1,050 of 2,100)" in captured.err and "importing: 100% (2,100 of 2,100)" in captured.err
     assert captured.out.startswith("imported 700 memories, 700 entities, 700 relations")
+
+
+def test_an_entity_known_by_an_alias_is_reused(store):
+    known = store.add_entity("Parser Group", kind="group", aliases=["Parser Team"])
+    result = import_file(store, MCP_FILE, now=NOW)
+    assert (result.entities_new, result.entities_existing) == (4, 1)
+    moved = next(m for m in store.list() if m.text == "Moved the new parser from C++ to Zig")
+    assert moved.entities == ["Parser Group"] and known.id not in result.entity_ids
+    assert ("Mara Lindqvist", "relation:leads", "Parser Group") in relations(store)

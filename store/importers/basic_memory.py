@@ -229,9 +229,7 @@ def _relate(plan: ImportPlan, src: str, rtype: str, target: str) -> None:
     if target.lower() not in plan.entities:
         plan.entity(target, "other")
         plan.place("relation target without a note -> entity (kind other)")
-    edge = (src, rtype, plan.entities[target.lower()]["name"])
-    if edge not in plan.relations:
-        plan.relations.append(edge)
+    if plan.relate(src, rtype, plan.entities[target.lower()]["name"]):
         plan.place("relation -> edge relation:<type> between entities")
 
 

@@ -83,8 +83,7 @@ def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = Non
                 plan.entity(end, "other")
                 defined.add(end.lower())
                 plan.place("relation endpoint not defined as an entity -> entity (kind other)")
-        if (src, rel, dst) not in plan.relations:
-            plan.relations.append((src, rel, dst))
+        if plan.relate(src, rel, dst):
             plan.place("relation -> edge relation:<type> between entities")
     return plan
 

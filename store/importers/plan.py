@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,15 @@ class ImportPlan:
     left_out: list[LeftOut] = field(default_factory=list)
     errors: list[tuple[Any, str]] = field(default_factory=list)  # (line number or "file:line", reason)
     _ids: set[str] = field(default_factory=set)
+    _relations: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def relate(self, src: str, rel: str, dst: str) -> bool:
+        """Add a relation between two entities of the plan; False when it is there already."""
+        if (src, rel, dst) in self._relations:
+            return False
+        self._relations.add((src, rel, dst))
+        self.relations.append((src, rel, dst))
+        return True
 
     def place(self, what: str, n: int = 1) -> None:
         self.placed[what] = self.placed.get(what, 0) + n
@@ -201,6 +211,17 @@ class ImportResult:
                 "left_out": [{"where": x.where, "what": x.what, "why": x.why} for x in self.left_out]}
 
 
+def _aliases(store: MemoryStore, scope: str) -> dict[str, str]:
+    """lower(alias) -> entity id, for the entities of ``scope`` and global (this scope's first)."""
+    out: dict[str, str] = {}
+    for eid, aliases in store.conn.execute(
+            "SELECT id, aliases FROM entities WHERE aliases != '[]' AND scope IN (?, 'global') ORDER BY scope = ?",
+            (scope, scope)):
+        for alias in json.loads(aliases):
+            out[alias.lower()] = eid
+    return out
+
+
 def _existing_entity(store: MemoryStore, name: str, scope: str) -> str | None:
     row = store.conn.execute("SELECT id FROM entities WHERE lower(name) = ? AND scope IN (?, 'global') "
                              "ORDER BY scope = ? DESC LIMIT 1", (name.lower(), scope, scope)).fetchone()
@@ -243,7 +264,8 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
 
     if dry_run:
         with store.tables.reading():
-            known = {k for k, e in plan.entities.items() if _existing_entity(store, e["name"], plan.scope)}
+            aliases = _aliases(store, plan.scope)
+            known = {k for k, e in plan.entities.items() if k in aliases or _existing_entity(store, e["name"], plan.scope)}
             result.entities_existing = len(known)
             result.entities_new = len(plan.entities) - len(known)
             result.memories_existing = len(_stored_ids(store, [rec["id"] for rec in plan.memories]))
@@ -253,17 +275,24 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         return result
     with store.tables.write():
         entity_ids: dict[str, str] = {}
-        created: list = []
+        aliases = _aliases(store, plan.scope)
+        fresh_entities = []
         for key, ent in plan.entities.items():
-            eid = _existing_entity(store, ent["name"], plan.scope)
+            eid = _existing_entity(store, ent["name"], plan.scope) or aliases.get(key)
             if eid is None:
-                eid = store.tables.resolve_entity(ent["name"], ent["kind"], plan.scope, at, created, ent["aliases"])
-                result.entities_new += 1
+                # As Tables.resolve_entity creates one, without its per-name scan for aliases
+                # (done once above): at 50,000 entities that scan was most of an import.
+                eid = "e-" + uuid.uuid4().hex[:12]
+                fresh_entities.append((eid, ent["name"], ent["kind"], plan.scope,
+                                       json.dumps(ent["aliases"], ensure_ascii=False), at))
                 result.entity_ids.append(eid)
             else:
                 result.entities_existing += 1
             entity_ids[key] = eid
             tick()
+        store.conn.executemany("INSERT INTO entities (id, name, kind, scope, aliases, created_at) VALUES (?,?,?,?,?,?)",
+                               fresh_entities)
+        result.entities_new = len(fresh_entities)
         known = _stored_ids(store, [rec["id"] for rec in plan.memories])
         fresh = [rec for rec in plan.memories if rec["id"] not in known]
         result.memories_existing = len(plan.memories) - len(fresh)
