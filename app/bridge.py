@@ -15,6 +15,7 @@ from mnemoscope.store import MemoryStore
 from mnemoscope.store.recall import Hit
 
 from .compiler import TIER_EPISODIC, TIER_NAMES, TIER_PROCEDURAL, TIER_SEMANTIC, ContextCompiler, MemoryItem
+from .compiler.capabilities import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 from .compiler.types import CompileResult
 
 TIER_BY_KIND = {
@@ -24,6 +25,7 @@ TIER_BY_KIND = {
     "reflection": TIER_EPISODIC,
     "event": TIER_EPISODIC,
 }
+DEFAULT_K = 20  # memories recalled for a prompt
 DEFAULT_RULES = (
     "You are the user's long-term assistant. Use the memories below when they help, cite each one you use "
     "as [Mem:N], and say so plainly when you do not know something."
@@ -46,11 +48,11 @@ def memory_items(hits: list[Hit]) -> list[MemoryItem]:
 class PreviewRequest:
     user_message: str
     history: list[dict[str, Any]] = field(default_factory=list)
-    model_id: str = "openai/gpt-4o"
-    max_tokens: int = 4096
+    model_id: str = DEFAULT_MODEL
+    max_tokens: int = DEFAULT_MAX_TOKENS
     placement: str = "end"
     rules: str = DEFAULT_RULES
-    k: int = 20
+    k: int = DEFAULT_K
     scope: str = "global"
     trust: str = "medium"
 

@@ -4,43 +4,56 @@ A snapshot is taken through SQLite's online backup API from a connection of its 
 one step: SQLite copies the pages as they are at one instant (a read transaction), so an
 agent that keeps writing in WAL mode neither blocks the backup nor tears it. The copy is
 written beside its final name, checked with ``PRAGMA integrity_check`` and only then
-renamed, so a snapshot that exists is whole. Snapshots are named by the time they were
-taken (``<database>-<UTC time>.db``) and rotation keeps the newest N.
+renamed, so a snapshot that exists is whole; a ``.partial`` a killed backup left is
+removed by the next one (a lock file in the folder says no backup is still writing it).
+
+Snapshots belong to one database: they go to ``<its file name>-backups`` and are named
+``<its file name>-<UTC time>.db``, and each carries the database's id (``database_id``
+in its meta table, recorded by the first backup), which listing, rotation and restoring
+check, so two databases of one name or one stem never touch each other's snapshots.
+Rotation keeps the newest N. The ``<stem>-backups`` folder of earlier versions is
+listed, never rotated.
 
 Restoring never writes until the caller confirms: :func:`compare` opens both files
-read-only and says what differs; :func:`restore` first snapshots the current file (so
-the replaced state is a snapshot too), then copies the chosen snapshot into the live
-database through the same backup API, so other open connections see the change.
+read-only and says what differs; :func:`restore` copies the chosen snapshot into the
+live database through the same backup API (so other open connections see the change),
+and snapshots the replaced state once the copy holds the write lock, so no write that
+was acknowledged is lost.
 """
-
 from __future__ import annotations
 
 import os
 import re
 import sqlite3
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from filelock import FileLock, Timeout
+
 from .config import KINDS
 from .errors import StoreError, ValidationError
 from .model import LAYERS
+from .safe_folder import LinkRefused, is_link, lstat_or_none
 
 if TYPE_CHECKING:
     from .store import MemoryStore
 
 DEFAULT_KEEP = 10
 _STAMP = "%Y%m%dT%H%M%S"
+_ID_KEY = "database_id"
+_BUSY_S = 10  # how long a backup or restore waits for a writer to finish, as the store does
 
 
 @dataclass
 class BackupResult:
     path: Path
     removed: list[Path] = field(default_factory=list)  # older snapshots rotation deleted
-
-
+    cleaned: list[Path] = field(default_factory=list)  # unfinished snapshots an interrupted backup left
+    older_layout: list[Path] = field(default_factory=list)  # snapshots in the folder of before 0.x, left alone
 @dataclass
 class Side:
     """What one database holds, for a comparison."""
@@ -88,22 +101,86 @@ def _db_path(source: MemoryStore | str | os.PathLike) -> str:
 
 
 def default_backup_dir(db_path: str | os.PathLike) -> Path:
-    """Where snapshots of ``db_path`` go unless told otherwise: a folder beside it."""
+    """Where snapshots of ``db_path`` go unless told otherwise: ``<its whole file name>-backups``
+    beside it, so ``work.db`` and ``work.sqlite`` never share a folder."""
+    p = Path(db_path).resolve()
+    return p.parent / f"{p.name}-backups"
+
+
+def older_backup_dir(db_path: str | os.PathLike) -> Path:
+    """The folder earlier versions used, ``<stem>-backups``: shared by every database of that stem."""
     p = Path(db_path).resolve()
     return p.parent / f"{p.stem}-backups"
 
 
-def _snapshot_re(stem: str) -> re.Pattern[str]:
-    return re.compile(re.escape(stem) + r"-\d{8}T\d{6}\.\d{6}Z(?:-\d+)?\.db")
+def _snapshot_re(name: str) -> re.Pattern[str]:
+    return re.compile(re.escape(name) + r"-\d{8}T\d{6}\.\d{6}Z(?:-\d+)?\.db")
+
+
+def database_id(path: str | os.PathLike) -> str | None:
+    """The identity a database records in its meta table (and every snapshot of it carries);
+    None for a file that has none yet or cannot be read. Reads only."""
+    if not os.path.isfile(path):
+        return None
+    # Read a file nobody has open as it lies (immutable), so looking leaves no -wal or -shm
+    # beside it; one that is open (its -shm is there) through the WAL, for its latest writes.
+    shm = os.path.exists(f"{os.fspath(path)}-shm")
+    uri = Path(path).resolve().as_uri() + ("?mode=ro" if shm else "?mode=ro&immutable=1")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_S)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (_ID_KEY,)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return None
+    return row[0] if row else None
+
+
+def _ensure_id(path: str) -> str | None:
+    """The database's identity, recorded first if it has none (one small write). None when
+    the file cannot be written (a read-only database is still backed up, matched by name)."""
+    found = database_id(path)
+    if found is not None:
+        return found
+    try:
+        conn = sqlite3.connect(path, timeout=_BUSY_S, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_S * 1000}")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, uuid.uuid4().hex))
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return None
+    return database_id(path)
+
+
+def _plain_files(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
+    """Files in ``folder`` whose name fits ``pattern``; links are never taken for snapshots."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if pattern.fullmatch(p.name) and not is_link(os.lstat(p)))
 
 
 def snapshots(db_path: str | os.PathLike, to_dir: str | os.PathLike | None = None) -> list[Path]:
-    """Snapshots of ``db_path`` in ``to_dir`` (default: beside it), oldest first."""
+    """Snapshots of ``db_path`` in ``to_dir`` (default: beside it), oldest first: the files
+    named for its whole file name that carry its identity. Reads only."""
     folder = Path(to_dir) if to_dir is not None else default_backup_dir(db_path)
-    if not folder.is_dir():
-        return []
-    pattern = _snapshot_re(Path(db_path).stem)
-    return sorted(p for p in folder.iterdir() if pattern.fullmatch(p.name))
+    mine = database_id(db_path)
+    return [p for p in _plain_files(folder, _snapshot_re(Path(db_path).name)) if database_id(p) == mine]
+
+
+def older_snapshots(db_path: str | os.PathLike) -> list[Path]:
+    """Snapshots earlier versions left in :func:`older_backup_dir`: they carry no identity, so
+    they may be of ``db_path`` or of another database of the same stem. Never rotated."""
+    folder = older_backup_dir(db_path)
+    found = _plain_files(folder, _snapshot_re(Path(db_path).stem))
+    if folder == default_backup_dir(db_path):  # a file name without a suffix: one folder for both
+        mine = database_id(db_path)
+        return [p for p in found if database_id(p) is None and mine is not None]
+    return found
 
 
 def _check_keep(keep: object) -> int:
@@ -119,53 +196,110 @@ def _connect_ro(path: str | os.PathLike) -> sqlite3.Connection:
     return conn
 
 
-def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | None = None,
-           keep: int = DEFAULT_KEEP, *, _protect: Path | None = None) -> BackupResult:
-    """Snapshot the database ``source`` (a store or a path) into ``to_dir`` and keep the
-    newest ``keep`` snapshots there. Consistent while other programs write."""
-    keep = _check_keep(keep)
-    path = _db_path(source)
+def _folder(path: str, to_dir: str | os.PathLike | None) -> Path:
+    """The backup folder, made if missing. The default one may not be a link (someone could
+    plant one to have the snapshots written elsewhere); a folder given on purpose may."""
     folder = Path(to_dir) if to_dir is not None else default_backup_dir(path)
+    st = lstat_or_none(folder)
+    if st is not None and to_dir is None and is_link(st):
+        raise StoreError(f"the backup folder {folder} is a link; Mnemoscope does not follow a link it did not "
+                         "make. Give the folder it points to with --to if you mean it")
+    if folder.exists() and not folder.is_dir():
+        raise StoreError(f"cannot back up into {folder}: it is a file, not a folder. Move it away or choose "
+                         "another folder with --to")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create the backup folder {folder}: {exc.strerror or exc}") from None
-    now = time.time()
-    stem = Path(path).stem
-    name = f"{stem}-{datetime.fromtimestamp(now, UTC).strftime(_STAMP)}.{int(now % 1 * 1e6):06d}Z"
-    target = folder / f"{name}.db"
-    n = 1
-    while target.exists():
-        target = folder / f"{name}-{n}.db"
-        n += 1
+    return folder
+
+
+def _snapshot_into(src: sqlite3.Connection, path: str, target: Path, progress=None) -> None:
+    """Copy ``src`` into ``target`` through ``<target>.partial``, checked, then renamed."""
     partial = target.with_name(target.name + ".partial")
     try:
-        src = sqlite3.connect(path, timeout=10)
+        dst = sqlite3.connect(partial)
         try:
-            dst = sqlite3.connect(partial)
-            try:
-                src.backup(dst)  # one step: the pages of a single read transaction
-                dst.execute("PRAGMA journal_mode = DELETE")  # a snapshot is one self-contained file
-                problems = [r[0] for r in dst.execute("PRAGMA integrity_check")]
-            finally:
-                dst.close()
+            src.backup(dst, progress=progress)  # one step: the pages of a single read transaction
+            dst.execute("PRAGMA journal_mode = DELETE")  # a snapshot is one self-contained file
+            problems = [r[0] for r in dst.execute("PRAGMA integrity_check")]
         finally:
-            src.close()
+            dst.close()
         if problems != ["ok"]:
             raise StoreError(f"the snapshot of {path} failed its integrity check ({problems[0]}); "
                              "the database itself may be damaged")
         os.replace(partial, target)
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"cannot back up {path} to {folder}: {exc}") from None
+        raise StoreError(f"cannot back up {path} to {target.parent}: {exc}") from None
     except OSError as exc:
         raise StoreError(f"cannot write the snapshot {target}: {exc.strerror or exc}") from None
     finally:
-        if partial.exists():
+        if os.path.lexists(partial):
             partial.unlink()
-    removed = [p for p in snapshots(path, folder)[:-keep] if p != target and p != _protect]
-    for p in removed:
-        p.unlink()
-    return BackupResult(target, removed)
+
+
+def _new_target(folder: Path, name: str) -> Path:
+    now = time.time()
+    stamp = f"{name}-{datetime.fromtimestamp(now, UTC).strftime(_STAMP)}.{int(now % 1 * 1e6):06d}Z"
+    target = folder / f"{stamp}.db"
+    n = 1
+    while os.path.lexists(target):
+        target = folder / f"{stamp}-{n}.db"
+        n += 1
+    return target
+
+
+def _folder_lock(folder: Path, name: str) -> FileLock:
+    """Held by every backup of the database ``name`` into ``folder``: while it is held, an
+    unfinished snapshot there is one a killed backup left, and can go."""
+    path = folder / f".{name}.lock"
+    st = lstat_or_none(path)
+    if st is not None and is_link(st):
+        raise LinkRefused(path)
+    return FileLock(path, timeout=_BUSY_S)
+
+
+def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | None = None,
+           keep: int = DEFAULT_KEEP, *, _protect: Path | None = None, progress=None) -> BackupResult:
+    """Snapshot the database ``source`` (a store or a path) into ``to_dir`` and keep the
+    newest ``keep`` snapshots of it there (only its own: named for its file and carrying its
+    identity). Consistent while other programs write. An unfinished snapshot a killed backup
+    left is removed and listed in ``cleaned``. ``progress(status, remaining, total)`` is called
+    once the pages are copied, before the snapshot is checked and renamed."""
+    keep = _check_keep(keep)
+    path = _db_path(source)
+    name = Path(path).name
+    folder = _folder(path, to_dir)
+    _ensure_id(path)
+    try:
+        lock = _folder_lock(folder, name)
+        lock.acquire()
+    except Timeout:
+        raise StoreError(f"cannot back up into {folder}: another backup of {name} has been running there for "
+                         f"{_BUSY_S} s; try again when it is done") from None
+    except OSError as exc:
+        raise StoreError(f"cannot back up into {folder}: {exc.strerror or exc}") from None
+    try:
+        unfinished = re.compile(_snapshot_re(name).pattern + r"\.partial")
+        cleaned = _plain_files(folder, unfinished)
+        for p in cleaned:
+            p.unlink()
+        target = _new_target(folder, name)
+        try:
+            src = sqlite3.connect(path, timeout=_BUSY_S)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot back up {path}: {exc}") from None
+        try:
+            _snapshot_into(src, path, target, progress)
+        finally:
+            src.close()
+        removed = [p for p in snapshots(path, folder)[:-keep] if p != target and p != _protect]
+        for p in removed:
+            p.unlink()
+    finally:
+        lock.release()
+    older = older_snapshots(path) if to_dir is None else []
+    return BackupResult(target, removed, cleaned, older)
 
 
 def _side(conn: sqlite3.Connection, path: str) -> Side:
@@ -207,44 +341,83 @@ def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparis
 
 
 def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm: bool,
-            to_dir: str | os.PathLike | None = None, keep: int = DEFAULT_KEEP) -> RestoreResult:
+            to_dir: str | os.PathLike | None = None, keep: int = DEFAULT_KEEP, progress=None) -> RestoreResult:
     """Replace the database ``current`` with ``snapshot``, only when ``confirm`` is true
     (otherwise raise, having written nothing). The current state is snapshotted first,
-    into ``to_dir`` (default: beside the database), so the restore can be undone."""
+    into ``to_dir`` (default: beside the database), so the restore can be undone.
+
+    Writers are held out from the snapshot of the replaced state to the end of the copy:
+    the copy's first step takes the database's write lock, the replaced state is
+    snapshotted (by a reader, which sees every committed write) while it is held, and the
+    copy commits at its last step. So every write another program was told succeeded is
+    in the snapshot of the replaced database or was made after, on the restored one; a
+    writer that arrives meanwhile waits, and is told the database is busy if the restore
+    outlasts its patience. Stopped at any point, the database is the old one or the new
+    one whole. ``progress(status, remaining, total)`` is called after each step of the copy.
+    A snapshot of another database (another identity) is refused."""
     comparison = compare(current, snapshot)
     if not confirm:
         raise StoreError("restoring replaces the current database; confirm it to go ahead "
                          f"({comparison.summary()})")
     keep = _check_keep(keep)
-    safety = backup(current, to_dir, keep, _protect=Path(snapshot).resolve()).path
+    mine, theirs = _ensure_id(os.fspath(current)), database_id(snapshot)
+    if theirs is not None and mine is not None and theirs != mine:
+        raise StoreError(f"{snapshot} is a snapshot of another database (its identity is {theirs}, {current}'s "
+                         f"is {mine}); nothing was replaced. Restore it into the database it was taken of")
     src = _connect_ro(snapshot)
+    safety: list[Path] = []
+    deadline = time.monotonic() + _BUSY_S
+
+    def step(status: int, remaining: int, total: int) -> None:
+        if status in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):  # a writer holds the lock: SQLite retries forever
+            if time.monotonic() > deadline:
+                raise StoreError(f"cannot restore into {current}: another program has been writing it for "
+                                 f"{_BUSY_S} s; nothing was replaced. Try again when it is done")
+            return
+        if not safety:  # this step took the write lock: nobody can commit until the copy does
+            safety.append(backup(current, to_dir, keep, _protect=Path(snapshot).resolve()).path)
+        if progress is not None:
+            progress(status, remaining, total)
+
     try:
-        dst = sqlite3.connect(os.fspath(current), timeout=10)
+        pages = src.execute("PRAGMA page_count").fetchone()[0]
+        if pages < 2:  # a copy done in one step would commit before the replaced state is kept
+            raise StoreError(f"{snapshot} is not a Mnemoscope database (it has {pages} page); nothing was replaced")
+        dst = sqlite3.connect(os.fspath(current), timeout=_BUSY_S, isolation_level=None)
         try:
-            dst.execute("PRAGMA busy_timeout = 10000")
-            src.backup(dst)
+            dst.execute(f"PRAGMA busy_timeout = {_BUSY_S * 1000}")
+            src.backup(dst, pages=min(1024, pages - 1), progress=step, sleep=0.05)
             dst.execute("PRAGMA journal_mode = WAL")
+            if mine is not None and theirs is None:  # a snapshot from before identities keeps this one's
+                dst.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, mine))
         finally:
             dst.close()
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"cannot restore {snapshot} into {current}: {exc}; "
-                         f"the previous state is kept in {safety}") from None
+        kept = f"; the previous state is kept in {safety[0]}" if safety else "; nothing was replaced"
+        raise StoreError(f"cannot restore {snapshot} into {current}: {exc}{kept}") from None
     finally:
         src.close()
     # A snapshot from an earlier Mnemoscope lacks later migrations: opening applies them.
     from .store import MemoryStore
 
     MemoryStore(current).close()
-    return RestoreResult(comparison, safety)
+    return RestoreResult(comparison, safety[0])
 
 
 BULK_ADVANCE_DAYS = 30  # advancing the clock further than this snapshots first
 
 
+def is_bulk_change(*, advance_days: float | None = None, import_policy: str | None = None) -> bool:
+    """Whether a change a person starts (from the window or the command line) is a bulk
+    one, snapshotted first: a clock advance of more than :data:`BULK_ADVANCE_DAYS`, or an
+    import that overwrites memories."""
+    return (advance_days or 0) > BULK_ADVANCE_DAYS or import_policy == "overwrite"
+
+
 def snapshot_before_bulk_change(store: MemoryStore) -> Path | None:
-    """The automatic snapshot taken before a bulk change a person starts (an import that
-    overwrites, a clock advance of more than :data:`BULK_ADVANCE_DAYS`), into the default
-    folder under the default rotation. None for an in-memory or not yet written store."""
+    """The automatic snapshot taken before a bulk change (:func:`is_bulk_change`), into
+    the default folder under the default rotation. None for an in-memory or not yet
+    written store."""
     if store.path == ":memory:" or not os.path.isfile(store.path):
         return None
     return backup(store).path

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .claims import Claim, claims, compatible, is_cjk, statement_key, subject_from
+from .edges import KEPT, MENTIONS, SUPERSEDED_BY, SUPERSEDES
 from .errors import NotFound, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK
 from .text import terms
@@ -51,6 +52,12 @@ class Conflict:
     def to_dict(self) -> dict[str, str]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
+    def reported(self) -> dict[str, str]:
+        """The conflict as a new memory's result reports it, through every door: the older
+        memory's id and what the two disagree about, for the caller to recall, update or
+        forget (not the older memory's text, which it may not be allowed to read)."""
+        return {"id": self.older, "about": self.subject, "slot": self.slot}
+
 
 @dataclass
 class SupersedeResult:
@@ -73,7 +80,7 @@ def _subjects(store: MemoryStore, rows: list[tuple]) -> dict[str, str]:
     names: dict[str, list[str]] = defaultdict(list)
     with store.tables.reading():
         for src, name in store.conn.execute(
-                "SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst WHERE x.edge = 'mentions_entity'"):
+                f"SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst WHERE x.edge = '{MENTIONS}'"):
             names[src].append(name)
     out = {}
     for mid, text, who, *_ in rows:
@@ -237,12 +244,11 @@ def _subjects_one(store: MemoryStore, mid: str, text: str, who: str) -> str:
         return who.lower()
     low = text.lower()
     found = [(low.find(n.lower()), n.lower()) for (n,) in store.conn.execute(
-        "SELECT e.name FROM edges x JOIN entities e ON e.id = x.dst WHERE x.src = ? AND x.edge = 'mentions_entity'",
+        f"SELECT e.name FROM edges x JOIN entities e ON e.id = x.dst WHERE x.src = ? AND x.edge = '{MENTIONS}'",
         (mid,)) if n.lower() in low]
     return min(found)[1] if found else ""
 
 
-KEPT = "kept_with"  # a person read both memories and keeps both: they are not a conflict
 
 
 def _check_pair(store: MemoryStore, a: str, b: str) -> None:
@@ -260,7 +266,7 @@ def supersede(store: MemoryStore, newer_id: str, older_id: str) -> SupersedeResu
         _check_pair(store, newer_id, older_id)
         before = store.get(older_id)
         edges: list[tuple[str, str, str]] = []
-        store.tables.edge_pair(newer_id, "supersedes", older_id, "superseded_by", store.now(), edges)
+        store.tables.edge_pair(newer_id, SUPERSEDES, older_id, SUPERSEDED_BY, store.now(), edges)
         store.tables.refresh_state(older_id)  # archived, and never due for a tick while superseded
         return SupersedeResult(newer_id, before, store.get(older_id), edges)
 

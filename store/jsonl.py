@@ -15,7 +15,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .conflicts import KEPT
+from . import json_input
+from .edges import KEPT, MENTIONS, REFERENCES, SUPERSEDED_BY, SUPERSEDES
 from .errors import ImportRefused, StoreError, ValidationError
 from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
 
@@ -29,7 +30,7 @@ FIELDS = ("id", "text", "kind", "importance", "who", "topic", "scope", "sensitiv
           "supersedes", "kept_with")
 # A person's decisions about pairs of memories (store.conflicts), kept across an export:
 # the field, the edge from this memory, and the edge back.
-DECISIONS = (("supersedes", "supersedes", "superseded_by"), (KEPT, KEPT, KEPT))
+DECISIONS = (("supersedes", SUPERSEDES, SUPERSEDED_BY), ("kept_with", KEPT, KEPT))
 # What links a memory to other memories: written after every memory of a file is in.
 LINK_FIELDS = ("references", *(f for f, _, _ in DECISIONS))
 
@@ -52,11 +53,17 @@ class ImportReport:
             parts.append(f"{len(self.errors)} bad line(s)")
         return ", ".join(parts)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The report as every door gives it in JSON (not the ids: an import may hold many)."""
+        return {"summary": self.summary(), "imported": self.imported, "skipped": self.skipped,
+                "overwritten": self.overwritten, "merged": self.merged,
+                "errors": [{"line": n, "reason": r} for n, r in self.errors]}
+
 
 def _entity_records(store: MemoryStore, memory_id: str) -> list[dict[str, Any]]:
     rows = store.tables.rows(
         "SELECT e.name, e.kind, e.aliases FROM edges x JOIN entities e ON e.id = x.dst "
-        "WHERE x.src = ? AND x.edge = 'mentions_entity' ORDER BY lower(e.name), e.name", (memory_id,))
+        f"WHERE x.src = ? AND x.edge = '{MENTIONS}' ORDER BY lower(e.name), e.name", (memory_id,))
     out = []
     for r in rows:
         rec: dict[str, Any] = {"name": r["name"], "kind": r["kind"]}
@@ -90,7 +97,7 @@ def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
         "context": None if row["context"] is None else json.loads(row["context"]),
         "reason_to_remember": row["reason_to_remember"] or "",
         "entities": _entity_records(store, mid),
-        "references": _linked(store, mid, "references_record"),
+        "references": _linked(store, mid, REFERENCES),
         **{name: _linked(store, mid, edge) for name, edge, _ in DECISIONS},
         "recall_events": [_time(r["at"]) for r in store.tables.rows(
             "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (mid,))],
@@ -259,9 +266,9 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            report.errors.append((number, f"not valid JSON: {exc.msg} at column {exc.colno}"))
+            obj = json_input.loads(line, surrogates=False)  # the fields name their own
+        except json_input.BadJson as exc:
+            report.errors.append((number, str(exc).replace(" at line 1 column", " at column")))
             continue
         try:
             rec = _parse_line(store, obj)
@@ -304,7 +311,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                 for other in rec[name]:
                     if store.exists(other):
                         store.tables.edge_pair(rec["id"], edge, other, inverse, rec["updated_at"], [])
-                        if edge == "supersedes":  # the replaced memory stays archived
+                        if edge == SUPERSEDES:  # the replaced memory stays archived
                             store.tables.refresh_state(other)
     return report
 

@@ -7,7 +7,9 @@ does not know (Anthropic, Google, Hugging Face, newer OpenAI and GitHub tokens, 
 test keys) and for a password written out in a sentence. Phone numbers are found by
 phonenumbers (Google's libphonenumber, the "lite" package without carrier and geocoding
 data) in international form and in the national formats of the regions in
-``PHONE_REGIONS``. E-mail addresses, payment card numbers (Luhn-checked) and IBANs
+``PHONE_REGIONS``, except a number that counts or costs something ("… euros", "…
+visitors"). US social security numbers and checksum-valid Spanish, Chinese and French
+identity numbers are national ids. E-mail addresses, payment card numbers (Luhn-checked) and IBANs
 (checksum-checked) are matched here.
 
 Each kind of content needs a least sensitivity (a credential ``hyper``, a phone number
@@ -17,7 +19,10 @@ finding says where the thing is and shows only its first characters, never all o
 
 from __future__ import annotations
 
+import bisect
+import json
 import re
+import sqlite3
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -30,9 +35,70 @@ if TYPE_CHECKING:
     from .store import MemoryStore
 
 # The least sensitivity a memory holding each category should have.
-NEEDED = {"credential": "hyper", "card": "high", "iban": "high", "phone": "medium", "email": "medium"}
+NEEDED = {"credential": "hyper", "card": "high", "iban": "high", "national_id": "high", "phone": "medium",
+          "email": "medium"}
 # National phone formats understood besides the international +CC form.
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "PT", "IT", "NL", "CN", "JP", "IN", "BR")
+
+
+# Words that follow "the password is" or "password:" when no password is given: "stored
+# in the vault", "wrong", "required" … (EN, DE, FR, ES, PT).
+_NOT_A_PASSWORD = (
+    "stored saved kept written managed shared changed reset rotated required needed set hidden encrypted hashed "
+    "expired invalid valid wrong right correct incorrect weak strong long short secure safe unsafe easy hard "
+    "empty blank missing unknown known same different available enabled disabled optional mandatory "
+    "in on at the a an my your his her our their its not no now also still too very being under inside "
+    "somewhere there here fine okay and or for to of with from that this which what where see ask check "
+    "authentication protected manager field prompt reuse "
+    "im ist ein eine einer einem der die das den dem nicht gespeichert geändert falsch richtig sicher zu sehr "
+    "noch unter hier dort leer bekannt neu "
+    "dans sur le la les un une des pas enregistré enregistrée changé changée stocké stockée trop très faux "
+    "correcte incorrecte vide ici là "
+    "en el los las unos unas no guardada guardado cambiada cambiado incorrecta correcta muy demasiado "
+    "vacía aquí allí segura "
+    "em um uma não guardada errada certa muito"
+).split()
+_NOT_A_VALUE = r"(?!(?:" + "|".join(sorted(map(re.escape, _NOT_A_PASSWORD), key=len, reverse=True)) + r")(?![\w-]))"
+# A password-like word: at least four characters, one of them a digit, a capital or a
+# symbol, not ending in punctuation; or a word of four letters or more that is not one of
+# the words above ("the password is sunflower").
+_STRONG = r"(?=[^\s\"'”»]*(?-i:[0-9A-Z!@#$%^&*_+=?~-]))[^\s\"'”»]{3,}[^\s\"'”».,;:)]"
+_VALUE = _NOT_A_VALUE + r"[\"'“«]?(" + _STRONG + r"|[^\W\d_]{4,})"
+_PW_WORDS = (r"(?:wi-?fi\s+|wlan[\s-]?|router\s+)?(?:password|passwort|pass\s?word|passcode|passphrase|"
+             r"pw|pwd|kennwort|mot de passe|code secret|contraseña|clave|senha|wachtwoord|parola d'ordine)")
+_PIN_WORDS = r"(?:code\s+)?pin(?:\s?code)?"  # "the PIN is blue" is no PIN: its value must hold a digit
+# "for the router", "du wifi", "der Karte": what the password is for, between it and "is".
+_QUALIFIER = (r"(?:\s+(?:for|of|on|to|at|für|vom|von|zum|zur|der|des|du|de|del|da|do|di|della|van|voor)"
+              r"(?:\s+[^\s:=]+){1,2}?)?")
+_IS = r"(?:\s*(?::=|=|:|：)\s*|\s+(?:is now|is|was|are|ist|lautet|lautete|heißt|est|es|era|é|è|wordt)\s+)"
+_PROSE_PASSWORDS = (
+    r"(?i)(?<![\w-])" + _PW_WORDS + _QUALIFIER + _IS + _VALUE,
+    r"(?i)(?<![\w-])" + _PIN_WORDS + _QUALIFIER + _IS + _NOT_A_VALUE + r"[\"'“«]?((?=[^\s]*\d)" + _STRONG + ")",
+    # "with password X", "mit dem Passwort X", "avec le mot de passe X": X must look like one
+    r"(?i)\b(?:with|using|via|mit|avec|con|com)\s+(?:the\s+|dem\s+|le\s+|la\s+|el\s+|a\s+|o\s+)?"
+    r"(?:password|passwort|kennwort|mot de passe|contraseña|clave|senha|pin)\s+[\"'“«]?(" + _STRONG + ")",
+    r"(?:密码|口令|パスワード)\s*(?:是|为|為|：|:|は)?\s*[\"'“「]?([A-Za-z0-9!@#$%^&*_.+=-]{4,})",
+    r"(?i)\blogin\s+\S+\s+password\s+(\S{4,})",  # a .netrc line: machine … login … password …
+)
+# A name in code or configuration that holds a password (any value) or a secret, key or
+# token (a value with letters and digits, eight characters or more); a placeholder, an
+# environment variable or a call is no value.
+_NAME_PREFIX = r"(?:(?<![\w.-])|(?<=\s--)|(?<=\s-))(?:(?:[A-Za-z0-9]+[_.-])*|(?-i:[a-z0-9]+)(?=(?-i:[A-Z])))"
+_PLACEHOLDER = (r"(?![$%<{\[]|\*{3}|x{4,}|(?:null|none|nil|true|false|undefined|changeme|redacted|example)(?![\w-])"
+                r"|your[_-]|os\.environ|process\.env|getenv|env\()")
+_ENDS = r"(?=[\s\"'`,;)}\]]|$)"
+_ASSIGNED_SECRETS = (
+    r"(?i)" + _NAME_PREFIX + r"(?:password|passwd|passwort|kennwort|pwd|passphrase|secret_?password|"
+    r"contraseña|senha|mot_?de_?passe)(?:[_.-][A-Za-z0-9]+)*\s*(?::=|=|:)\s*[\"'`]?" + _PLACEHOLDER
+    + _NOT_A_VALUE + r"([^\s\"'`,;(){}<>]{4,})" + _ENDS,
+    # "pin: north", "Boarding pass: gate 12" are no secrets: a PIN or a pass (in a name:
+    # SMTP_PASS) needs a digit in its value
+    r"(?i)" + _NAME_PREFIX + r"(?:pin|(?<=[_.-])pass)(?:[_.-][A-Za-z0-9]+)*\s*(?::=|=|:)\s*[\"'`]?" + _PLACEHOLDER
+    + r"(?=[^\s\"'`]*\d)([^\s\"'`,;(){}<>]{4,})" + _ENDS,
+    r"(?i)" + _NAME_PREFIX + r"(?:secret|token|api_?key|apikey|access_?key|secret_?key|private_?key|client_?secret|"
+    r"auth_?token|auth_?key|credentials?)\s*(?::=|=|:)\s*[\"'`]?" + _PLACEHOLDER
+    + r"(?=[^\s\"']*\d)(?=[^\s\"']*[A-Za-z])([A-Za-z0-9/+=._~-]{8,})" + _ENDS,
+)
 
 
 @cache
@@ -83,20 +149,28 @@ def _detector_classes() -> tuple[type, ...]:
                     re.compile(r"\b(?:sk|rk)_test_[0-9a-zA-Z]{24,}"),
                     re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")]
 
-    # A password-like word: at least four characters, one of them a digit, a capital or a
-    # symbol ("the password is stored in …" is not a password), not ending in punctuation.
-    password_value = r"(?=[^\s\"'”»]*(?-i:[0-9A-Z!@#$%^&*_+=?~-]))[^\s\"'”»]{3,}[^\s\"'”».,;:)]"
-
     class PasswordInProseDetector(RegexBasedDetector):
-        """'my password is …', 'Passwort: …', '密码是…': a password written in a sentence."""
+        """'my password is …', 'Passwort: …', 'lautet …', 'with password …', '密码是…': a
+        password written in a sentence, in the languages of the labelled set."""
 
         secret_type = "Password"
-        denylist = [
-            re.compile(r"(?i)\b(?:password|passcode|passphrase|pin code|passwort|kennwort|mot de passe|contraseña|"
-                       r"senha|wachtwoord|parola d'ordine)\s*(?:is|was|:|=|ist|est|es|é|:=|is now)\s*"
-                       r"[\"'“«]?(" + password_value + ")"),
-            re.compile(r"(?:密码|口令|パスワード)\s*(?:是|为|：|:|は)\s*[\"'“「]?([A-Za-z0-9!@#$%^&*_.+=-]{4,})"),
-        ]
+        denylist = [re.compile(p) for p in _PROSE_PASSWORDS]
+
+    class AssignedSecretDetector(RegexBasedDetector):
+        """``DB_PASSWORD=…``, ``pwd=…``, ``aws_secret_access_key = …``, ``api_key: …``: a
+        secret assigned to a name in code or configuration, quoted or not (detect-secrets'
+        keyword detector needs the quotes)."""
+
+        secret_type = "Secret Keyword"
+        denylist = [re.compile(p) for p in _ASSIGNED_SECRETS]
+
+    class AuthorizationHeaderDetector(RegexBasedDetector):
+        """``Authorization: Bearer …`` / ``Basic …`` / ``Token …``: the credential an HTTP header carries."""
+
+        secret_type = "Authorization Header"
+        denylist = [re.compile(r"(?i)\bauthorization\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey)\s+"
+                               r"([A-Za-z0-9._~+/-]{8,}=*)"),
+                    re.compile(r"\bBearer\s+([A-Za-z0-9._~+/-]{20,}=*)")]
 
     return (
         AWSKeyDetector, AzureStorageKeyDetector, ArtifactoryDetector, BasicAuthDetector, DiscordBotTokenDetector,
@@ -104,7 +178,7 @@ def _detector_classes() -> tuple[type, ...]:
         NpmDetector, OpenAIDetector, PrivateKeyDetector, PypiTokenDetector, SendGridDetector, SlackDetector,
         SquareOAuthDetector, StripeDetector, TelegramBotTokenDetector, TwilioKeyDetector,
         AnthropicKeyDetector, GoogleKeyDetector, HuggingFaceTokenDetector, NewerTokenDetector,
-        PasswordInProseDetector,
+        PasswordInProseDetector, AssignedSecretDetector, AuthorizationHeaderDetector,
     )
 
 
@@ -208,6 +282,23 @@ def _credentials(text: str) -> list[Detection]:
     return found
 
 
+# What follows a number that counts or costs something, or precedes an amount: such a
+# number is not a phone number ("1 234 567 890 euros", "030 901820 visitors").
+_COUNTED = re.compile(
+    r"\s*(?:[€$£¥%]|(?i:euros?|eur|dollars?|usd|pounds?|gbp|yen|yuan|rmb|francs?|chf|reais|real|pesos?|"
+    r"people|persons?|visitors?|users?|customers?|members?|employees?|inhabitants?|residents?|citizens?|"
+    r"times|items?|units?|copies|votes?|views?|downloads?|words?|pages?|lines?|rows?|records?|bytes?|"
+    r"[kmgt]i?b|km|kg|tons?|tonnes?|miles?|met(?:er|re)s?|years?|days?|hours?|seconds?|"
+    r"besucher(?:innen)?|einwohner(?:innen)?|menschen|personen|mitarbeiter(?:innen)?|kunden|nutzer|stück|mal|"
+    r"visiteurs?|habitants?|personnes?|utilisateurs?|clients?|fois|visitantes?|habitantes?|personas?|"
+    r"usuarios?|clientes?|veces|pessoas?)(?![\w])|元|人|次|位|名|个|欧元|美元|万|亿)")
+_AMOUNT_BEFORE = re.compile(r"(?:[€$£¥]|\b(?i:eur|usd|gbp|chf|us\$|r\$))\s*$")
+
+
+def _counted(text: str, start: int, end: int) -> bool:
+    return bool(_COUNTED.match(text, end)) or bool(_AMOUNT_BEFORE.search(text, max(0, start - 6), start))
+
+
 def _phones(text: str) -> list[Detection]:
     # phonenumbers is thorough but slow: ask it only when the text has a run of at least
     # seven digits with nothing but phone punctuation between them
@@ -218,8 +309,53 @@ def _phones(text: str) -> list[Detection]:
     spans: dict[tuple[int, int], None] = {}
     for region in (None, *PHONE_REGIONS):
         for match in phonenumbers.PhoneNumberMatcher(text, region or "ZZ", leniency=phonenumbers.Leniency.VALID):
-            spans[(match.start, match.end)] = None
+            if not _counted(text, match.start, match.end):
+                spans[(match.start, match.end)] = None
     return [Detection("phone", "phone number", a, b) for a, b in spans]
+
+
+_SSN = re.compile(r"(?<![\d-])(?!000|666|9)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
+_SSN_SPACED = re.compile(r"(?i)(?:\bssn|social security(?: number| no\.?)?)\D{0,12}"
+                         r"((?!000|666|9)\d{3} (?!00)\d{2} (?!0000)\d{4})(?!\d)")
+_DNI = re.compile(r"(?<![\w])([XYZ]?\d{7,8})[- ]?([A-Z])(?![\w])")
+_CN_ID = re.compile(r"(?<!\d)[1-9]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![\dA-Za-z])")
+_NIR = re.compile(r"(?<!\d)[12] ?\d{2} ?(?:0[1-9]|1[0-2]|[2-9]\d) ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?!\d)")
+
+
+def _dni_ok(number: str, letter: str) -> bool:
+    if number[0] in "XYZ":
+        if len(number) != 8:
+            return False
+        number = str("XYZ".index(number[0])) + number[1:]
+    elif len(number) != 8:
+        return False
+    return "TRWAGMYFPDXBNJZSQVHLCKE"[int(number) % 23] == letter
+
+
+def _cn_id_ok(value: str) -> bool:
+    weights = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+    return "10X98765432"[sum(int(c) * w for c, w in zip(value[:17], weights)) % 11] == value[17].upper()
+
+
+def _nir_ok(value: str) -> bool:
+    s = value.replace(" ", "")
+    body = s[:13].replace("2A", "19").replace("2B", "18")
+    return 97 - int(body) % 97 == int(s[13:])
+
+
+def _national_ids(text: str) -> list[Detection]:
+    """US social security numbers, Spanish DNI/NIE, Chinese resident ids and French NIRs
+    (the last three checksum-checked): numbers that name a person to the state."""
+    found = [Detection("national_id", "US social security number", m.start(), m.end()) for m in _SSN.finditer(text)]
+    found += [Detection("national_id", "US social security number", m.start(1), m.end(1))
+              for m in _SSN_SPACED.finditer(text)]
+    found += [Detection("national_id", "Spanish DNI/NIE", m.start(), m.end()) for m in _DNI.finditer(text)
+              if _dni_ok(m.group(1), m.group(2))]
+    found += [Detection("national_id", "Chinese resident id", m.start(), m.end()) for m in _CN_ID.finditer(text)
+              if _cn_id_ok(m.group())]
+    found += [Detection("national_id", "French social security number", m.start(), m.end())
+              for m in _NIR.finditer(text) if _nir_ok(m.group())]
+    return found
 
 
 def _luhn(digits: str) -> bool:
@@ -249,18 +385,21 @@ def _iban_ok(value: str) -> bool:
 def scan_text(text: str) -> list[Detection]:
     """Everything sensitive in ``text``, in order; where two detections overlap, the one
     that needs the higher sensitivity (then the longer) wins."""
-    found = _credentials(text) + _phones(text)
+    found = _credentials(text) + _phones(text) + _national_ids(text)
     found += [Detection("email", "e-mail address", m.start(), m.end()) for m in _EMAIL.finditer(text)]
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group())
         if _card_brand(digits) and _luhn(digits):
             found.append(Detection("card", "payment card number", m.start(), m.end()))
     found += [Detection("iban", "IBAN", m.start(), m.end()) for m in _IBAN.finditer(text) if _iban_ok(m.group())]
-    kept: list[Detection] = []
+    kept: list[Detection] = []  # by start; they never overlap, so a neighbour check suffices
+    starts: list[int] = []
     for d in sorted(found, key=lambda d: (-SENSITIVITY_RANK[d.needed], d.start - d.end, d.start, d.what)):
-        if all(d.end <= k.start or d.start >= k.end for k in kept):
-            kept.append(d)
-    return sorted(kept, key=lambda d: (d.start, d.end))
+        i = bisect.bisect_right(starts, d.start)
+        if (i == 0 or kept[i - 1].end <= d.start) and (i == len(kept) or d.end <= kept[i].start):
+            kept.insert(i, d)
+            starts.insert(i, d.start)
+    return kept
 
 
 def _preview(value: str) -> str:
@@ -286,6 +425,34 @@ def check(store: MemoryStore, *, all_findings: bool = False) -> list[Finding]:
     for mid, text, sensitivity in rows:
         out += findings_in(mid, text, sensitivity, all_findings=all_findings)
     return out
+
+
+def check_activity(store: MemoryStore, *, all_findings: bool = False) -> list[Finding]:
+    """Findings in the texts the activity log keeps (each row's arguments and error, or its
+    summary when it kept no arguments; read at the row's sensitivity), oldest row first,
+    each named ``activity:ID``. Reads only."""
+    with store.tables.reading():
+        try:
+            rows = store.conn.execute("SELECT id, summary, args, error, sensitivity FROM activity ORDER BY id").fetchall()
+        except sqlite3.OperationalError:  # a database opened read-only before the log existed
+            return []
+    out: list[Finding] = []
+    for row_id, summary, args, error, sensitivity in rows:
+        kept = _strings(json.loads(args or "{}"))
+        texts = [*(kept or [summary or ""]), error or ""]
+        level = sensitivity if sensitivity in SENSITIVITY_RANK else "hyper"
+        out += findings_in(f"activity:{row_id}", "\n".join(texts), level, all_findings=all_findings)
+    return out
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def check_texts(texts: list[str]) -> list[Detection]:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import decay
-from .errors import ValidationError
+from .edges import MENTIONED_IN, MENTIONS
+from .errors import StoreError, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK, validate_scope
 from .text import cosine, terms, vector
 
@@ -48,7 +49,11 @@ class Hit:
     entities: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        """The hit as every door gives it in JSON: a redacted one as no more than that it
+        exists, the reasons for its score only when they were asked for."""
+        if self.redacted:
+            return {"id": self.id, "kind": self.kind, "layer": self.layer, "redacted": True}
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "why" or self.why}
 
 
 def _trust_rank(trust: str | None) -> int:
@@ -91,6 +96,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     q_vec = vector(query)
     fts = " OR ".join('"' + t.replace('"', '""') + '"' for t in q_terms)
     placeholders = ",".join("?" * len(scopes))
+    known = SENSITIVITIES[:max_rank + 2]  # what it may read, and one level above (redacted)
     with store.tables.reading():
         rows = store.tables.rows(
             f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
@@ -98,8 +104,9 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             # otherwise walk every memory of the scope and test each against the index.
             "CROSS JOIN memories m ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
             f"WHERE memories_fts MATCH ? AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
-            "ORDER BY f.rank LIMIT ?",
-            (fts, *scopes, max(cfg.limits.candidate_limit, 2 * k)),
+            # nothing the caller may not even know of takes a place among the candidates
+            f"AND m.sensitivity IN ({','.join('?' * len(known))}) ORDER BY f.rank LIMIT ?",
+            (fts, *scopes, *known, max(cfg.limits.candidate_limit, 2 * k)),
         )
         scored: dict[str, dict[str, Any]] = {}
         q_set = set(q_terms)
@@ -135,7 +142,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             neighbours = store.tables.rows(
                 f"SELECT DISTINCT {CANDIDATE_COLUMNS} FROM edges x "
                 "JOIN memories m ON m.id = x.dst JOIN memory_state s ON s.rowid = m.rowid "
-                f"WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
+                f"WHERE x.edge = '{MENTIONED_IN}' AND x.src IN ({ph}) "
                 f"AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
                 f"AND m.sensitivity IN ({','.join('?' * len(readable))}) LIMIT 200",
                 (*seed_entities, *scopes, *readable),
@@ -175,14 +182,31 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
         ranked.sort(key=lambda sh: (-sh[0], sh[1].id))
         hits = [h for _, h in ranked[:k]]
     if reinforce and not store.read_only:  # a read-only store answers, and counts nothing
-        targets = [h.id for h in hits if not h.redacted]
-        if targets:
-            with store.tables.write():
-                for mid in targets:
-                    store.tables.reinforce(mid, now)  # skips a memory deleted since it was read
+        _reinforce(store, hits, now)
     return hits
 
 
+def _reinforce(store: MemoryStore, hits: Sequence[Hit], now: float) -> None:
+    targets = [h.id for h in hits if not h.redacted]
+    if targets:
+        with store.tables.write():
+            for mid in targets:
+                store.tables.reinforce(mid, now)  # skips a memory deleted since it was read
+
+
+def reinforce_hits(store: MemoryStore, hits: Sequence[Hit], now: Any = None) -> str:
+    """Count one recall of every unredacted hit, in one transaction. Returns "" when they
+    were counted (or there was none), else why not (a read-only store, a full disk, a busy
+    database): a caller that answers anyway says so instead of failing."""
+    if not any(not h.redacted for h in hits):
+        return ""
+    if store.read_only:
+        return f"{store.path} is open read-only"
+    try:
+        _reinforce(store, hits, store.tables.now(now))
+    except StoreError as exc:
+        return str(exc)
+    return ""
 
 
 def _redacted_hit(r: dict[str, Any], explain: bool) -> Hit:
@@ -206,7 +230,7 @@ def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str
         chunk = memory_ids[start:start + 500]
         ph = ",".join("?" * len(chunk))
         for r in store.tables.rows(
-                f"SELECT src, dst FROM edges WHERE edge = 'mentions_entity' AND src IN ({ph})", chunk):
+                f"SELECT src, dst FROM edges WHERE edge = '{MENTIONS}' AND src IN ({ph})", chunk):
             out.setdefault(r["src"], set()).add(r["dst"])
     return out
 

@@ -26,6 +26,7 @@ from .model import (
     SENSITIVITIES,
     Entity,
     Memory,
+    readable_at,
     validate_fields,
     validate_half_life,
     validate_id,
@@ -146,14 +147,22 @@ class MemoryStore:
         with self.tables.reading():
             return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
-    def stats(self, scopes: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
-        """Counts per layer, kind and scope (of the memories in ``scopes`` when given)."""
+    def stats(self, scopes: list[str] | tuple[str, ...] | None = None, trust: str | None = None) -> dict[str, Any]:
+        """Counts per layer, kind and scope (of the memories in ``scopes`` when given, and of
+        those a caller at ``trust`` may read when given: nothing above it is counted)."""
         where, layers_of, params = "", "memory_state", []
+        clauses: list[str] = []
         if scopes is not None:
             scopes = [validate_scope(s) for s in scopes]
-            where = f" WHERE scope IN ({','.join('?' * len(scopes))})"
+            clauses.append(f"scope IN ({','.join('?' * len(scopes))})")
+            params += scopes
+        if trust is not None:
+            readable = readable_at(trust)
+            clauses.append(f"sensitivity IN ({','.join('?' * len(readable))})")
+            params += readable
+        if clauses:
+            where = " WHERE " + " AND ".join(clauses)
             layers_of = "memory_rows" + where
-            params = scopes
         with self.tables.reading():
             layers = dict.fromkeys(LAYERS, 0)
             layers.update(dict(self.conn.execute(f"SELECT layer, count(*) FROM {layers_of} GROUP BY layer",
@@ -195,11 +204,16 @@ class MemoryStore:
             eid = self.tables.resolve_entity(name, kind, scope, self.now(), created, aliases)
         return created[0] if created else next(e for e in self.entities() if e.id == eid)
 
-    def known_entities_in(self, text: str, scope: str) -> list[str]:
-        """Names of known entities whose name or alias appears in ``text``."""
+    def known_entities_in(self, text: str, scope: str, readable: tuple[str, ...] | None = None) -> list[str]:
+        """Names of known entities whose name or alias appears in ``text``: with ``readable``
+        (an agent's), only those a writer in ``scope`` may know of (not one named only by
+        memories above its trust or in other scopes); all of them for the owner (None)."""
         low = text.lower()
         found = []
+        hidden = self.tables.entities_unseen(readable, validate_scope(scope)) if readable is not None else set()
         for ent in self.entities(scope):
+            if ent.id in hidden:
+                continue
             for name in [ent.name, *ent.aliases]:
                 n = name.lower()
                 if len(n) >= 2 and n in low and _bounded(low, n):
@@ -218,9 +232,12 @@ class MemoryStore:
         return edges
 
     # -- writing -------------------------------------------------------------------------
-    def _find_duplicate(self, text: str, scope: str) -> tuple[str, float] | None:
-        """The most similar memory in ``scope`` above the duplicate threshold. Candidates
-        must share the longer half of the terms: a near-duplicate shares nearly all."""
+    def _find_duplicate(self, text: str, scope: str, readable: tuple[str, ...] = SENSITIVITIES
+                        ) -> tuple[str, float] | None:
+        """The most similar memory in ``scope`` above the duplicate threshold, among those
+        of a ``readable`` sensitivity (what the writer may see: it is never told of, nor
+        writes to, another). Candidates must share the longer half of the terms: a
+        near-duplicate shares nearly all."""
         words = sorted(set(term_string(text).split()), key=lambda t: (-len(t), t))
         if not words:
             return None
@@ -230,7 +247,8 @@ class MemoryStore:
         best = None
         for mid, mtext in self.conn.execute(
             "SELECT m.id, m.text FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "
-            "WHERE memories_fts MATCH ? AND m.scope = ? LIMIT 50", (query, scope)):
+            f"WHERE memories_fts MATCH ? AND m.scope = ? AND m.sensitivity IN ({','.join('?' * len(readable))}) "
+            "LIMIT 50", (query, scope, *readable)):
             sim = cosine(vec, vector(mtext))
             if sim >= self.config.limits.duplicate_similarity and (best is None or sim > best[1]):
                 best = (mid, sim)
@@ -241,9 +259,12 @@ class MemoryStore:
                  tags: list[str] | None = None, source: str = "", source_kind: str = "",
                  pinned: bool = False, entities: list[Any] | None = None, now: Any = None,
                  memory_id: str | None = None, half_life_days: float | None = None,
-                 dedupe: bool = True, context: Any = None, reason_to_remember: str = "") -> RememberResult:
+                 dedupe: bool = True, context: Any = None, reason_to_remember: str = "",
+                 trust: str | None = None) -> RememberResult:
         """Write a memory, with choice: near-duplicate text in the same scope reinforces the
-        existing memory instead of adding a copy."""
+        existing memory instead of adding a copy. A writer at ``trust`` (an agent) is
+        compared only with what it may read; the owner (None) with everything."""
+        readable = readable_at(trust)
         values = validate_fields(
             {"text": text, "kind": kind, "importance": importance, "who": who, "topic": topic, "scope": scope,
              "sensitivity": sensitivity, "tags": tags or [], "source": source, "source_kind": source_kind,
@@ -256,7 +277,7 @@ class MemoryStore:
         now = self.tables.now(now)
         with self.tables.write():
             if dedupe:
-                dup = self._find_duplicate(values["text"], values["scope"])
+                dup = self._find_duplicate(values["text"], values["scope"], readable)
                 if dup is not None:
                     before = self.get(dup[0])
                     self.tables.reinforce(dup[0], now, importance=values["importance"])
@@ -273,7 +294,7 @@ class MemoryStore:
             names = list(entities or [])
             if values["who"]:
                 names.insert(0, {"name": values["who"], "kind": "person"})
-            known = self.known_entities_in(values["text"], values["scope"])
+            known = self.known_entities_in(values["text"], values["scope"], None if trust is None else readable)
             lowered = {(n.get("name") if isinstance(n, dict) else n).lower() for n in names}
             names += [k for k in known if k.lower() not in lowered]
             created: list[Entity] = []
@@ -423,11 +444,12 @@ class MemoryStore:
     def brief(self, limit: int = 5, scope: str = "global", trust: str = "medium", now: Any = None) -> str:
         return brief(self, limit=limit, scope=scope, trust=trust, now=now)
 
-    def capture(self, content: Any, **kwargs: Any) -> CaptureResult:
+    def capture(self, content: Any, *, trust: str | None = None, **kwargs: Any) -> CaptureResult:
         """Capture any JSON content as a memory (see :func:`store.capture.capture`); an
-        option that does not exist is a :class:`ValidationError` naming it."""
+        option that does not exist is a :class:`ValidationError` naming it. A writer at
+        ``trust`` links and references only what it may read."""
         check_request_keys(kwargs)
-        return capture(self, content, **kwargs)
+        return capture(self, content, trust=trust, **kwargs)
 
     def import_jsonl(self, source: Any, policy: str = "skip", now: Any = None, *,
                      partial: bool = False) -> ImportReport:

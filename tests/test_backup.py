@@ -80,8 +80,8 @@ def test_rotation_keeps_exactly_n_newest(tmp_path):
     made = [backup(db, keep=3).path for _ in range(5)]
     left = snapshots(db)
     assert left == made[-3:] and len(left) == 3
-    assert all(p.parent == tmp_path / "m-backups" for p in left)
-    assert not list((tmp_path / "m-backups").glob("*.partial"))
+    assert all(p.parent == tmp_path / "m.db-backups" for p in left)
+    assert not list((tmp_path / "m.db-backups").glob("*.partial"))
     assert backup(db, keep=1).removed == made[-3:]
     assert len(snapshots(db)) == 1
 
@@ -92,7 +92,7 @@ def test_bad_keep_is_refused_before_anything_is_written(tmp_path, keep):
     _seed(db, 1)
     with pytest.raises(ValidationError, match="keep"):
         backup(db, keep=keep)
-    assert not (tmp_path / "m-backups").exists()
+    assert not (tmp_path / "m.db-backups").exists()
 
 
 def test_backup_of_a_missing_file_says_so(tmp_path):
@@ -154,7 +154,8 @@ def test_a_snapshot_from_an_earlier_version_is_brought_up_to_date_when_restored(
         snap = backup(s).path
         old = sqlite3.connect(snap)  # as an earlier Mnemoscope wrote it: no activity log yet
         old.executescript("DROP TABLE activity; DROP TABLE forgotten; DROP TABLE conversations; "
-                          "DELETE FROM _sqlite_migrations WHERE name = 'm002_activity'; "
+                          "DELETE FROM _sqlite_migrations WHERE name IN ('m002_activity', "
+                          "'m010_trust_of_logs_and_conversations'); "
                           "UPDATE meta SET value = '1' WHERE key = 'schema_version';")
         old.close()
         restore(db, snap, confirm=True)

@@ -1,12 +1,12 @@
 """The live prompt preview, driven like a person would, on real temporary databases."""
 
-import hashlib
 import json
 
 import pytest
 
 pytest.importorskip("PySide6")
 
+from helpers import PLANTED, plant_write, settle, unwritten_unless  # noqa: E402
 from mnemoscope.bridge import PreviewRequest, preview  # noqa: E402
 from mnemoscope.compiler.providers import render  # noqa: E402
 from mnemoscope.store import MemoryStore  # noqa: E402
@@ -158,18 +158,18 @@ def test_cache_view_counts_prefix_reads_across_turns(window, qtbot):
     assert "could be read" in pv.cache_pane.total.text()
 
 
-def test_many_recompiles_leave_the_database_unchanged(window, qtbot, demo_db):
-    window.session.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    with open(demo_db, "rb") as fh:
-        before = hashlib.sha256(fh.read()).hexdigest()
-    pv = ask(window, qtbot, budget=800)
-    for text in ("peanut allergy", "garden club", "Rust", "bank manager", "Theo"):
-        pv.user_message.setPlainText(text)
-        pv.recompile()
-        for b in (300, 900, 2000):
-            pv.budget_spin.setValue(b)
-    with open(demo_db, "rb") as fh:
-        assert hashlib.sha256(fh.read()).hexdigest() == before
+@pytest.mark.parametrize(**PLANTED)
+def test_many_recompiles_leave_the_database_unchanged(window, qtbot, demo_db, planted):
+    with unwritten_unless(planted, demo_db):
+        pv = ask(window, qtbot, budget=800)
+        for text in ("peanut allergy", "garden club", "Rust", "bank manager", "Theo"):
+            pv.user_message.setPlainText(text)
+            pv.recompile()
+            for b in (300, 900, 2000):
+                pv.budget_spin.setValue(b)
+        settle(qtbot, window)
+        if planted:
+            plant_write(window.session.store)
 
 
 def test_a_memory_from_another_scope_never_appears(window, qtbot):

@@ -82,12 +82,10 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
 def _import_jsonl(path: str, on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:
     with open_store(create=True) as store, logged(store, "import", {"file": path, "on_conflict": on_conflict},
                                                   client_name):
-        if on_conflict == "overwrite":
-            _snapshot_first(store)
+        _snapshot_first(store, import_policy=on_conflict)
         report = store.import_jsonl(path, policy=on_conflict, partial=partial)
     if as_json:
-        emit_json({"summary": report.summary(), "imported": report.imported,
-                   "errors": [{"line": n, "reason": r} for n, r in report.errors]})
+        emit_json(report.to_dict())
     else:
         click.echo(report.summary())
         for number, reason in report.errors:

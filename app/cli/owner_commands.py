@@ -23,30 +23,43 @@ def _current_path() -> str:
 
 @cli.command("backup")
 @db_option
-@click.option("--to", "to_dir", metavar="DIR", help="folder of snapshots (default: <database>-backups beside it)")
+@click.option("--to", "to_dir", metavar="DIR",
+              help="folder of snapshots (default: <database file name>-backups beside it)")
 @click.option("--keep", type=click.IntRange(1, 100_000), default=backups.DEFAULT_KEEP, show_default=True,
               help="how many snapshots to keep; older ones are removed")
 @click.option("--list", "list_only", is_flag=True, help="list the snapshots, take none")
 @json_option
 def backup_command(to_dir: str | None, keep: int, list_only: bool, as_json: bool) -> None:
-    """Snapshot the database (consistent while agents write), checked and named by time."""
+    """Snapshot the database (consistent while agents write), checked and named by time.
+    Only this database's own snapshots are listed and rotated."""
     with open_store() as store:
         path = store.path
         if list_only:
             found = backups.snapshots(path, to_dir)
+            older = backups.older_snapshots(path) if to_dir is None else []
             if as_json:
-                emit_json([str(p) for p in found])
+                emit_json({"snapshots": [str(p) for p in found], "older_layout": [str(p) for p in older]})
             else:
                 for p in found:
                     click.echo(str(p))
+                for p in older:
+                    click.echo(f"{p}  (older folder, shared by every database named {Path(path).stem}.*)")
             return
         result = backups.backup(store, to_dir, keep)
     if as_json:
-        emit_json({"snapshot": str(result.path), "removed": [str(p) for p in result.removed]})
+        emit_json({"snapshot": str(result.path), "removed": [str(p) for p in result.removed],
+                   "cleaned": [str(p) for p in result.cleaned], "older_layout": [str(p) for p in result.older_layout]})
         return
     click.echo(f"snapshot {result.path} (integrity ok)")
     if result.removed:
         click.echo(f"removed {len(result.removed)} older snapshots (keeping {keep})")
+    if result.cleaned:
+        click.echo(f"removed {len(result.cleaned)} unfinished snapshot{'s' if len(result.cleaned) > 1 else ''} "
+                   f"an interrupted backup left: {', '.join(p.name for p in result.cleaned)}")
+    if result.older_layout:
+        click.echo(f"note: {len(result.older_layout)} snapshots in {result.older_layout[0].parent}, the folder earlier "
+                   f"versions shared between every database named {Path(path).stem}.*, "
+                   "are left as they are; they are listed with --list and can still be restored", err=True)
 
 
 @cli.command("restore-backup")
@@ -94,10 +107,11 @@ def restore_backup_command(snapshot: str, yes: bool, to_dir: str | None, keep: i
 @cli.command("mirror")
 @db_option
 @click.option("--out", required=True, metavar="DIR", help="folder to write (new, empty, or an earlier mirror)")
-@click.option("--trust", type=click.Choice(SENSITIVITIES), help="leave out memories more sensitive than this")
+@click.option("--trust", type=click.Choice(SENSITIVITIES), default="medium", show_default=True,
+              help="leave out memories (and their aliases) more sensitive than this")
 @click.option("--include-archived", is_flag=True, help="also show archived memories")
 @json_option
-def mirror_command(out: str, trust: str | None, include_archived: bool, as_json: bool) -> None:
+def mirror_command(out: str, trust: str, include_archived: bool, as_json: bool) -> None:
     """Write the memory as markdown pages (an overview, entities, topics, a diary) that open as
     an Obsidian vault; the same database gives the same files."""
     with open_store() as store:
@@ -106,10 +120,14 @@ def mirror_command(out: str, trust: str | None, include_archived: bool, as_json:
     warning = privacy.output_warning([m.text for m in shown], "the mirror")
     if as_json:
         emit_json({"out": str(result.out), "memories": result.memories, "written": result.written,
-                   "unchanged": result.unchanged, "removed": result.removed, "privacy_warning": warning})
+                   "unchanged": result.unchanged, "removed": result.removed, "kept": result.kept,
+                   "privacy_warning": warning})
     else:
         click.echo(f"mirrored {result.memories} memories to {result.out}: {len(result.written)} pages written, "
                    f"{result.unchanged} unchanged, {len(result.removed)} removed")
+        for rel in result.kept:
+            click.echo(f"kept {rel}: it is not what the mirror last wrote there (edited, or not the mirror's); "
+                       "remove it to have it rewritten")
     if warning:
         click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)
 
@@ -121,10 +139,11 @@ def mirror_command(out: str, trust: str | None, include_archived: bool, as_json:
 @json_option
 def privacy_check_command(all_findings: bool, as_json: bool) -> None:
     """Find credentials, phone numbers, e-mail addresses, card numbers and IBANs in memories
-    marked less sensitive than they need; one line per finding, never the whole secret.
-    Exits 1 when it finds any."""
+    (and in the activity log's rows, as ``activity:ID``) marked less sensitive than they
+    need; one line per finding, never the whole secret. Exits 1 when it finds any."""
     with open_store() as store:
         findings = privacy.check(store, all_findings=all_findings)
+        findings += privacy.check_activity(store, all_findings=all_findings)
     if as_json:
         emit_json([vars(f) for f in findings])
     else:

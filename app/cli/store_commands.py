@@ -11,17 +11,15 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager
 from typing import Any
 
 import click
 from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore
 from mnemoscope.store import activity as activity_log
-from mnemoscope.store.backup import BULK_ADVANCE_DAYS, snapshot_before_bulk_change
+from mnemoscope.store.backup import is_bulk_change, snapshot_before_bulk_change
 from mnemoscope.store.capture import SOURCE_KINDS, parse_capture_request
 from mnemoscope.store.demo import default_db_path, load_demo
-from mnemoscope.store.errors import StoreError
 
 from .group import (
     CLI_CLIENT,
@@ -36,27 +34,17 @@ from .group import (
 )
 
 
-@contextmanager
-def logged(store: MemoryStore, tool: str, args: dict[str, Any], client: str = CLI_CLIENT) -> Iterator[list[str]]:
+def logged(store: MemoryStore, tool: str, args: dict[str, Any], client: str = CLI_CLIENT) -> AbstractContextManager[list[str]]:
     """Record a write command in the activity log, with the memory ids it appends to the
     yielded list, whether it succeeds or fails."""
-    ids: list[str] = []
-    started = time.perf_counter()
-    error = ""
-    try:
-        yield ids
-    except Exception as exc:
-        error = str(exc)
-        raise
-    finally:
-        with suppress(StoreError):  # the log must not hide the command's own outcome
-            activity_log.record(store, client=client, door="cli", tool=tool, scope=str(args.get("scope") or ""),
-                                trust=str(args.get("trust") or ""), args=args, memory_ids=ids,
-                                duration_ms=(time.perf_counter() - started) * 1000, ok=not error, error=error)
+    return activity_log.logged(store, client=client, door="cli", tool=tool, scope=str(args.get("scope") or ""),
+                               trust=str(args.get("trust") or ""), args=args)
 
 
-def _snapshot_first(store: MemoryStore) -> None:
+def _snapshot_first(store: MemoryStore, **change: Any) -> None:
     """A bulk change a person starts is preceded by a snapshot (store.backup)."""
+    if not is_bulk_change(**change):
+        return
     path = snapshot_before_bulk_change(store)
     if path is not None:
         click.echo(f"snapshot before the change: {path}", err=True)
@@ -117,7 +105,7 @@ def remember_command(text: str, client_name: str, as_json: bool, **fields: Any) 
         result = store.remember(text, **fields)
         ids.append(result.memory.id)
     if as_json:
-        emit_json({"id": result.memory.id, "created": result.created, "message": result.message})
+        emit_json(result.to_dict())
     else:
         click.echo(result.message)
 
@@ -181,7 +169,7 @@ def update_command(memory_id: str, client_name: str, as_json: bool, **fields: An
         result = store.update(memory_id, **changes)
         ids.append(memory_id)
     if as_json:
-        emit_json({"id": memory_id, "changed": sorted(changes), "memory": result.after.to_dict()})
+        emit_json(result.to_dict())
     else:
         click.echo(f"updated {memory_id}: {', '.join(sorted(changes))}")
 
@@ -197,7 +185,7 @@ def forget_command(memory_id: str, client_name: str, as_json: bool) -> None:
         deleted = activity_log.forget(store, memory_id, client=client_name)
         ids.append(memory_id)
     if as_json:
-        emit_json({"forgotten": memory_id, "text": deleted.row["text"], "restorable": True})
+        emit_json(deleted.to_dict())
     else:
         click.echo(f"forgot {memory_id}: {deleted.row['text']}  (undo: mnemoscope restore {memory_id})")
 
@@ -238,12 +226,10 @@ def restore_command(memory_id: str | None, client_name: str, as_json: bool) -> N
 def tick_command(advance_days: float | None, client_name: str, as_json: bool) -> None:
     """Run the forgetting clock: write strengths and layers."""
     with open_store() as store, logged(store, "tick", {"advance_days": advance_days}, client_name):
-        if advance_days and advance_days > BULK_ADVANCE_DAYS:
-            _snapshot_first(store)
+        _snapshot_first(store, advance_days=advance_days)
         report = store.tick(advance_days=advance_days)
     if as_json:
-        emit_json({"tick_id": report.tick_id, "summary": report.summary(), "changed": report.changed,
-                   "layers": report.layer_counts, "transitions": report.counts})
+        emit_json(report.to_dict())
         return
     click.echo(f"tick {report.tick_id}: {report.summary()}; {report.changed} memories updated")
     click.echo("layers: " + ", ".join(f"{k} {v}" for k, v in report.layer_counts.items()))
@@ -316,8 +302,7 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
         result = store.capture(content, **kwargs)
         ids.append(result.primary.id)
     if as_json:
-        emit_json({"id": result.primary.id, "kind": result.primary.kind, "text": result.primary.text,
-                   "entities_created": [e.name for e in result.created_entities], "edges": len(result.edges)})
+        emit_json(result.to_dict())
         return
     click.echo(f"captured {result.primary.id} ({result.primary.kind}): {result.primary.text}")
     if result.created_entities:
@@ -330,11 +315,13 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
 @click.option("--limit", type=click.IntRange(1, 100_000), default=30, show_default=True)
 @click.option("--client", help="only this client's calls")
 @click.option("--tool", help="only calls of this tool")
+@click.option("--trust", type=click.Choice(SENSITIVITIES), default="medium", show_default=True,
+              help="show the texts of calls up to this sensitivity; above it, only what was called")
 @json_option
-def activity_command(limit: int, client: str | None, tool: str | None, as_json: bool) -> None:
+def activity_command(limit: int, client: str | None, tool: str | None, trust: str, as_json: bool) -> None:
     """The newest calls agents (and write commands) made, newest first."""
     with open_store() as store:
-        entries = activity_log.recent(store, limit, client=client, tool=tool)
+        entries = activity_log.recent(store, limit, client=client, tool=tool, trust=trust)
     if as_json:
         emit_json([e.to_dict() for e in entries])
         return

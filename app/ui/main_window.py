@@ -7,7 +7,7 @@ import logging
 import os
 
 from mnemoscope.store import MemoryStore, StoreError
-from mnemoscope.store.backup import BULK_ADVANCE_DAYS
+from mnemoscope.store.backup import is_bulk_change
 from mnemoscope.store.demo import rebased_demo
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
@@ -347,7 +347,7 @@ class MainWindow(QMainWindow):
         if not self.session.writable:
             return
         self.preview_slider.setValue(0)
-        if days > BULK_ADVANCE_DAYS:
+        if is_bulk_change(advance_days=days):
             self.owner.before_bulk_change()
         cmd = TickCommand(self.session, days)
         try:

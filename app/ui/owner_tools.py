@@ -174,7 +174,8 @@ class OwnerTools:
             self.write_mirror(folder)
 
     def write_mirror(self, folder: str) -> MirrorResult | None:
-        """Write the mirror of the open database (archived memories left out) into ``folder``."""
+        """Write the mirror of the open database (archived memories, and those above medium, left out)
+        into ``folder``."""
         session = self.window.session
         if session.store is None:
             return None

@@ -34,10 +34,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, recall_for
+from ..bridge import DEFAULT_K, DEFAULT_RULES, PreviewRequest, compile_items, recall_for
 from ..compiler import CompileResult
 from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS
-from ..compiler.capabilities import capability_map, get_context_cap_for_model
+from ..compiler.capabilities import DEFAULT_MODEL, capability_map, get_context_cap_for_model
 from ..compiler.providers import render
 from .history_editor import HistoryEditor
 from .preview_panes import CachePane, CitationsPane, ComparePane
@@ -99,7 +99,7 @@ class PromptPreview(QWidget):
         self.model = QComboBox(self)
         self.model.setEditable(True)
         self.model.addItems(capability_map().model_ids)
-        self.model.setCurrentText("openai/gpt-4o")
+        self.model.setCurrentText(DEFAULT_MODEL)
         self.placement = QComboBox(self)
         self.placement.addItems(["end", "system"])
         self.placement.setToolTip("Where the memories go: at the end of the prompt, or in the system message")
@@ -120,7 +120,7 @@ class PromptPreview(QWidget):
         form.addRow("Budget", row)
         self.k = QSpinBox(self)
         self.k.setRange(1, 1000)
-        self.k.setValue(20)
+        self.k.setValue(DEFAULT_K)
         self.scope = QComboBox(self)
         self.scope.setEditable(True)
         self.scope.addItem("global")
@@ -241,7 +241,7 @@ class PromptPreview(QWidget):
     def request(self) -> PreviewRequest:
         return PreviewRequest(
             user_message=self.user_message.toPlainText(), history=self.history.messages(),
-            model_id=self.model.currentText().strip() or "openai/gpt-4o", max_tokens=self.budget_spin.value(),
+            model_id=self.model.currentText().strip() or DEFAULT_MODEL, max_tokens=self.budget_spin.value(),
             placement=self.placement.currentText(), rules=self.rules.toPlainText(), k=self.k.value(),
             scope=self.scope.currentText().strip() or "global", trust=self.trust.currentText())
 

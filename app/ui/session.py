@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mnemoscope.store import MemoryStore
+from mnemoscope.store.decay import DAY
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
@@ -100,7 +101,7 @@ class StoreSession(QObject):
             self.preview_changed.emit(days)
 
     def preview_now(self) -> float:
-        return self._store.now() + self.preview_days * 86400.0
+        return self._store.now() + self.preview_days * DAY
 
     # -- writes ------------------------------------------------------------------
     def push(self, command) -> None:
