@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .model import Memory
     from .store import MemoryStore
 
-DOORS = ("mcp", "http", "cli")
+DOORS = ("mcp", "http", "cli", "python")  # python: a framework adapter (mnemoscope.adapters)
 PRUNE_EVERY = 256
 SUMMARY_CHARS = 200
 ARG_CHARS = 2000

@@ -244,9 +244,10 @@ class Tables:
         """When the last tick (not undone) ran: every layer is as of then, or later."""
         return float(self.meta("ticked_at", "0") or 0)
 
-    def insert_memory(self, row: dict[str, Any], now: float) -> None:
-        """Insert a memory row; strength, layer and search terms are derived here."""
-        row = dict(row, **self.state(row, now), context=context_json(row.get("context")),
+    def insert_memory(self, row: dict[str, Any], now: float, state: dict[str, Any] | None = None) -> None:
+        """Insert a memory row; strength, layer and search terms are derived here (the
+        decay state may be given, worked out for many rows at once: store.importers)."""
+        row = dict(row, **(state or self.state(row, now)), context=context_json(row.get("context")),
                    terms=term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
         self.insert_row({c: row.get(c) for c in [*MEMORY_COLUMNS, "next_change_at", "terms"]})
 

@@ -1,5 +1,5 @@
 """The store's commands: init, demo, remember, recall, update, forget, restore, tick,
-stats, brief, capture, import, export, activity, eval.
+stats, brief, capture, activity, eval (import and export: import_commands).
 
 Commands that write are recorded in the activity log as the command line's calls;
 commands that only look write nothing.
@@ -15,12 +15,11 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import click
-from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES, MemoryStore, privacy
+from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore
 from mnemoscope.store import activity as activity_log
 from mnemoscope.store.backup import is_bulk_change, snapshot_before_bulk_change
 from mnemoscope.store.capture import SOURCE_KINDS, parse_capture_request
 from mnemoscope.store.demo import default_db_path, load_demo
-from mnemoscope.store.jsonl import POLICIES
 
 from .group import (
     CLI_CLIENT,
@@ -316,67 +315,6 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
     if result.created_entities:
         click.echo("new entities: " + ", ".join(e.name for e in result.created_entities))
     click.echo(f"edges written: {len(result.edges)}")
-
-
-@cli.command("import")
-@db_option
-@click.argument("file")
-@click.option("--on-conflict", type=click.Choice(POLICIES), default="skip", show_default=True,
-              help="what to do with an id that exists")
-@click.option("--partial", is_flag=True,
-              help="import the good lines even if some are bad (by default one bad line imports nothing)")
-@client_option
-@json_option
-def import_command(file: str, on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:
-    """Import memories from a JSONL file: all of it, or nothing if a line is bad (each bad
-    line is listed with its number and reason).
-
-    One JSON object a line; only "text" is needed:
-
-    \b
-      {"text": "Mara is allergic to peanuts", "kind": "fact", "importance": 0.9,
-       "who": "Mara", "topic": "food", "scope": "global", "sensitivity": "low",
-       "tags": ["health"], "entities": ["Mara"], "created_at": "2026-03-01T09:00:00Z"}
-
-    kind is one of fact, lesson, skill, reflection, event; importance runs from 0 to 1.
-    A line without an "id" gets one made from its content, so importing the same file
-    again skips it. The lines "mnemoscope export" writes import as they are."""
-    with open_store(create=True) as store, logged(store, "import", {"file": file, "on_conflict": on_conflict},
-                                                  client_name):
-        from .meaning_commands import _run, backfill_first
-
-        _snapshot_first(store, import_policy=on_conflict)
-        backfill_first(store)
-        report = _run(store, "embedding the import",
-                      lambda progress: store.import_jsonl(file, policy=on_conflict, partial=partial, progress=progress))
-    if as_json:
-        emit_json(report.to_dict())
-    else:
-        click.echo(report.summary())
-        for number, reason in report.errors:
-            click.echo(f"  line {number}: {reason}", err=True)
-    if report.errors:
-        click.get_current_context().exit(1)
-
-
-@cli.command("export")
-@db_option
-@click.option("--out", metavar="FILE", help="file to write (default: standard output)")
-@click.option("--kind", type=click.Choice(KINDS))
-@click.option("--layer", type=click.Choice(LAYERS))
-@click.option("--scope")
-def export_command(out: str | None, kind: str | None, layer: str | None, scope: str | None) -> None:
-    """Export memories as JSONL (one memory per line)."""
-    with open_store() as store:
-        data = store.export_jsonl(out, kind=kind, layer=layer, scope=scope)
-        texts = [m.text for m in store.list(kind=kind, layer=layer, scope=scope, with_links=False)]
-    if out is None:
-        click.echo(data, nl=False)
-    else:
-        click.echo(f"exported {data.count(chr(10))} memories to {out}", err=True)
-    warning = privacy.output_warning(texts, "the export")
-    if warning:
-        click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)
 
 
 @cli.command("activity")

@@ -33,6 +33,7 @@ from .activity_dock import ActivityDock
 from .background import PROGRESS_AFTER_MS
 from .commands import ImportCommand, TickCommand, days_label
 from .decay_plot import DecayPlot
+from .ecosystem import EcosystemTools
 from .editor import MemoryEditor
 from .memory_map import RadialMap
 from .memory_table import MemoryTable
@@ -287,6 +288,7 @@ class MainWindow(QMainWindow):
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction("&Keyboard shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts)
         help_menu.addAction("&About Mnemoscope", self.show_about)
+        self.ecosystem = EcosystemTools(self, file_menu, help_menu)  # other tools' memory; connect an agent
         self._refresh_recent()
 
     # -- the database ----------------------------------------------------------------
