@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from mnemoscope.store import MemoryStore
+from mnemoscope.store.duplicates import difference as store_difference  # so both de-duplications agree
 from mnemoscope.store.recall import Hit
 
 from .compiler import (
@@ -29,6 +30,7 @@ from .compiler import (
     MemoryItem,
     get_profile,
 )
+from .compiler.capabilities import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 from .compiler.types import CompileResult
 
 TIER_BY_KIND = {
@@ -38,6 +40,7 @@ TIER_BY_KIND = {
     "reflection": TIER_EPISODIC,
     "event": TIER_EPISODIC,
 }
+DEFAULT_K = 20  # memories recalled for a prompt
 DEFAULT_RULES = (
     "You are the user's long-term assistant. Use the memories below when they help, cite each one you use "
     "as [Mem:N], and say so plainly when you do not know something."
@@ -60,11 +63,11 @@ def memory_items(hits: list[Hit]) -> list[MemoryItem]:
 class PreviewRequest:
     user_message: str
     history: list[dict[str, Any]] = field(default_factory=list)
-    model_id: str = "openai/gpt-4o"
-    max_tokens: int = 4096
+    model_id: str = DEFAULT_MODEL
+    max_tokens: int = DEFAULT_MAX_TOKENS
     placement: str = "end"
     rules: str = DEFAULT_RULES
-    k: int = 20
+    k: int = DEFAULT_K
     scope: str = "global"
     trust: str = "medium"
     profile: str = "minimal"  # coding and conversational de-duplicate by meaning
@@ -89,12 +92,6 @@ def compile_items(request: PreviewRequest, items: list[MemoryItem], *, embed: Ca
                                             memory_placement=request.placement)
     return compiler.compile(items, request.user_message, request.history, embed=embed,
                             memory_vectors=memory_vectors, differ=store_difference)
-
-
-try:  # the store's own "these two are different memories" check, so both de-duplications agree
-    from mnemoscope.store.duplicates import difference as store_difference
-except ImportError:  # a store without one: the compiler's differ_in_fact
-    store_difference = None
 
 
 class EmbedderFailed(Exception):

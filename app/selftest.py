@@ -43,6 +43,18 @@ def run_selftest() -> int:
         report["memories_in_prompt"] = len(result.ref_map)
         if not result.ref_map:
             raise RuntimeError("recall found no memories for the self-test question")
+        # Recall by meaning, offline, with the bundled model: a question that shares no
+        # word with the memory it must find.
+        from mnemoscope.store import MemoryStore
+
+        with MemoryStore(":memory:") as meaning:
+            for text in ("Drives a red hatchback to the office.", "Usually stays up past two in the morning.",
+                         "Their cat is called Pixel."):
+                meaning.remember(text)
+            hits = meaning.recall("What time do I go to bed at night?", k=1)
+            if not hits or hits[0].text != "Usually stays up past two in the morning.":
+                raise RuntimeError(f"recall by meaning missed the paraphrase: {[h.text for h in hits]}")
+            report["recall_by_meaning"] = {"embedder": meaning.embedder_id(), "score": hits[0].score}
         from mnemoscope.store.privacy import scan_text
 
         # detect-secrets (without requests, which the bundle leaves out) and phonenumbers' data

@@ -63,11 +63,13 @@ rm -rf "$(dirname "$ARCHIVE")" "$FRESH_HOME"
 python3 -c "print(f'start-up to selftest done: {$END - $START:.2f} s')"
 # 150 MB was the first target; Qt's ICU data (31 MB), numpy's OpenBLAS (24 MB) and the
 # server stack (cryptography, OpenSSL, pydantic-core) keep the Linux folder above it.
-# Fail on growth past the limits: trim packaging/mnemoscope.spec rather than raise them.
+# The default embedder's model (USE multilingual v3, 32 MB) raised them to 230 MB and
+# 110 MB (issue 21). Fail on growth past the limits: trim packaging/mnemoscope.spec
+# rather than raise them.
 python3 - "$FOLDER_KB" "$ARCHIVE_BYTES" <<'PY'
 import sys
-folder_mb, archive_mb = int(sys.argv[1]) / 1024, int(sys.argv[2]) / 1024**2
-print(f"bundle size: {folder_mb:.1f} MB (limit 200 MB), tar.gz {archive_mb:.1f} MB (limit 75 MB)")
-if folder_mb > 200 or archive_mb > 75:
+folder_mb, archive_mb = int(sys.argv[1]) * 1024 / 1e6, int(sys.argv[2]) / 1e6  # decimal MB
+print(f"bundle size: {folder_mb:.1f} MB (limit 230 MB), tar.gz {archive_mb:.1f} MB (limit 110 MB)")
+if folder_mb > 230 or archive_mb > 110:
     sys.exit("smoke test: the bundle is over its size limits; see packaging/mnemoscope.spec")
 PY

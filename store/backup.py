@@ -407,10 +407,17 @@ def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm:
 BULK_ADVANCE_DAYS = 30  # advancing the clock further than this snapshots first
 
 
+def is_bulk_change(*, advance_days: float | None = None, import_policy: str | None = None) -> bool:
+    """Whether a change a person starts (from the window or the command line) is a bulk
+    one, snapshotted first: a clock advance of more than :data:`BULK_ADVANCE_DAYS`, or an
+    import that overwrites memories."""
+    return (advance_days or 0) > BULK_ADVANCE_DAYS or import_policy == "overwrite"
+
+
 def snapshot_before_bulk_change(store: MemoryStore) -> Path | None:
-    """The automatic snapshot taken before a bulk change a person starts (an import that
-    overwrites, a clock advance of more than :data:`BULK_ADVANCE_DAYS`), into the default
-    folder under the default rotation. None for an in-memory or not yet written store."""
+    """The automatic snapshot taken before a bulk change (:func:`is_bulk_change`), into
+    the default folder under the default rotation. None for an in-memory or not yet
+    written store."""
     if store.path == ":memory:" or not os.path.isfile(store.path):
         return None
     return backup(store).path

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import KINDS
 from .errors import ValidationError
-from .model import ENTITY_KINDS, check_text, parse_time, validate_fields
+from .model import ENTITY_KINDS, MAX_NAME_CHARS, check_text, parse_time, readable_at, validate_fields
 
 if TYPE_CHECKING:
     from .model import Entity, Memory
@@ -48,6 +48,12 @@ class CaptureResult:
     created_entities: list[Entity] = field(default_factory=list)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     conflicts: list = field(default_factory=list)  # likely conflicts with older memories (store.conflicts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The capture as every door gives it in JSON."""
+        return {"id": self.primary.id, "kind": self.primary.kind, "text": self.primary.text,
+                "memory": self.primary.to_dict(), "entities": list(self.primary.entities),
+                "edges": len(self.edges), "conflicts": [c.reported() for c in self.conflicts]}
 
 
 def check_request_keys(keys: Any) -> None:
@@ -106,7 +112,7 @@ def _entity_spec(value: Any, kind: str | None) -> dict[str, Any] | None:
                 aliases.append(check_text("entities.aliases", alias).strip())
     else:
         name = value
-    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_CHARS:
         return None
     return {"name": check_text("entities", name).strip(), "kind": kind or "other", "aliases": aliases}
 
@@ -145,12 +151,20 @@ def _kind_for(source_kind: str, proposed_type: str | None, proposed_kind: str | 
     return "fact" if source_kind == "observation" else "event"
 
 
+def _readable(store: MemoryStore, memory_id: str, scope: str, readable: tuple[str, ...]) -> bool:
+    found = store.tables.memories("id = ?", (memory_id,), with_links=False)
+    return bool(found) and found[0].scope in (scope, "global") and found[0].sensitivity in readable
+
+
 def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: str = "event",
             context: Any = None, reason_to_remember: str = "", proposed_type: str | None = None,
             proposed_kind: str | None = None, summary: str = "", tags: list[str] | None = None,
             scope: str = "global", sensitivity: str = "low", timestamp: Any = None,
-            importance: float | None = None) -> CaptureResult:
-    """Capture ``content`` (any JSON-compatible value) as one memory, in one transaction."""
+            importance: float | None = None, trust: str | None = None) -> CaptureResult:
+    """Capture ``content`` (any JSON-compatible value) as one memory, in one transaction.
+    A writer at ``trust`` (an agent) links known entities and references memories only
+    among what it may read (in ``scope`` or global); the owner (None) among all."""
+    readable = readable_at(trust)
     try:
         json.dumps(content, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -185,12 +199,14 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
          "reason_to_remember": reason_to_remember}, store.config, partial=True)
     mentions = _entity_mentions(content, proposed_type)
     with store.tables.write():
-        result = store.remember(**fields, now=now, half_life_days=half_life, dedupe=False, entities=mentions)
+        result = store.remember(**fields, now=now, half_life_days=half_life, dedupe=False, entities=mentions,
+                                trust=trust)
         created, edges = result.entities_created, result.edges
         mid = result.memory.id
         refs = content.get("references") if isinstance(content, dict) else None
         for ref in refs or []:
-            if isinstance(ref, str) and store.exists(ref):
+            if isinstance(ref, str) and (store.exists(ref) if trust is None
+                                         else _readable(store, ref, result.memory.scope, readable)):
                 store.tables.reference(mid, ref, now, edges)
         primary = store.get(mid)
     return CaptureResult(primary, created, edges, result.conflicts)

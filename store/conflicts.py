@@ -25,12 +25,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .claims import Claim, claims, compatible, is_cjk, statement_key, subject_from
+from .edges import KEPT, MENTIONS, SUPERSEDED_BY, SUPERSEDES
 from .errors import NotFound, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK
+from .tables import DECAY_STATE, TOUCHED
 from .text import terms
 
 if TYPE_CHECKING:
     from .model import Memory
+    from .results import UpdateResult
     from .store import MemoryStore
 
 
@@ -50,6 +53,12 @@ class Conflict:
 
     def to_dict(self) -> dict[str, str]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    def reported(self) -> dict[str, str]:
+        """The conflict as a new memory's result reports it, through every door: the older
+        memory's id and what the two disagree about, for the caller to recall, update or
+        forget (not the older memory's text, which it may not be allowed to read)."""
+        return {"id": self.older, "about": self.subject, "slot": self.slot}
 
 
 @dataclass
@@ -73,7 +82,7 @@ def _subjects(store: MemoryStore, rows: list[tuple]) -> dict[str, str]:
     names: dict[str, list[str]] = defaultdict(list)
     with store.tables.reading():
         for src, name in store.conn.execute(
-                "SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst WHERE x.edge = 'mentions_entity'"):
+                f"SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst WHERE x.edge = '{MENTIONS}'"):
             names[src].append(name)
     out = {}
     for mid, text, who, *_ in rows:
@@ -237,12 +246,11 @@ def _subjects_one(store: MemoryStore, mid: str, text: str, who: str) -> str:
         return who.lower()
     low = text.lower()
     found = [(low.find(n.lower()), n.lower()) for (n,) in store.conn.execute(
-        "SELECT e.name FROM edges x JOIN entities e ON e.id = x.dst WHERE x.src = ? AND x.edge = 'mentions_entity'",
+        f"SELECT e.name FROM edges x JOIN entities e ON e.id = x.dst WHERE x.src = ? AND x.edge = '{MENTIONS}'",
         (mid,)) if n.lower() in low]
     return min(found)[1] if found else ""
 
 
-KEPT = "kept_with"  # a person read both memories and keeps both: they are not a conflict
 
 
 def _check_pair(store: MemoryStore, a: str, b: str) -> None:
@@ -260,16 +268,47 @@ def supersede(store: MemoryStore, newer_id: str, older_id: str) -> SupersedeResu
         _check_pair(store, newer_id, older_id)
         before = store.get(older_id)
         edges: list[tuple[str, str, str]] = []
-        store.tables.edge_pair(newer_id, "supersedes", older_id, "superseded_by", store.now(), edges)
+        store.tables.edge_pair(newer_id, SUPERSEDES, older_id, SUPERSEDED_BY, store.now(), edges)
         store.tables.refresh_state(older_id)  # archived, and never due for a tick while superseded
         return SupersedeResult(newer_id, before, store.get(older_id), edges)
 
 
 def undo_supersede(store: MemoryStore, result: SupersedeResult) -> Memory:
-    """Take back :func:`supersede`: the edges go and the older memory is as it was."""
+    """Take back :func:`supersede`: the edges go and the older memory's layer is as it was;
+    anything else changed since (an agent's edit) stays."""
     with store.tables.write():
         remove_edges(store, result.edges)
-        return store.restore_state(result.before)
+        return store.restore_state(result.before, DECAY_STATE)
+
+
+@dataclass
+class MergeResult:
+    """What :func:`merge` did: the newer memory's edit and the older one superseded."""
+
+    edit: UpdateResult
+    superseded: SupersedeResult
+
+    @property
+    def newer(self) -> str:
+        return self.superseded.newer
+
+
+def merge(store: MemoryStore, newer_id: str, older_id: str, text: str) -> MergeResult:
+    """Two conflicting memories become one, in one transaction: ``newer_id`` takes ``text``
+    (a person's edit) and supersedes ``older_id``. If either memory is gone, or the text is
+    refused, nothing is written. Undo with :func:`undo_merge`."""
+    with store.tables.write():
+        _check_pair(store, newer_id, older_id)
+        edit = store.update(newer_id, text=text)
+        return MergeResult(edit, supersede(store, newer_id, older_id))
+
+
+def undo_merge(store: MemoryStore, result: MergeResult) -> None:
+    """Take back :func:`merge` in one transaction: the newer memory's text (and what the
+    edit touched) and the older memory's layer as they were; other changes stay."""
+    with store.tables.write():
+        undo_supersede(store, result.superseded)
+        store.restore_state(result.edit.before, ("text", *TOUCHED))
 
 
 def keep_both(store: MemoryStore, a: str, b: str) -> list[tuple[str, str, str]]:
@@ -290,3 +329,15 @@ def remove_edges(store: MemoryStore, edges: list[tuple[str, str, str]]) -> None:
 
 def _kept(store: MemoryStore) -> set[tuple[str, str]]:
     return set(store.conn.execute("SELECT src, dst FROM edges WHERE edge = ?", (KEPT,)).fetchall())
+
+
+def between(store: MemoryStore, newer: dict, older: dict) -> Conflict | None:
+    """The conflict between two memories' rows (id, text, who, terms), ``newer`` written
+    after ``older``, or None (a pair a person kept both of is no conflict)."""
+    if (newer["id"], older["id"]) in _kept(store):
+        return None
+    sides = []
+    for row in (newer, older):
+        subject = _subjects_one(store, row["id"], row["text"], row.get("who") or "")
+        sides.append((row["id"], row["text"], 0.0, _memory_claims(row["text"], subject, row.get("terms") or "")))
+    return _conflicts_between(sides[0], sides[1])

@@ -5,6 +5,11 @@ Each ``compile_prompt`` call by an agent stores its ``ref_map`` (``"1" → memor
 as the next turn of its conversation. Resolving looks at the newest turn unless one is
 named. The maps are small; they are kept for ``activity.keep_days`` and pruned with the
 activity log.
+
+A conversation belongs to the trust context that made it (``context``: a door's scopes
+and trust, see :func:`context_of`): another context never reads or extends it, and its
+id there is as unknown as one never used. Maps made with no context (the owner's, and
+those kept before contexts were recorded) belong to no door.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from .errors import NotFound, ValidationError
 if TYPE_CHECKING:
     from .store import MemoryStore
 
-CONVERSATION_RE = re.compile(r"^[\w.:@-]{1,128}$")
+MAX_CONVERSATION_ID_CHARS = 128
+CONVERSATION_RE = re.compile(rf"^[\w.:@-]{{1,{MAX_CONVERSATION_ID_CHARS}}}$")
 # The twin of app/compiler/layout.py's CITATION (the pattern the compiler writes): the
 # store sits below the compiler and may not import it (DESIGN.md, tests/test_layers.py),
 # and a test keeps the two equal.
@@ -37,33 +43,54 @@ class Turn:
     ref_map: dict[str, str]
 
 
+def context_of(scopes: list[str] | tuple[str, ...], trust: str) -> str:
+    """The trust context a door's calls run in, as stored with its conversations."""
+    return f"{trust}|{','.join(sorted(set(scopes)))}"
+
+
 def check_conversation_id(value: object) -> str:
     if not isinstance(value, str) or not CONVERSATION_RE.match(value):
-        raise ValidationError("conversation_id", "must be 1–128 letters, digits or . : @ _ - "
+        raise ValidationError("conversation_id", f"must be 1–{MAX_CONVERSATION_ID_CHARS} letters, digits or . : @ _ - "
                               f"(no spaces), got {value!r}")
     return value
 
 
 def save_turn(store: MemoryStore, conversation_id: str, ref_map: dict[str, str], *, model: str = "",
-              query: str = "") -> Turn:
-    """Store ``ref_map`` as the next turn of ``conversation_id``."""
+              query: str = "", context: str = "") -> Turn:
+    """Store ``ref_map`` as the next turn of ``conversation_id`` in ``context``."""
     conversation_id = check_conversation_id(conversation_id)
     at = store.now()
     with store.tables.write():
-        last = store.conn.execute("SELECT max(turn) FROM conversations WHERE conversation_id = ?",
-                                  (conversation_id,)).fetchone()[0]
+        last = store.conn.execute("SELECT max(turn) FROM conversations WHERE context = ? AND conversation_id = ?",
+                                  (context, conversation_id)).fetchone()[0]
         turn = (last or 0) + 1
-        store.conn.execute("INSERT INTO conversations (conversation_id, turn, at, model, query, ref_map) "
-                           "VALUES (?,?,?,?,?,?)",
-                           (conversation_id, turn, at, model, query[:500], json.dumps(ref_map)))
+        store.conn.execute("INSERT INTO conversations (context, conversation_id, turn, at, model, query, ref_map) "
+                           "VALUES (?,?,?,?,?,?,?)",
+                           (context, conversation_id, turn, at, model, query[:500], json.dumps(ref_map)))
     return Turn(conversation_id, turn, at, model, query, dict(ref_map))
 
 
-def get_turn(store: MemoryStore, conversation_id: str, turn: int | None = None) -> Turn:
-    """A stored turn (the newest when ``turn`` is None)."""
+def prompt_used(store: MemoryStore, ref_map: dict[str, str], conversation_id: str | None = None, *,
+                model: str = "", query: str = "", context: str = "") -> Turn | None:
+    """What went into a compiled prompt was used: each memory of ``ref_map`` counts one
+    recall (one forgotten since is skipped), and with ``conversation_id`` the map is kept
+    as that conversation's next turn, all in one transaction."""
+    if conversation_id is not None:
+        check_conversation_id(conversation_id)
+    with store.tables.write():
+        for memory_id in ref_map.values():
+            store.tables.reinforce(memory_id, store.now())  # False for a memory deleted since
+        if conversation_id is None:
+            return None
+        return save_turn(store, conversation_id, ref_map, model=model, query=query, context=context)
+
+
+def get_turn(store: MemoryStore, conversation_id: str, turn: int | None = None, *, context: str = "") -> Turn:
+    """A stored turn of ``context`` (the newest when ``turn`` is None)."""
     conversation_id = check_conversation_id(conversation_id)
-    sql = "SELECT conversation_id, turn, at, model, query, ref_map FROM conversations WHERE conversation_id = ?"
-    params: list = [conversation_id]
+    sql = ("SELECT conversation_id, turn, at, model, query, ref_map FROM conversations "
+           "WHERE context = ? AND conversation_id = ?")
+    params: list = [context, conversation_id]
     if turn is not None:
         sql += " AND turn = ?"
         params.append(int(turn))
@@ -78,21 +105,22 @@ def get_turn(store: MemoryStore, conversation_id: str, turn: int | None = None) 
     return Turn(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
 
 
-def conversation_ids(store: MemoryStore, limit: int = 200) -> list[str]:
+def conversation_ids(store: MemoryStore, limit: int = 200, *, context: str = "") -> list[str]:
     with store.tables.reading():
         try:
             return [r[0] for r in store.conn.execute(
-                "SELECT conversation_id FROM conversations GROUP BY conversation_id ORDER BY max(at) DESC LIMIT ?",
-                (limit,))]
+                "SELECT conversation_id FROM conversations WHERE context = ? GROUP BY conversation_id "
+                "ORDER BY max(at) DESC LIMIT ?", (context, limit))]
         except sqlite3.OperationalError:
             return []
 
 
-def resolve(store: MemoryStore, answer: str, conversation_id: str, turn: int | None = None) -> list[dict]:
+def resolve(store: MemoryStore, answer: str, conversation_id: str, turn: int | None = None, *,
+            context: str = "") -> list[dict]:
     """Each ``[Mem:N]`` in ``answer``, once, in order: the memory id it stands for and
     whether that memory still exists (``ok``), was not in the prompt (``unknown``), or was
     forgotten since (``missing``)."""
-    stored = get_turn(store, conversation_id, turn)
+    stored = get_turn(store, conversation_id, turn, context=context)
     seen: dict[str, dict] = {}
     for match in CITATION_RE.finditer(answer):
         n = match.group(1)

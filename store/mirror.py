@@ -6,6 +6,11 @@ it; ``topics/`` one page per topic a memory is filed under (a topic that is also
 entity shares the entity's page); ``diary/`` one page per month with the events and
 reflections of each day. Pages link to each other as ``[[Name]]``.
 
+A mirror is meant to be read, synced and put in git, so by default it leaves out every
+memory above ``medium`` (``trust`` chooses another level): a page, an entity, a topic, an
+alias or a link appears only through a memory the mirror shows. An entity's aliases came
+with the memory that first named it, and are shown only when that memory is within trust.
+
 The mirror is a pure function of what is stored: no clock, no generation time, every
 list in a fixed order, so the same database gives byte-identical files and the folder
 can live in git.
@@ -106,18 +111,31 @@ class _Pages:
         return f"[[{title}]]" if label is None or label == title else f"[[{title}|{label}]]"
 
 
-def shown_memories(store: MemoryStore, *, trust: str | None = None,
+DEFAULT_TRUST = "medium"
+
+
+def shown_memories(store: MemoryStore, *, trust: str | None = DEFAULT_TRUST,
                    include_archived: bool = False) -> list[Memory]:
     """The memories a mirror shows: none above ``trust`` (all when None), archived only when asked."""
     limit = _trust_rank(trust) if trust is not None else len(SENSITIVITY_RANK)
     return [m for m in store.list(include_archived=include_archived) if SENSITIVITY_RANK[m.sensitivity] <= limit]
 
 
-def build_mirror(store: MemoryStore, *, trust: str | None = None,
+def _first_named_at(store: MemoryStore) -> dict[str, str]:
+    """Entity id → the sensitivity of the memory that first named it (which brought its aliases)."""
+    rows = store.tables.rows("SELECT x.dst, m.sensitivity FROM edges x JOIN memories m ON m.id = x.src "
+                             "WHERE x.edge = 'mentions_entity' ORDER BY x.created_at DESC, x.src DESC")
+    return {r["dst"]: r["sensitivity"] for r in rows}  # the last written wins: the earliest edge
+
+
+def build_mirror(store: MemoryStore, *, trust: str | None = DEFAULT_TRUST,
                  include_archived: bool = False) -> dict[str, str]:
     """The mirror's pages as {relative path: markdown}. Memories more sensitive than
-    ``trust`` are left out (all are shown when it is None); archived ones only when asked."""
+    ``trust`` are left out (all are shown when it is None), with the aliases they brought;
+    archived ones only when asked."""
     memories = shown_memories(store, trust=trust, include_archived=include_archived)
+    limit = _trust_rank(trust) if trust is not None else len(SENSITIVITY_RANK)
+    first_named_at = _first_named_at(store)
     memories.sort(key=lambda m: (-m.strength, m.id))
     entities = sorted(store.entities(), key=lambda e: (e.name.lower(), e.scope != "global", e.id))
     by_name: dict[str, list] = defaultdict(list)
@@ -174,7 +192,7 @@ def build_mirror(store: MemoryStore, *, trust: str | None = None,
         key = "e:" + name
         ent = by_name.get(name, [None])[0]
         head = [f"# {name}", "", f"{entity_kind[name]} · {len(about[name])} memories"]
-        if ent is not None and ent.aliases:
+        if ent is not None and ent.aliases and SENSITIVITY_RANK.get(first_named_at.get(ent.id, "low"), 99) <= limit:
             head.append("also called " + ", ".join(sorted(ent.aliases)))
         lines = head + by_kind(about[name], skip=key)
         extra = [m for m in filed.get(name.lower(), []) if name not in m.entities]
@@ -257,7 +275,7 @@ def _write_record(root: SafeFolder, pages: dict[str, list[str]]) -> None:
     root.write(MARKER, (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def write_mirror(store: MemoryStore, out: str | os.PathLike, *, trust: str | None = None,
+def write_mirror(store: MemoryStore, out: str | os.PathLike, *, trust: str | None = DEFAULT_TRUST,
                  include_archived: bool = False) -> MirrorResult:
     """Write the mirror into the folder ``out``: new or changed pages are written, pages of
     an earlier mirror that no longer exist are removed, and nothing else is touched.

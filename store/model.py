@@ -15,12 +15,28 @@ from .errors import ValidationError
 
 SENSITIVITIES = ("public", "low", "medium", "high", "hyper")
 SENSITIVITY_RANK = {s: i for i, s in enumerate(SENSITIVITIES)}
+
+
+def readable_at(trust: str | None) -> tuple[str, ...]:
+    """The sensitivities a caller at ``trust`` may read (every one when None: the owner)."""
+    if trust is None:
+        return SENSITIVITIES
+    if trust not in SENSITIVITY_RANK:
+        raise ValidationError("trust", f"must be one of {', '.join(SENSITIVITIES)}, got {trust!r}")
+    return SENSITIVITIES[:SENSITIVITY_RANK[trust] + 1]
 LAYERS = ("habit", "fading", "edge", "archived")
 ENTITY_KINDS = ("person", "group", "topic", "tool", "project", "file", "place", "other")
+# How long a field may be, in characters: what the store refuses beyond, and the bound
+# every door's input schema states (app/serve/operations.py reads these).
+MAX_ID_CHARS = 128
+MAX_SCOPE_CHARS = 128
+MAX_NAME_CHARS = 200  # who, topic, source, an entity's name
+MAX_TAG_CHARS = 64
 # A scope is an opaque name ('global', 'group:7', 'private:ana', 'project-auth'), compared
 # after NFKC normalisation, so that look-alike spellings of one name are one scope.
-SCOPE_RE = re.compile(r"^(?!(?:group|private):$)\S{1,128}$")  # "group:" alone names no group
-SCOPE_HELP = "'global' or a name such as 'group:ID', 'private:ID' or 'project-auth' (no spaces, at most 128)"
+SCOPE_RE = re.compile(rf"^(?!(?:group|private):$)\S{{1,{MAX_SCOPE_CHARS}}}$")  # "group:" alone names no group
+SCOPE_HELP = ("'global' or a name such as 'group:ID', 'private:ID' or 'project-auth' "
+              f"(no spaces, at most {MAX_SCOPE_CHARS})")
 # Format, control, private-use, surrogate and unassigned code points: invisible or
 # meaningless in a name, and a way to make two scopes that look the same.
 _INVISIBLE_CATEGORIES = frozenset(("Cf", "Cc", "Co", "Cs", "Cn"))
@@ -128,12 +144,13 @@ def check_text(name: str, value: str) -> str:
 
 
 def validate_id(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 128:
-        raise ValidationError("id", f"must be a non-empty string of at most 128 characters, got {value!r}")
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
+        raise ValidationError("id", f"must be a non-empty string of at most {MAX_ID_CHARS} characters, "
+                                    f"got {value!r}")
     return check_text("id", value)
 
 
-def _clean_str(name: str, value: Any, *, limit: int = 200, allow_empty: bool = True) -> str:
+def _clean_str(name: str, value: Any, *, limit: int = MAX_NAME_CHARS, allow_empty: bool = True) -> str:
     if value is None:
         value = ""
     if not isinstance(value, str):
@@ -226,7 +243,8 @@ def validate_fields(values: dict[str, Any], config: StoreConfig, *, partial: boo
             raise ValidationError("tags", f"must be a list of strings, got {type(tags).__name__}")
         if len(tags) > config.limits.max_tags:
             raise ValidationError("tags", f"has {len(tags)} tags; the limit is {config.limits.max_tags}")
-        out["tags"] = list(dict.fromkeys(_clean_str("tags", t, limit=64, allow_empty=False) for t in tags))
+        out["tags"] = list(dict.fromkeys(_clean_str("tags", t, limit=MAX_TAG_CHARS, allow_empty=False)
+                                         for t in tags))
     if "pinned" in values or not partial:
         pinned = values.get("pinned", False)
         if not isinstance(pinned, bool):

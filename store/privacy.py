@@ -20,7 +20,9 @@ finding says where the thing is and shows only its first characters, never all o
 from __future__ import annotations
 
 import bisect
+import json
 import re
+import sqlite3
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -423,6 +425,34 @@ def check(store: MemoryStore, *, all_findings: bool = False) -> list[Finding]:
     for mid, text, sensitivity in rows:
         out += findings_in(mid, text, sensitivity, all_findings=all_findings)
     return out
+
+
+def check_activity(store: MemoryStore, *, all_findings: bool = False) -> list[Finding]:
+    """Findings in the texts the activity log keeps (each row's arguments and error, or its
+    summary when it kept no arguments; read at the row's sensitivity), oldest row first,
+    each named ``activity:ID``. Reads only."""
+    with store.tables.reading():
+        try:
+            rows = store.conn.execute("SELECT id, summary, args, error, sensitivity FROM activity ORDER BY id").fetchall()
+        except sqlite3.OperationalError:  # a database opened read-only before the log existed
+            return []
+    out: list[Finding] = []
+    for row_id, summary, args, error, sensitivity in rows:
+        kept = _strings(json.loads(args or "{}"))
+        texts = [*(kept or [summary or ""]), error or ""]
+        level = sensitivity if sensitivity in SENSITIVITY_RANK else "hyper"
+        out += findings_in(f"activity:{row_id}", "\n".join(texts), level, all_findings=all_findings)
+    return out
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def check_texts(texts: list[str]) -> list[Detection]:

@@ -1,8 +1,12 @@
 """Recall with explainable scoring.
 
-score = semantic·0.18 + keyword·0.46 + importance·0.14 + recency·0.11 + graph·0.11
-(weights from the config). Candidates come from the full-text index of each memory's
-terms; each is scored in Python and explained. Scope isolation and trust are hard
+score = semantic·w + keyword·0.46 + importance·0.14 + recency·0.11 + graph·0.11
+(weights from the config). Candidates are the full-text hits of the query's terms and,
+when the memories have vectors by the store's embedder, the nearest vectors to the
+query's (store/vectors.py). The semantic part is then the real cosine of the two
+vectors, weighted ``weights.meaning``; without vectors (none yet, or another model's)
+it is the cosine of hashed character bigrams, weighted ``weights.semantic``, and the
+explanation says which. Each candidate is scored in Python and explained. Scope isolation and trust are hard
 rules applied before scoring: a recall for ``group:1`` sees ``group:1`` and ``global``
 only, and a caller's maximum sensitivity hides what is above it (one level above comes
 back redacted).
@@ -15,8 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import decay
-from .errors import ValidationError
+import numpy as np
+
+from . import decay, vectors
+from .edges import MENTIONED_IN, MENTIONS
+from .embedding import EmbeddingError, prepare
+from .errors import StoreError, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK, validate_scope
 from .text import cosine, terms, vector
 
@@ -29,7 +37,7 @@ MIN_SCORE = 0.12
 MAX_K = 1000  # hits one recall may ask for
 # What scoring reads of a candidate memory (the FTS hits and the graph neighbours alike).
 CANDIDATE_COLUMNS = ("m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, "
-                     "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic")
+                     "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic, m.created_at")
 
 
 @dataclass
@@ -46,9 +54,15 @@ class Hit:
     importance: float
     why: dict[str, Any] = field(default_factory=dict)
     entities: list[str] = field(default_factory=list)
+    # A newer memory among the hits says otherwise (a conflict): this one may be outdated.
+    outdated_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        """The hit as every door gives it in JSON: a redacted one as no more than that it
+        exists, the reasons for its score only when they were asked for."""
+        if self.redacted:
+            return {"id": self.id, "kind": self.kind, "layer": self.layer, "redacted": True}
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "why" or self.why}
 
 
 def _trust_rank(trust: str | None) -> int:
@@ -86,21 +100,45 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     cfg = store.config
     w = cfg.weights
     q_terms = list(dict.fromkeys(terms(query)))
-    if not q_terms:
+    idx = vectors.index(store) if getattr(store.embedder, "meaningful", True) else None
+    meaning = _query_vector(store, query) if idx is not None else None
+    if not q_terms and meaning is None:
         return []
     q_vec = vector(query)
-    fts = " OR ".join('"' + t.replace('"', '""') + '"' for t in q_terms)
     placeholders = ",".join("?" * len(scopes))
+    known = SENSITIVITIES[:max_rank + 2]  # what it may read, and one level above (redacted)
     with store.tables.reading():
-        rows = store.tables.rows(
-            f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
-            # CROSS JOIN keeps the full-text index as the outer loop: SQLite would
-            # otherwise walk every memory of the scope and test each against the index.
-            "CROSS JOIN memories m ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
-            f"WHERE memories_fts MATCH ? AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
-            "ORDER BY f.rank LIMIT ?",
-            (fts, *scopes, max(cfg.limits.candidate_limit, 2 * k)),
-        )
+        rows = []
+        if q_terms:
+            fts = " OR ".join('"' + t.replace('"', '""') + '"' for t in q_terms)
+            rows = store.tables.rows(
+                f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
+                # CROSS JOIN keeps the full-text index as the outer loop: SQLite would
+                # otherwise walk every memory of the scope and test each against the index.
+                "CROSS JOIN memories m ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
+                f"WHERE memories_fts MATCH ? AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
+                # nothing the caller may not even know of takes a place among the candidates
+                f"AND m.sensitivity IN ({','.join('?' * len(known))}) ORDER BY f.rank LIMIT ?",
+                (fts, *scopes, *known, max(cfg.limits.candidate_limit, 2 * k)),
+            )
+        cosines: dict[str, float] = {}
+        if meaning is not None:
+            # The nearest vectors among what the caller may read (a memory above its trust
+            # is never a candidate by meaning; the full-text path redacts one level above).
+            near = vectors.nearest(idx, meaning, scopes, max_rank, max(cfg.limits.vector_candidates, 2 * k),
+                                   cfg.limits.min_meaning_relevance)
+            cosines = {mid: c for mid, c, _ in near}
+            have = {r["id"] for r in rows}
+            extra = [mid for mid, _, _ in near if mid not in have]
+            for first in range(0, len(extra), 500):
+                chunk = extra[first:first + 500]
+                rows += store.tables.rows(
+                    f"SELECT {CANDIDATE_COLUMNS} FROM memories m JOIN memory_state s ON s.rowid = m.rowid "
+                    f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND s.layer != 'archived'", chunk)
+            missing = [r["id"] for r in rows if r["id"] not in cosines and r["id"] in idx.position]
+            if missing:
+                found = idx.cosines(meaning, np.array([idx.position[m] for m in missing]))
+                cosines.update(zip(missing, (float(c) for c in found)))
         scored: dict[str, dict[str, Any]] = {}
         q_set = set(q_terms)
         for row in rows:
@@ -111,17 +149,19 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             if layer == "archived":
                 continue
             m_terms = set(row["terms"].split())
-            keyword = len(q_set & m_terms) / len(q_set)
-            semantic = max(cosine(q_vec, vector(row["text"])), 0.0)
-            if keyword == 0 and semantic < cfg.limits.min_semantic_relevance:
+            keyword = len(q_set & m_terms) / len(q_set) if q_set else 0.0
+            by_meaning = row["id"] in cosines
+            semantic = max(cosines[row["id"]] if by_meaning else cosine(q_vec, vector(row["text"])), 0.0)
+            floor = cfg.limits.min_meaning_relevance if by_meaning else cfg.limits.min_semantic_relevance
+            if keyword == 0 and semantic < floor:
                 continue
             scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=keyword, semantic=semantic,
-                                     graph=0.0, neighbour=False, redacted=rank > max_rank)
+                                     by_meaning=by_meaning, graph=0.0, neighbour=False, redacted=rank > max_rank)
         # Only what the caller may read takes part in the graph: a memory above its trust
         # must not pull its neighbours in, nor lend its entities to anyone's score.
         visible = [r for r in scored.values() if not r["redacted"]]
         entity_map = _entities_of(store, [r["id"] for r in visible])
-        prelim = sorted(visible, key=lambda r: -(w.keyword * r["keyword"] + w.semantic * r["semantic"]))
+        prelim = sorted(visible, key=lambda r: -(w.keyword * r["keyword"] + _w_sem(w, r) * r["semantic"]))
         seed_entities: set[str] = set()
         for r in prelim[:GRAPH_SEEDS]:
             seed_entities |= entity_map.get(r["id"], set())
@@ -135,7 +175,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             neighbours = store.tables.rows(
                 f"SELECT DISTINCT {CANDIDATE_COLUMNS} FROM edges x "
                 "JOIN memories m ON m.id = x.dst JOIN memory_state s ON s.rowid = m.rowid "
-                f"WHERE x.edge = 'mentioned_in' AND x.src IN ({ph}) "
+                f"WHERE x.edge = '{MENTIONED_IN}' AND x.src IN ({ph}) "
                 f"AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
                 f"AND m.sensitivity IN ({','.join('?' * len(readable))}) LIMIT 200",
                 (*seed_entities, *scopes, *readable),
@@ -148,14 +188,17 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
                 if layer == "archived":
                     continue
                 shared = len(n_entities.get(row["id"], set()) & seed_entities)
+                by_meaning = meaning is not None and row["id"] in idx.position
+                semantic = float(idx.cosines(meaning, np.array([idx.position[row["id"]]]))[0]) if by_meaning \
+                    else cosine(q_vec, vector(row["text"]))
                 scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=0.0,
-                                         semantic=max(cosine(q_vec, vector(row["text"])), 0.0),
+                                         semantic=max(semantic, 0.0), by_meaning=by_meaning,
                                          graph=min(shared / 3.0, 1.0) * NEIGHBOUR_SCORE, neighbour=True,
                                          redacted=False)
                 entity_map[row["id"]] = n_entities.get(row["id"], set())
         ranked: list[tuple[float, Hit]] = []
         for r in scored.values():
-            score = (w.semantic * r["semantic"] + w.keyword * r["keyword"] + w.importance * r["importance"]
+            score = (_w_sem(w, r) * r["semantic"] + w.keyword * r["keyword"] + w.importance * r["importance"]
                      + w.recency * r["strength"] + w.graph * r["graph"])
             if r["neighbour"] and score < MIN_SCORE * 2:
                 continue
@@ -166,23 +209,73 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
                 continue
             why = {"semantic": round(r["semantic"], 3), "keyword": round(r["keyword"], 3),
                    "importance": round(r["importance"], 3), "recency": round(r["strength"], 3),
-                   "graph": round(r["graph"], 3), "neighbor": r["neighbour"]} if explain else {}
+                   "graph": round(r["graph"], 3), "neighbor": r["neighbour"],
+                   "semantic_by": store.embedder_id() if r["by_meaning"] else "hash (character bigrams)",
+                   } if explain else {}
             ranked.append((score, Hit(r["id"], round(score, 4), r["kind"], r["layer"], r["scope"],
                                       r["sensitivity"], r["text"], False, r["strength"], r["importance"], why,
                                       sorted(_names(store, entity_map.get(r["id"], set()))))))
         # A redacted hit keeps its place (an agent may say that something relevant exists)
         # but shows no score: the place is all a caller learns of how well it matched.
         ranked.sort(key=lambda sh: (-sh[0], sh[1].id))
-        hits = [h for _, h in ranked[:k]]
+        hits = _newer_first(store, [h for _, h in ranked[:k]], scored)
     if reinforce and not store.read_only:  # a read-only store answers, and counts nothing
-        targets = [h.id for h in hits if not h.redacted]
-        if targets:
-            with store.tables.write():
-                for mid in targets:
-                    store.tables.reinforce(mid, now)  # skips a memory deleted since it was read
+        _reinforce(store, hits, now)
     return hits
 
 
+def _reinforce(store: MemoryStore, hits: Sequence[Hit], now: float) -> None:
+    targets = [h.id for h in hits if not h.redacted]
+    if targets:
+        with store.tables.write():
+            for mid in targets:
+                store.tables.reinforce(mid, now)  # skips a memory deleted since it was read
+
+
+def reinforce_hits(store: MemoryStore, hits: Sequence[Hit], now: Any = None) -> str:
+    """Count one recall of every unredacted hit, in one transaction. Returns "" when they
+    were counted (or there was none), else why not (a read-only store, a full disk, a busy
+    database): a caller that answers anyway says so instead of failing."""
+    if not any(not h.redacted for h in hits):
+        return ""
+    if store.read_only:
+        return f"{store.path} is open read-only"
+    try:
+        _reinforce(store, hits, store.tables.now(now))
+    except StoreError as exc:
+        return str(exc)
+    return ""
+
+
+def _newer_first(store: MemoryStore, hits: list[Hit], rows: dict[str, dict[str, Any]]) -> list[Hit]:
+    """When two hits conflict, the newer one ranks above the older, which is marked as
+    possibly outdated (the person has not yet said which holds)."""
+    from .conflicts import between
+
+    shown = [h for h in hits if not h.redacted]
+    for i, a in enumerate(shown):
+        for b in shown[i + 1:]:
+            newer, older = (a, b) if rows[a.id]["created_at"] >= rows[b.id]["created_at"] else (b, a)
+            if older.outdated_by is None and between(store, rows[newer.id], rows[older.id]) is not None:
+                older.outdated_by = newer.id
+                if hits.index(older) < hits.index(newer):
+                    hits.remove(newer)
+                    hits.insert(hits.index(older), newer)
+    return hits
+
+
+def _w_sem(w: Any, r: dict[str, Any]) -> float:
+    """The semantic part's weight: a real cosine counts more than the bigram stand-in."""
+    return w.meaning if r["by_meaning"] else w.semantic
+
+
+def _query_vector(store: MemoryStore, query: str) -> np.ndarray | None:
+    """The query's vector, or None when it has nothing to embed (recall goes on by keywords)."""
+    try:
+        prepare(query)
+    except EmbeddingError:
+        return None
+    return store.embedder.embed([query])[0]
 
 
 def _redacted_hit(r: dict[str, Any], explain: bool) -> Hit:
@@ -206,7 +299,7 @@ def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str
         chunk = memory_ids[start:start + 500]
         ph = ",".join("?" * len(chunk))
         for r in store.tables.rows(
-                f"SELECT src, dst FROM edges WHERE edge = 'mentions_entity' AND src IN ({ph})", chunk):
+                f"SELECT src, dst FROM edges WHERE edge = '{MENTIONS}' AND src IN ({ph})", chunk):
             out.setdefault(r["src"], set()).add(r["dst"])
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 11
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
 # program's id is refused before anything is written to it.
@@ -214,6 +214,47 @@ def m009_memory_state(db: Database) -> None:
     db.execute(f"CREATE VIEW memory_rows AS SELECT {_MEMORY_ROW} FROM memories m "
                "JOIN memory_state s ON s.rowid = m.rowid")
     db["meta"].insert({"key": "schema_version", "value": "9"}, replace=True)
+
+
+@migrations()
+def m010_trust_of_logs_and_conversations(db: Database) -> None:
+    """What agents did is read at a trust: each activity row carries the sensitivity of
+    what it holds (a row logged before is taken to hold up to its caller's trust, or
+    anything when that is unknown), and each citation map belongs to the trust context
+    (scopes and trust) that made it. A map kept before has no context: no door finds it."""
+    db.execute("ALTER TABLE activity ADD COLUMN sensitivity TEXT NOT NULL DEFAULT 'hyper'")
+    db.execute("UPDATE activity SET sensitivity = trust "
+               "WHERE trust IN ('public', 'low', 'medium', 'high', 'hyper')")
+    db.execute("CREATE TABLE conversations_by_context (context TEXT NOT NULL DEFAULT '', conversation_id TEXT, "
+               "turn INTEGER, at FLOAT NOT NULL, model TEXT, query TEXT, ref_map TEXT NOT NULL, "
+               "PRIMARY KEY (context, conversation_id, turn))")
+    db.execute("INSERT INTO conversations_by_context (conversation_id, turn, at, model, query, ref_map) "
+               "SELECT conversation_id, turn, at, model, query, ref_map FROM conversations")
+    db.execute("DROP TABLE conversations")
+    db.execute("ALTER TABLE conversations_by_context RENAME TO conversations")
+    db.execute("CREATE INDEX idx_conversations_at ON conversations (at)")
+    db["meta"].insert({"key": "schema_version", "value": "10"}, replace=True)
+
+
+@migrations()
+def m011_vectors(db: Database) -> None:
+    """Each memory's vector for recall by meaning, keyed by its rowid (see store/vectors.py):
+    int8, 512 bytes for the default model. A memory's vector goes with it, and when its
+    text changes (the store writes the new one in the same transaction). Existing
+    memories get theirs from the backfill, not here: a migration must not need a model."""
+    db.execute("CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL)")
+    db.execute('CREATE TRIGGER "vectors_memory_deleted" AFTER DELETE ON memories BEGIN\n'
+               "  DELETE FROM vectors WHERE rowid = old.rowid;\nEND")
+    db.execute('CREATE TRIGGER "vectors_text_changed" AFTER UPDATE OF text ON memories '
+               "WHEN old.text IS NOT new.text BEGIN\n  DELETE FROM vectors WHERE rowid = old.rowid;\nEND")
+    # What recall holds in memory (store/vectors.py's index) is good while this count stays:
+    # it moves with every vector written or dropped and every change of scope or sensitivity.
+    db["meta"].insert({"key": "vectors_generation", "value": "0"}, replace=True)
+    bump = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vectors_generation'"
+    for name, event in (("inserted", "INSERT ON vectors"), ("deleted", "DELETE ON vectors"),
+                        ("filtered", "UPDATE OF scope, sensitivity ON memories")):
+        db.execute(f'CREATE TRIGGER "vectors_{name}" AFTER {event} BEGIN\n  {bump};\nEND')
+    db["meta"].insert({"key": "schema_version", "value": "11"}, replace=True)
 
 
 # Every migration this version knows: all of them are pending on an empty database (asking

@@ -15,17 +15,21 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from . import decay, ticking
+from . import decay, ticking, vectors
 from .capture import CaptureResult, capture, check_request_keys
 from .config import KINDS, StoreConfig
+from .duplicates import difference
+from .embedding import Embedder, for_config
 from .errors import DatabaseRefused, NotFound, StoreError, ValidationError
 from .files import open_connection
 from .jsonl import ImportReport, export_jsonl, import_jsonl
 from .model import (
     LAYERS,
     SENSITIVITIES,
+    SENSITIVITY_RANK,
     Entity,
     Memory,
+    readable_at,
     validate_fields,
     validate_half_life,
     validate_id,
@@ -36,6 +40,7 @@ from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
 from .schema import SCHEMA_VERSION, migrations
 from .tables import MEMORY_COLUMNS, Tables, context_json
 from .text import cosine, term_string, vector
+from .vectors import BATCH as VECTOR_BATCH
 
 CONFIG_ENV = "MNEMOSCOPE_CONFIG"  # a TOML file with the store's numbers
 
@@ -44,8 +49,10 @@ class MemoryStore:
     """The decay store over one SQLite file (``":memory:"`` for an in-memory one)."""
 
     def __init__(self, path: str | os.PathLike = ":memory:", config: StoreConfig | None = None,
-                 *, create: bool = True, read_only: bool = False) -> None:
+                 *, create: bool = True, read_only: bool = False, embedder: Embedder | None = None) -> None:
         self.path = str(path)
+        if embedder is not None:  # else the config's (or --embedder's), made when first asked for
+            self.__dict__["_embedder"] = embedder
         if config is None and os.environ.get(CONFIG_ENV):
             config = StoreConfig.load(os.environ[CONFIG_ENV])
         self.config = config or StoreConfig()
@@ -61,6 +68,38 @@ class MemoryStore:
                                       "but it is read-only here; open it once where it may be written")
             with self.tables.write():
                 migrations.apply(self.db)
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder that gives recall its meaning (``[embedder]`` in the config, or
+        ``--embedder``); its model loads on its first ``embed``, not here."""
+        if "_embedder" not in self.__dict__:
+            self.__dict__["_embedder"] = for_config(self.config)
+        return self.__dict__["_embedder"]
+
+    def embedder_id(self) -> str:
+        """The embedder's id (model, version, dimension), as its vectors record it."""
+        if "_embedder_id" not in self.__dict__:
+            self.__dict__["_embedder_id"] = self.embedder.id
+        return self.__dict__["_embedder_id"]
+
+    def vectors(self, ids: list[str] | None = None):
+        """``(ids, matrix)``: the stored unit vectors (float32 rows) of ``ids``, or of every
+        memory that has one; a memory without a vector is left out of both."""
+        return vectors.load(self, ids)
+
+    def vector_status(self) -> vectors.Status:
+        """What recall by meaning has here: whose vectors, how many memories have one."""
+        return vectors.status(self)
+
+    def backfill(self, batch: int = VECTOR_BATCH, progress: Any = None, cancel: Any = None) -> vectors.BackfillReport:
+        """Embed the memories that have no vector yet, ``batch`` per transaction; resumable
+        and cancellable (see :func:`mnemoscope.store.vectors.backfill`)."""
+        return vectors.backfill(self, batch, progress, cancel)
+
+    def reembed(self, batch: int = VECTOR_BATCH, progress: Any = None, cancel: Any = None) -> vectors.BackfillReport:
+        """Replace every vector with the store's embedder's (after a change of model)."""
+        return vectors.reembed(self, batch, progress, cancel)
 
     @property
     def read_only(self) -> bool:
@@ -146,14 +185,22 @@ class MemoryStore:
         with self.tables.reading():
             return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
-    def stats(self, scopes: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
-        """Counts per layer, kind and scope (of the memories in ``scopes`` when given)."""
+    def stats(self, scopes: list[str] | tuple[str, ...] | None = None, trust: str | None = None) -> dict[str, Any]:
+        """Counts per layer, kind and scope (of the memories in ``scopes`` when given, and of
+        those a caller at ``trust`` may read when given: nothing above it is counted)."""
         where, layers_of, params = "", "memory_state", []
+        clauses: list[str] = []
         if scopes is not None:
             scopes = [validate_scope(s) for s in scopes]
-            where = f" WHERE scope IN ({','.join('?' * len(scopes))})"
+            clauses.append(f"scope IN ({','.join('?' * len(scopes))})")
+            params += scopes
+        if trust is not None:
+            readable = readable_at(trust)
+            clauses.append(f"sensitivity IN ({','.join('?' * len(readable))})")
+            params += readable
+        if clauses:
+            where = " WHERE " + " AND ".join(clauses)
             layers_of = "memory_rows" + where
-            params = scopes
         with self.tables.reading():
             layers = dict.fromkeys(LAYERS, 0)
             layers.update(dict(self.conn.execute(f"SELECT layer, count(*) FROM {layers_of} GROUP BY layer",
@@ -195,11 +242,16 @@ class MemoryStore:
             eid = self.tables.resolve_entity(name, kind, scope, self.now(), created, aliases)
         return created[0] if created else next(e for e in self.entities() if e.id == eid)
 
-    def known_entities_in(self, text: str, scope: str) -> list[str]:
-        """Names of known entities whose name or alias appears in ``text``."""
+    def known_entities_in(self, text: str, scope: str, readable: tuple[str, ...] | None = None) -> list[str]:
+        """Names of known entities whose name or alias appears in ``text``: with ``readable``
+        (an agent's), only those a writer in ``scope`` may know of (not one named only by
+        memories above its trust or in other scopes); all of them for the owner (None)."""
         low = text.lower()
         found = []
+        hidden = self.tables.entities_unseen(readable, validate_scope(scope)) if readable is not None else set()
         for ent in self.entities(scope):
+            if ent.id in hidden:
+                continue
             for name in [ent.name, *ent.aliases]:
                 n = name.lower()
                 if len(n) >= 2 and n in low and _bounded(low, n):
@@ -218,22 +270,38 @@ class MemoryStore:
         return edges
 
     # -- writing -------------------------------------------------------------------------
-    def _find_duplicate(self, text: str, scope: str) -> tuple[str, float] | None:
-        """The most similar memory in ``scope`` above the duplicate threshold. Candidates
-        must share the longer half of the terms: a near-duplicate shares nearly all."""
-        words = sorted(set(term_string(text).split()), key=lambda t: (-len(t), t))
-        if not words:
-            return None
-        needed = words[: max(1, (len(words) + 1) // 2)]
-        query = " AND ".join('"' + t.replace('"', '""') + '"' for t in needed)
-        vec = vector(text)
+    def _find_duplicate(self, text: str, scope: str, meaning: Any = None,
+                        trust: str | None = None) -> tuple[str, float, str] | None:
+        """The memory of ``scope`` that ``text`` repeats: the most similar above the
+        threshold by characters (``limits.duplicate_similarity``), else by meaning
+        (``limits.meaning_duplicate``, when ``meaning`` is the text's vector), that
+        :func:`~mnemoscope.store.duplicates.difference` does not set apart. Only memories
+        at most ``trust`` sensitive are compared (all of them for the owner, None): a
+        caller must not learn of, nor reinforce, what it may not see."""
+        max_rank = len(SENSITIVITIES) - 1 if trust is None else SENSITIVITY_RANK[trust]
+        readable = SENSITIVITIES[:max_rank + 1]
         best = None
-        for mid, mtext in self.conn.execute(
-            "SELECT m.id, m.text FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "
-            "WHERE memories_fts MATCH ? AND m.scope = ? LIMIT 50", (query, scope)):
-            sim = cosine(vec, vector(mtext))
-            if sim >= self.config.limits.duplicate_similarity and (best is None or sim > best[1]):
-                best = (mid, sim)
+        words = sorted(set(term_string(text).split()), key=lambda t: (-len(t), t))
+        if words:  # candidates share the longer half of the terms: a near-duplicate shares nearly all
+            needed = words[: max(1, (len(words) + 1) // 2)]
+            query = " AND ".join('"' + t.replace('"', '""') + '"' for t in needed)
+            vec = vector(text)
+            for mid, mtext in self.conn.execute(
+                "SELECT m.id, m.text FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "
+                f"WHERE memories_fts MATCH ? AND m.scope = ? AND m.sensitivity IN ({','.join('?' * len(readable))}) "
+                "LIMIT 50", (query, scope, *readable)):
+                sim = cosine(vec, vector(mtext))
+                if sim >= self.config.limits.duplicate_similarity and (best is None or sim > best[1]) \
+                        and difference(text, mtext) is None:
+                    best = (mid, sim, "text")
+        if best is None and meaning is not None:
+            idx = vectors.index(self)
+            near = vectors.nearest(idx, meaning, [scope], max_rank, 5, self.config.limits.meaning_duplicate) \
+                if idx is not None else []
+            for mid, sim, _ in near:
+                if difference(text, self.tables.memory_row(mid)["text"]) is None:
+                    best = (mid, sim, "meaning")
+                    break
         return best
 
     def remember(self, text: str, *, kind: str = "fact", importance: float = 0.5, who: str = "",
@@ -241,9 +309,12 @@ class MemoryStore:
                  tags: list[str] | None = None, source: str = "", source_kind: str = "",
                  pinned: bool = False, entities: list[Any] | None = None, now: Any = None,
                  memory_id: str | None = None, half_life_days: float | None = None,
-                 dedupe: bool = True, context: Any = None, reason_to_remember: str = "") -> RememberResult:
-        """Write a memory, with choice: near-duplicate text in the same scope reinforces the
-        existing memory instead of adding a copy."""
+                 dedupe: bool = True, context: Any = None, reason_to_remember: str = "",
+                 trust: str | None = None) -> RememberResult:
+        """Write a memory, with choice: a near-duplicate (by characters or by meaning) of a
+        memory of the same scope that the caller may see (at most ``trust`` sensitive; the
+        owner, None, sees all) reinforces it instead of adding a copy, unless ``dedupe``
+        is false (``--allow-duplicate``). The memory's vector is written with it."""
         values = validate_fields(
             {"text": text, "kind": kind, "importance": importance, "who": who, "topic": topic, "scope": scope,
              "sensitivity": sensitivity, "tags": tags or [], "source": source, "source_kind": source_kind,
@@ -253,16 +324,21 @@ class MemoryStore:
         if memory_id is not None:
             validate_id(memory_id)
         half_life_days = validate_half_life(half_life_days)
+        if trust is not None and trust not in SENSITIVITY_RANK:
+            raise ValidationError("trust", f"must be one of {', '.join(SENSITIVITIES)}, got {trust!r}")
         now = self.tables.now(now)
+        meaning = vectors.vector_for(self, values["text"])  # embedded before the write begins
         with self.tables.write():
             if dedupe:
-                dup = self._find_duplicate(values["text"], values["scope"])
+                dup = self._find_duplicate(values["text"], values["scope"], meaning, trust)
                 if dup is not None:
                     before = self.get(dup[0])
                     self.tables.reinforce(dup[0], now, importance=values["importance"])
                     after = self.get(dup[0])
+                    by = "similarity" if dup[2] == "text" else "same meaning, cosine"
                     return RememberResult(after, False, f"reinforced existing memory {dup[0]} "
-                                          f"(similarity {dup[1]:.2f}) instead of adding a copy", dup[1], before)
+                                          f"({by} {dup[1]:.2f}) instead of adding a copy; "
+                                          "allow_duplicate adds it anyway", dup[1], before)
             mid = memory_id or "m-" + uuid.uuid4().hex[:12]
             if self.exists(mid):
                 raise ValidationError("id", f"a memory with id {mid!r} already exists")
@@ -270,10 +346,12 @@ class MemoryStore:
                        pinned=int(values["pinned"]), created_at=now, updated_at=now, ref_time=now, base=1.0,
                        recall_count=0, last_recalled_at=None, half_life_days=half_life_days, ticked_at=now)
             self.tables.insert_memory(row, now)
+            if meaning is not None and vectors.writable_for(self):
+                vectors.put(self, mid, meaning)
             names = list(entities or [])
             if values["who"]:
                 names.insert(0, {"name": values["who"], "kind": "person"})
-            known = self.known_entities_in(values["text"], values["scope"])
+            known = self.known_entities_in(values["text"], values["scope"], None if trust is None else readable_at(trust))
             lowered = {(n.get("name") if isinstance(n, dict) else n).lower() for n in names}
             names += [k for k in known if k.lower() not in lowered]
             created: list[Entity] = []
@@ -305,6 +383,8 @@ class MemoryStore:
         ``touch=False`` and keeps the times it brings."""
         values = validate_fields(changes, self.config, partial=True)
         now = self.tables.now(now)
+        # A new text's vector, worked out before the write (the trigger drops the old one).
+        meaning = vectors.vector_for(self, values["text"]) if "text" in values else None
         with self.tables.write():
             before = self.get(memory_id)
             entity_names = values.pop("entities", None)
@@ -327,6 +407,8 @@ class MemoryStore:
                                                       row["ref_time"])))
                 row["terms"] = term_string(row["text"], row["who"] or "", row["topic"] or "")
                 self.tables.write_memory(memory_id, {c: row[c] for c in sets})
+                if meaning is not None and before.text != row["text"] and vectors.writable_for(self):
+                    vectors.put(self, memory_id, meaning)
             if entity_names is not None:
                 scope = values.get("scope", before.scope)
                 self.tables.set_entities(memory_id, entity_names, scope, now, [], [])
@@ -338,23 +420,44 @@ class MemoryStore:
     def unpin(self, memory_id: str, now: Any = None) -> UpdateResult:
         return self.update(memory_id, now=now, pinned=False)
 
-    def restore_state(self, memory: Memory) -> Memory:
-        """Put a memory back exactly as ``memory`` was (undo of an update or reinforcement)."""
+    def restore_state(self, memory: Memory, fields: tuple[str, ...] | None = None) -> Memory:
+        """Put a memory back as ``memory`` was (undo of an update or reinforcement): every
+        field, or only ``fields`` (for example ``tables.REINFORCED``), so that whatever else
+        changed since — an agent's edit — stays. ``"entities"`` puts back its entities."""
+        # the text's vector, embedded before the write begins, when the text is put back
+        before = self.tables.memory_row(memory.id)
+        meaning = vectors.vector_for(self, memory.text) if (fields is None or "text" in fields) and before \
+            and before["text"] != memory.text else None
         with self.tables.write():
-            if not self.exists(memory.id):
+            current = self.tables.memory_row(memory.id)
+            if current is None:
                 raise NotFound("memory", memory.id)
-            row = {c: getattr(memory, c) for c in MEMORY_COLUMNS}
-            row["tags"] = json.dumps(memory.tags, ensure_ascii=False)
-            row["context"] = context_json(memory.context)
-            row["pinned"] = int(memory.pinned)
-            row["terms"] = term_string(memory.text, memory.who, memory.topic)
-            row["next_change_at"] = self._next_change_of_restored(row)
-            self.tables.write_memory(memory.id, {c: v for c, v in row.items() if c != "id"})
-            now = self.now()
-            self.tables.set_entities(memory.id, memory.entities, memory.scope, now, [], [])
-            self.conn.execute(
-                "DELETE FROM recall_events WHERE memory_id = ? AND rowid NOT IN (SELECT rowid FROM recall_events "
-                "WHERE memory_id = ? ORDER BY at LIMIT ?)", (memory.id, memory.id, memory.recall_count))
+            names = [c for c in MEMORY_COLUMNS if c != "id"] if fields is None else \
+                [c for c in fields if c in MEMORY_COLUMNS and c != "id"]
+            values = {c: getattr(memory, c) for c in names}
+            if "tags" in values:
+                values["tags"] = json.dumps(memory.tags, ensure_ascii=False)
+            if "context" in values:
+                values["context"] = context_json(memory.context)
+            if "pinned" in values:
+                values["pinned"] = int(memory.pinned)
+            row = {**current, **values}
+            if {"text", "who", "topic"} & set(values):
+                values["terms"] = term_string(row["text"], row["who"] or "", row["topic"] or "")
+            if set(values) - {"text", "who", "topic", "terms", "tags", "source", "source_kind", "context",
+                              "reason_to_remember", "sensitivity", "scope", "updated_at"}:
+                values["next_change_at"] = self._next_change_of_restored(row)
+            if values:
+                self.tables.write_memory(memory.id, values)
+            if meaning is not None and vectors.writable_for(self):
+                vectors.put(self, memory.id, meaning)
+            if fields is None or "entities" in fields:
+                self.tables.set_entities(memory.id, memory.entities, row["scope"], self.now(), [], [])
+            if "recall_count" in values:
+                self.conn.execute(
+                    "DELETE FROM recall_events WHERE memory_id = ? AND rowid NOT IN (SELECT rowid FROM "
+                    "recall_events WHERE memory_id = ? ORDER BY at LIMIT ?)",
+                    (memory.id, memory.id, memory.recall_count))
             return self.get(memory.id)
 
     def _next_change_of_restored(self, row: dict[str, Any]) -> float | None:
@@ -376,11 +479,17 @@ class MemoryStore:
                 "SELECT src, edge, dst, created_at FROM edges WHERE src = ? OR dst = ?", (memory_id, memory_id))]
             events = [r[0] for r in self.conn.execute(
                 "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (memory_id,))]
+            vec = self.conn.execute("SELECT v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
+                                    "WHERE m.id = ?", (memory_id,)).fetchone()
             self.tables.delete_memory(memory_id)
-            return DeletedMemory(row, edges, events)
+            return DeletedMemory(row, edges, events,
+                                 vector=(vec[0], self.tables.meta(vectors.META_KEY)) if vec else None)
 
     def restore(self, deleted: DeletedMemory) -> Memory:
-        """Undo :meth:`delete`: the memory comes back with its edges and recall history."""
+        """Undo :meth:`delete`: the memory comes back with its edges, recall history and
+        vector (embedded again when it was not kept, or was another model's)."""
+        kept = deleted.vector is not None and deleted.vector[1] == self.tables.meta(vectors.META_KEY)
+        meaning = None if kept else vectors.vector_for(self, deleted.row["text"])
         with self.tables.write():
             if self.exists(deleted.id):
                 raise ValidationError("id", f"a memory with id {deleted.id!r} already exists")
@@ -391,6 +500,11 @@ class MemoryStore:
                     self.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
                                       (src, edge, dst, created))
             self.tables.add_recall_events(deleted.id, deleted.recall_events)
+            if kept and deleted.vector[1] == self.tables.meta(vectors.META_KEY):
+                self.conn.execute("INSERT INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
+                                  (deleted.vector[0], deleted.id))
+            elif meaning is not None and vectors.writable_for(self):
+                vectors.put(self, deleted.id, meaning)
             # Its layer and next change as of now: time went on while it was gone (and a
             # memory forgotten by an older version has no next change stored).
             self.tables.refresh_state(deleted.id)
@@ -423,15 +537,16 @@ class MemoryStore:
     def brief(self, limit: int = 5, scope: str = "global", trust: str = "medium", now: Any = None) -> str:
         return brief(self, limit=limit, scope=scope, trust=trust, now=now)
 
-    def capture(self, content: Any, **kwargs: Any) -> CaptureResult:
+    def capture(self, content: Any, *, trust: str | None = None, **kwargs: Any) -> CaptureResult:
         """Capture any JSON content as a memory (see :func:`store.capture.capture`); an
-        option that does not exist is a :class:`ValidationError` naming it."""
+        option that does not exist is a :class:`ValidationError` naming it. A writer at
+        ``trust`` links and references only what it may read."""
         check_request_keys(kwargs)
-        return capture(self, content, **kwargs)
+        return capture(self, content, trust=trust, **kwargs)
 
     def import_jsonl(self, source: Any, policy: str = "skip", now: Any = None, *,
-                     partial: bool = False) -> ImportReport:
-        return import_jsonl(self, source, policy=policy, now=now, partial=partial)
+                     partial: bool = False, progress: Any = None) -> ImportReport:
+        return import_jsonl(self, source, policy=policy, now=now, partial=partial, progress=progress)
 
     def export_jsonl(self, out: Any = None, **filters: Any) -> str:
         return export_jsonl(self, out, **filters)

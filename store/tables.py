@@ -22,6 +22,7 @@ from typing import Any
 
 from . import decay
 from .config import StoreConfig
+from .edges import MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
 from .errors import StoreError, ValidationError
 from .files import sqlite_error
 from .model import ENTITY_KINDS, LATEST, Entity, Memory, parse_time
@@ -33,6 +34,12 @@ MEMORY_COLUMNS = (
     "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at", "pinned",
     "half_life_days", "strength", "layer", "ticked_at", "context", "reason_to_remember",
 )
+# What a reinforcement (one recall) writes, and what a person's edit writes beside the
+# fields it changes (``update`` with ``touch``): what their undo puts back, and no more.
+REINFORCED = ("recall_count", "base", "ref_time", "last_recalled_at", "importance", "strength", "layer",
+              "ticked_at")
+TOUCHED = ("updated_at", "base", "ref_time", "strength", "layer", "ticked_at")
+DECAY_STATE = ("strength", "layer", "ticked_at")
 # A memory with its decay state (the memory_state table), every column as one row.
 SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memory_rows"
 
@@ -176,10 +183,10 @@ class Tables:
                 ph = ",".join("?" * len(chunk))
                 for src, name in self.conn.execute(
                     "SELECT x.src, e.name FROM edges x JOIN entities e ON e.id = x.dst "
-                    f"WHERE x.edge = 'mentions_entity' AND x.src IN ({ph}) ORDER BY e.name", chunk):
+                    f"WHERE x.edge = '{MENTIONS}' AND x.src IN ({ph}) ORDER BY e.name", chunk):
                     out.setdefault(src, ([], []))[0].append(name)
                 for src, dst in self.conn.execute(
-                    f"SELECT src, dst FROM edges WHERE edge = 'references_record' AND src IN ({ph}) "
+                    f"SELECT src, dst FROM edges WHERE edge = '{REFERENCES}' AND src IN ({ph}) "
                     "ORDER BY dst", chunk):
                     out.setdefault(src, ([], []))[1].append(dst)
         return out
@@ -197,11 +204,11 @@ class Tables:
     def is_superseded(self, memory_id: str) -> bool:
         """Another memory replaced this one (store.conflicts.supersede): it stays archived,
         whatever its strength, and no tick is due for it."""
-        return self.conn.execute("SELECT 1 FROM edges WHERE src = ? AND edge = 'superseded_by' LIMIT 1",
+        return self.conn.execute(f"SELECT 1 FROM edges WHERE src = ? AND edge = '{SUPERSEDED_BY}' LIMIT 1",
                                  (memory_id,)).fetchone() is not None
 
     def superseded_ids(self) -> set[str]:
-        return {r[0] for r in self.conn.execute("SELECT src FROM edges WHERE edge = 'superseded_by'")}
+        return {r[0] for r in self.conn.execute(f"SELECT src FROM edges WHERE edge = '{SUPERSEDED_BY}'")}
 
     def decay_fingerprint(self) -> str:
         """The decay numbers layers are worked out with, as stored beside them."""
@@ -237,9 +244,10 @@ class Tables:
         """When the last tick (not undone) ran: every layer is as of then, or later."""
         return float(self.meta("ticked_at", "0") or 0)
 
-    def insert_memory(self, row: dict[str, Any], now: float) -> None:
-        """Insert a memory row; strength, layer and search terms are derived here."""
-        row = dict(row, **self.state(row, now), context=context_json(row.get("context")),
+    def insert_memory(self, row: dict[str, Any], now: float, state: dict[str, Any] | None = None) -> None:
+        """Insert a memory row; strength, layer and search terms are derived here (the
+        decay state may be given, worked out for many rows at once: store.importers)."""
+        row = dict(row, **(state or self.state(row, now)), context=context_json(row.get("context")),
                    terms=term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
         self.insert_row({c: row.get(c) for c in [*MEMORY_COLUMNS, "next_change_at", "terms"]})
 
@@ -305,6 +313,17 @@ class Tables:
             return [Entity(r[0], r[1], r[2], r[3], json.loads(r[4] or "[]"))
                     for r in self.conn.execute(sql + " ORDER BY name", params)]
 
+    def entities_unseen(self, readable: tuple[str, ...], scope: str) -> set[str]:
+        """Ids of entities that memories name, none of which a writer in ``scope`` who may
+        read ``readable`` sees (in its scope or global, of a readable sensitivity): it must
+        not learn of them, nor of their aliases."""
+        ph = ",".join("?" * len(readable))
+        with self.reading():
+            return {r[0] for r in self.conn.execute(
+                "SELECT x.dst FROM edges x JOIN memories m ON m.id = x.src WHERE x.edge = 'mentions_entity' "
+                f"GROUP BY x.dst HAVING sum(m.sensitivity IN ({ph}) AND m.scope IN (?, 'global')) = 0",
+                (*readable, scope))}
+
     def resolve_entity(self, name: str, kind: str | None, scope: str, now: float, created: list[Entity],
                        aliases: list[str] | None = None) -> str:
         """The id of the entity called ``name`` (or with that alias), same scope first,
@@ -334,17 +353,17 @@ class Tables:
     def set_entities(self, memory_id: str, specs: list[Any], scope: str, now: float,
                      created: list[Entity], edges: list[tuple[str, str, str]]) -> None:
         """Link a memory to exactly these entities (names, or dicts with name, kind and aliases)."""
-        self.conn.execute("DELETE FROM edges WHERE (src = ? AND edge = 'mentions_entity') "
-                          "OR (dst = ? AND edge = 'mentioned_in')", (memory_id, memory_id))
+        self.conn.execute(f"DELETE FROM edges WHERE (src = ? AND edge = '{MENTIONS}') "
+                          f"OR (dst = ? AND edge = '{MENTIONED_IN}')", (memory_id, memory_id))
         for spec in specs:
             name, kind = (spec.get("name"), spec.get("kind")) if isinstance(spec, dict) else (spec, None)
             aliases = spec.get("aliases") if isinstance(spec, dict) else None
             eid = self.resolve_entity(name, kind, scope, now, created, aliases)
-            self.edge_pair(memory_id, "mentions_entity", eid, "mentioned_in", now, edges)
+            self.edge_pair(memory_id, MENTIONS, eid, MENTIONED_IN, now, edges)
 
     def reference(self, src: str, dst: str, now: float, edges: list[tuple[str, str, str]]) -> None:
         """``src`` references ``dst`` (and ``dst`` is referenced by ``src``)."""
-        self.edge_pair(src, "references_record", dst, "referenced_by", now, edges)
+        self.edge_pair(src, REFERENCES, dst, REFERENCED_BY, now, edges)
 
     def edge_pair(self, src: str, edge: str, dst: str, inverse: str, now: float,
                   edges: list[tuple[str, str, str]]) -> None:

@@ -21,6 +21,10 @@ from .results import TickReport, transition_label
 if TYPE_CHECKING:
     from .store import MemoryStore
 
+# A tick's state (the ``undone`` column of ``ticks``): as it ran; undone; or undone and
+# then run again, as a later tick of its own.
+APPLIED, UNDONE, REDONE = 0, 1, 2
+
 
 def states(store: MemoryStore, now: float) -> tuple[list[tuple], list[float], list[str]]:
     """Every memory's decay inputs, strength and layer at ``now`` (a superseded memory stays
@@ -129,13 +133,13 @@ def undo_tick(store: MemoryStore, tick_id: int) -> TickReport:
         if row is None:
             raise NotFound("tick", str(tick_id))
         blob, before, after, undone, at, summary = row
-        if undone:
+        if undone != APPLIED:
             raise StoreError(f"tick {tick_id} was already undone")
         if blob is None:
             n = store.config.limits.undoable_ticks
             raise StoreError(f"tick {tick_id} can no longer be undone: only the last {n} ticks are kept "
                              "undoable (limits.undoable_ticks in the store's TOML settings)")
-        later = store.conn.execute("SELECT id FROM ticks WHERE id > ? AND undone != 1 LIMIT 1",
+        later = store.conn.execute(f"SELECT id FROM ticks WHERE id > ? AND undone != {UNDONE} LIMIT 1",
                                   (tick_id,)).fetchone()
         if later is not None:
             raise StoreError(f"tick {tick_id} cannot be undone before the later tick {later[0]}; "
@@ -155,7 +159,7 @@ def undo_tick(store: MemoryStore, tick_id: int) -> TickReport:
         for mid, *_ in undo:
             tables.refresh_next_change(mid)
         tables.set_meta("clock_offset", repr(before))
-        store.conn.execute("UPDATE ticks SET undone = 1 WHERE id = ?", (tick_id,))
+        store.conn.execute("UPDATE ticks SET undone = ? WHERE id = ?", (UNDONE, tick_id))
         log = store.conn.execute("SELECT memory_id, to_layer, from_layer FROM tick_log WHERE tick_id = ?",
                                 (tick_id,)).fetchall()
     counts: dict[str, int] = {}
@@ -171,10 +175,10 @@ def redo_tick(store: MemoryStore, tick_id: int) -> TickReport:
     with store.tables.write():
         row = store.conn.execute("SELECT at, offset_before, offset_after, undone FROM ticks WHERE id = ?",
                                 (tick_id,)).fetchone()
-        if row is None or not row[3]:
+        if row is None or row[3] == APPLIED:
             raise StoreError(f"tick {tick_id} is not undone")
         store.tables.set_meta("clock_offset", repr(row[1]))
-        store.conn.execute("UPDATE ticks SET undone = 2 WHERE id = ?", (tick_id,))
+        store.conn.execute("UPDATE ticks SET undone = ? WHERE id = ?", (REDONE, tick_id))
         days = (row[2] - row[1]) / decay.DAY
         return tick(store, now=row[0], advance_days=days or None)
 

@@ -11,6 +11,14 @@ from mnemoscope.store.demo import load_demo  # noqa: E402
 DEMO_NOW = "2026-11-19T12:00:00Z"
 
 
+def pytest_collection_modifyitems(items):
+    """Every test that builds Qt widgets (through qtbot, as the window fixtures do) is a
+    ``gui`` test, so ``-m "not gui"`` runs the rest on a machine without a display."""
+    for item in items:
+        if "qtbot" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.gui)
+
+
 @pytest.fixture
 def db_path(tmp_path):
     return str(tmp_path / "memories.db")

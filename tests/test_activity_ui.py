@@ -1,7 +1,6 @@
 """The Activity dock, driven like a person would while real agents write to the same file:
 other connections, the doors' own operations, and real ``mnemoscope mcp`` servers."""
 
-import hashlib
 import json
 import os
 import random
@@ -13,6 +12,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from helpers import PLANTED, plant_write, resize, unwritten_unless  # noqa: E402
 from mnemoscope.serve.operations import Operations, ScopeRefused  # noqa: E402
 from mnemoscope.store import MemoryStore  # noqa: E402
 from mnemoscope.store import activity as activity_log  # noqa: E402
@@ -61,11 +61,6 @@ def pick(window, row, qtbot=None):
     view.scrollTo(index)
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(index).center())
     assert view.currentIndex().row() == row
-
-
-def digest(path):
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
 
 
 # -- the live table ------------------------------------------------------------------------
@@ -299,30 +294,34 @@ def test_a_restore_that_fails_says_why_and_leaves_no_undo_step(window, agent, qt
 
 
 # -- looking never writes ------------------------------------------------------------------
-def test_browsing_the_dock_leaves_the_file_unchanged(window, demo_db, qtbot):
+@pytest.mark.parametrize(**PLANTED)
+def test_browsing_the_dock_leaves_the_file_unchanged(window, demo_db, qtbot, planted):
     with MemoryStore(demo_db) as agent:
         ops = ops_for(agent, trust="high")
         ops.call("recall", ops.recall, {"query": "Mara tea"})
         ops.call("forget", ops.forget, {"memory_id": "mem-011"})
         ops_for(agent, "cursor").call("stats", ops.stats, {})
-        agent.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     wait_rows(window, qtbot, 3)
-    window.session.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    before = digest(demo_db)
-    dock = window.activity
-    for row in range(3):
-        pick(window, row)
-    pick(window, 2)
-    dock.replay()
-    dock.set_filter("cursor", None)
-    dock.set_filter(None, "recall")
-    dock.set_filter(None, None)
-    dock.tabs.setCurrentIndex(1)
-    dock.forgotten_list.setCurrentRow(0)
-    dock.hide()
-    dock.show()
-    qtbot.wait(1600)  # two polls of the data version
-    assert digest(demo_db) == before
+    watch = window.session._watch
+    with unwritten_unless(planted, demo_db):
+        dock = window.activity
+        for row in range(3):
+            pick(window, row)
+        pick(window, 2)
+        dock.replay()
+        dock.set_filter("cursor", None)
+        dock.set_filter(None, "recall")
+        dock.set_filter(None, None)
+        dock.tabs.setCurrentIndex(1)
+        dock.forgotten_list.setCurrentRow(0)
+        dock.hide()
+        dock.show()
+        watch.setInterval(20)  # the same polls of the data version, sooner
+        for _ in range(2):
+            with qtbot.waitSignal(watch.timeout, timeout=1000):
+                pass
+        if planted:
+            plant_write(window.session.store)
 
 
 def test_the_window_with_the_dock_renders_readably(window, agent, qtbot, tmp_path):
@@ -330,8 +329,7 @@ def test_the_window_with_the_dock_renders_readably(window, agent, qtbot, tmp_pat
     ops.call("recall", ops.recall, {"query": "x" * 300})
     wait_rows(window, qtbot, 1)
     for size in ((1366, 768), (1920, 1080)):
-        window.resize(*size)
-        qtbot.wait(50)
+        resize(qtbot, window, *size)
         image = window.grab().toImage()
         path = tmp_path / f"activity-{size[0]}.png"
         assert image.save(str(path)) and os.path.getsize(path) > 10_000

@@ -3,6 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mnemoscope.store import MemoryStore, StoreError
 from mnemoscope.store.decay import DAY
+from mnemoscope.store.schema import SCHEMA_VERSION
 
 T0 = 1_790_000_000.0
 
@@ -296,7 +297,7 @@ def test_a_store_at_schema_8_is_upgraded_in_place_with_the_same_answers(db_path,
     shutil.copy(db_path, copy)
     _as_schema_8(db_path)
     with MemoryStore(db_path) as s:
-        assert s.stats()["schema_version"] == 9
+        assert s.stats()["schema_version"] == SCHEMA_VERSION
         assert s.conn.execute("SELECT count(*) FROM memory_state").fetchone()[0] == 4
         assert _answers(s) == before
         upgraded = s.tick(now=at(200)), s.undo_tick(s.tick(now=at(300)).tick_id), s.restore(gone).id

@@ -1,13 +1,14 @@
-"""Faults: a write killed mid-way leaves every memory before or after; a second
+"""Faults: a write killed mid-way leaves every memory as it was before; a second
 process writing at the same time never surfaces 'database is locked'."""
 
+import json
 import os
+import select
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 
 from mnemoscope.store import MemoryStore
 
@@ -24,41 +25,88 @@ def make_db(path, n):
         return dict(s.conn.execute("SELECT id, layer FROM memory_rows").fetchall())
 
 
-def run_and_kill(code, delay):
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
-    time.sleep(delay)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+# Run in the child before its write: once the transaction holds WRITTEN_ROWS changed rows and
+# some of its pages are in the -wal (a small page cache spills them before the commit), it
+# says so on stdout and stops there, inside the transaction, until it is killed.
+UNTIL_WRITING = """
+import json, os, sys, time
+WRITTEN_ROWS = 2000
+
+def stop_mid_write(store):
+    conn = store.conn
+    conn.execute("PRAGMA cache_size = 20")
+    wal = store.path + "-wal"
+
+    def wal_bytes():
+        return os.path.getsize(wal) if os.path.exists(wal) else 0
+
+    start, start_wal = conn.total_changes, wal_bytes()
+
+    def progress():
+        rows, spilled = conn.total_changes - start, wal_bytes() - start_wal
+        if conn.in_transaction and rows >= WRITTEN_ROWS and spilled > 0:
+            print(json.dumps({"rows": rows, "spilled_bytes": spilled}), flush=True)
+            time.sleep(600)
+        return 0
+
+    conn.set_progress_handler(progress, 1000)
+"""
 
 
-def test_tick_killed_midway_leaves_before_or_after_state(db_path):
+def kill_mid_write(code, timeout=120):
+    """Start ``code`` (which calls ``stop_mid_write(store)`` before writing), wait until it
+    says it is writing, kill it there; what it said, and the -wal's size at the kill."""
+    proc = subprocess.Popen([sys.executable, "-c", UNTIL_WRITING + textwrap.dedent(code)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], timeout)
+        line = proc.stdout.readline() if ready else ""
+        assert line, f"the child never said it was writing: {proc.poll()=} {proc.stderr.read() if ready else ''}"
+        assert proc.poll() is None, "the child finished before it could be killed mid-write"
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    said = json.loads(line)
+    assert said["rows"] >= 2000 and said["spilled_bytes"] > 0  # killed in a transaction, its pages on disk
+    return said
+
+
+def test_tick_killed_mid_write_leaves_every_memory_as_before(db_path):
     before = make_db(db_path, 20000)
-    code = textwrap.dedent(f"""
+    kill_mid_write(f"""
         from mnemoscope.store import MemoryStore
         s = MemoryStore({db_path!r})
-        while True:
-            s.tick(now="2027-06-01T00:00:00Z")
-            s.tick(now="2026-01-02T00:00:00Z")
+        stop_mid_write(s)
+        s.tick(now="2027-06-01T00:00:00Z")
     """)
-    run_and_kill(code, 2.5)
+    assert os.path.getsize(db_path + "-wal") > 0  # the uncommitted frames are there to be ignored
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     layers = dict(conn.execute("SELECT id, layer FROM memory_rows").fetchall())
-    assert set(layers) == set(before)
-    distinct = set(layers.values())
-    assert distinct in ({"fading"}, {"archived"}), distinct  # all before, or all after: never a mix
+    assert layers == before  # the tick never committed: every memory as before, never a mix
+    assert conn.execute("SELECT count(*) FROM ticks").fetchone()[0] == 1
+    conn.close()
 
 
-def test_import_killed_midway_leaves_before_or_after_state(db_path, tmp_path):
+def test_import_killed_mid_write_leaves_the_store_as_before(db_path, tmp_path):
     make_db(db_path, 10)
     big = tmp_path / "big.jsonl"
     big.write_text("\n".join(f'{{"id": "n{i:06d}", "text": "imported memory {i}"}}' for i in range(60000)))
-    code = f"from mnemoscope.store import MemoryStore; MemoryStore({db_path!r}).import_jsonl({str(big)!r})"
-    run_and_kill(code, 2.0)
+    kill_mid_write(f"""
+        from mnemoscope.store import MemoryStore
+        s = MemoryStore({db_path!r})
+        stop_mid_write(s)
+        s.import_jsonl({str(big)!r})
+    """)
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    count = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-    assert count in (10, 60010)
+    assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 10
+    conn.close()
 
 
 def test_concurrent_writer_never_surfaces_locked(db_path):

@@ -52,7 +52,7 @@ BAD_LINES = [
     "{broken",
     json.dumps({"id": "b", "text": "x", "kind": "gossip"}),
     json.dumps({"id": "c", "text": "y", "importance": 7}),
-    json.dumps({"text": "no id"}),
+    json.dumps({"id": "", "text": "an empty id"}),  # a line without an id gets one; an empty id is refused
     json.dumps({"id": "a", "text": "dup"}),
     json.dumps(["not", "object"]),
     json.dumps({"id": "d", "text": "nul\u0000byte"}),

@@ -1,7 +1,7 @@
-import hashlib
 import re
 
 import pytest
+from helpers import PLANTED, plant_write, unwritten_unless
 from mnemoscope.store import MemoryStore, StoreError
 from mnemoscope.store.mirror import write_mirror
 
@@ -13,7 +13,7 @@ def tree(root):
 
 
 def test_demo_mirror_has_overview_entity_topic_and_diary_pages_that_link(demo_store, tmp_path):
-    result = write_mirror(demo_store, tmp_path / "vault")
+    result = write_mirror(demo_store, tmp_path / "vault", trust=None)
     pages = tree(tmp_path / "vault")
     assert {"Overview.md", "entities/Mara.md", "entities/Lighthouse.md", "topics/work.md",
             "diary/2026-10.md"} <= set(pages)
@@ -34,26 +34,24 @@ def test_demo_mirror_has_overview_entity_topic_and_diary_pages_that_link(demo_st
     assert result.memories == 61 and not result.removed
 
 
-def test_same_database_gives_byte_identical_files_and_looking_never_writes(demo_store, db_path, tmp_path):
-    def digest():
-        with open(db_path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
-
-    before = digest()
-    write_mirror(demo_store, tmp_path / "a")
-    with MemoryStore(db_path) as again:
-        write_mirror(again, tmp_path / "b")
-    assert tree(tmp_path / "a") == tree(tmp_path / "b")
-    second = write_mirror(demo_store, tmp_path / "a")
-    assert second.written == [] and second.unchanged > 40
-    assert digest() == before
+@pytest.mark.parametrize(**PLANTED)
+def test_same_database_gives_byte_identical_files_and_looking_never_writes(demo_store, db_path, tmp_path, planted):
+    with unwritten_unless(planted, db_path):
+        write_mirror(demo_store, tmp_path / "a")
+        with MemoryStore(db_path) as again:
+            write_mirror(again, tmp_path / "b")
+        assert tree(tmp_path / "a") == tree(tmp_path / "b")
+        second = write_mirror(demo_store, tmp_path / "a")
+        assert second.written == [] and second.unchanged > 35
+        if planted:
+            plant_write(demo_store)
 
 
 def test_trust_leaves_out_more_sensitive_memories_and_archived_only_when_asked(demo_store, tmp_path):
     def all_text(folder):
         return "".join(t.decode() for t in tree(folder).values())
 
-    full = all_text(write_mirror(demo_store, tmp_path / "full").out)
+    full = all_text(write_mirror(demo_store, tmp_path / "full", trust=None).out)
     assert "Banco Atlântico" in full and "asthma" in full
     assert "Manchester" not in full  # archived
     low = write_mirror(demo_store, tmp_path / "low", trust="low")
@@ -61,7 +59,7 @@ def test_trust_leaves_out_more_sensitive_memories_and_archived_only_when_asked(d
     assert "Banco Atlântico" not in text and "asthma" not in text and "peanuts" not in text
     assert "Mara hates being called 'buddy'" in text and low.memories == 61 - 7
     assert not (low.out / "entities" / "Rui Sousa.md").exists()  # only sensitive memories mention him
-    archived = write_mirror(demo_store, tmp_path / "arch", include_archived=True)
+    archived = write_mirror(demo_store, tmp_path / "arch", trust=None, include_archived=True)
     assert "Mara used to live in Manchester before moving to Lisbon. · *fact* · strength" in all_text(archived.out)
     assert "## Strongest: archived" in (archived.out / "Overview.md").read_text()
 

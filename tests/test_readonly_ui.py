@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from helpers import changes, fingerprint, unwritten  # noqa: E402
 from mnemoscope.store import MemoryStore, activity  # noqa: E402
 from mnemoscope.store.demo import load_demo  # noqa: E402
-from test_files import digest, siblings  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECRET = "Mara's locker code is 4417; write to mara.okafor@example.com"
@@ -81,8 +81,10 @@ def ro_window(qtbot, tmp_path):
     w.resize(1280, 800)
     w.show()
     qtbot.waitExposed(w)
-    before = (digest(path), siblings(path))
     assert w.open_path(path, read_only=True)
+    # after opening: SQLite puts an empty -wal and its -shm beside a WAL file any reader
+    # opens in a folder it may write (in one it may not, there are none: see below)
+    before = fingerprint(path)
     yield w, path, before
     w.close()
     w.session.close()
@@ -110,7 +112,7 @@ def test_read_only_mode_disables_every_write_and_says_so(ro_window, tmp_path):
 
 
 def test_write_paths_refuse_quietly_and_the_file_is_untouched(ro_window, qtbot):
-    w, path, (before, _) = ro_window
+    w, path, before = ro_window
     w.session.select("mem-001")
     assert not w.editor.save()
     w.editor.delete()
@@ -132,10 +134,7 @@ def test_write_paths_refuse_quietly_and_the_file_is_untouched(ro_window, qtbot):
     w.preview.recompile()
     assert w.preview.result is not None
     w.session.close()
-    # Nothing reached the file. (A WAL file opened read-only in a folder that may be written
-    # gets SQLite's empty -wal and its -shm index beside it, as any reader's would; in a
-    # folder that may not be written there are none: see the test as another user below.)
-    assert digest(path) == before
+    assert changes(before, fingerprint(path)) == []  # nothing reached the file
     assert not os.path.exists(path + "-wal") or os.path.getsize(path + "-wal") == 0
 
 
@@ -177,6 +176,7 @@ w.session.close()
 """
 
 
+@pytest.mark.gui  # the window is built in the child
 def test_the_real_entry_point_on_an_unwritable_folder(tmp_path):
     """As a user who may not write the file or its folder (root ignores permissions, so
     the window runs as 'nobody' there), the inspector opens it read-only, shows it, and
@@ -189,27 +189,26 @@ def test_the_real_entry_point_on_an_unwritable_folder(tmp_path):
     os.chmod(path, 0o444)
     os.chmod(folder, 0o555)
     try:
-        before = digest(path)
-        png = os.path.join(out, "read_only_window.png")
-        code = textwrap.dedent(SCRIPT.format(root=ROOT, tests=os.path.join(ROOT, "tests"), path=path, png=png))
-        cmd = [sys.executable, "-c", code]
-        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=out, MNEMOSCOPE_HOME=os.path.join(out, "home"),
-                   XDG_CONFIG_HOME=os.path.join(out, "config"), MNEMOSCOPE_THEME="light")
-        if os.geteuid() == 0:
-            if not shutil.which("setpriv"):
-                pytest.skip("running as root without setpriv: permissions cannot be tested")
-            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
-        result = subprocess.run(cmd, cwd=out, capture_output=True, text=True, timeout=120, env=env)
-        assert result.returncode == 0, result.stderr
-        assert "Traceback" not in result.stderr
-        shown = json.loads(result.stdout.strip().splitlines()[-1])
-        assert shown["read_only"] and shown["badge"] and "read-only" in shown["title"]
-        assert shown["memories"] > 10 and shown["errors"] == ""
-        assert shown["enabled_writes"] == []
-        assert shown["enabled_reads"] == list(READS)
-        assert os.path.getsize(png) > 10_000
-        shutil.copy(png, tmp_path / "read_only_window.png")
-        assert digest(path) == before and siblings(path) == ["memories.db"]
+        with unwritten(path):
+            png = os.path.join(out, "read_only_window.png")
+            code = textwrap.dedent(SCRIPT.format(root=ROOT, tests=os.path.join(ROOT, "tests"), path=path, png=png))
+            cmd = [sys.executable, "-c", code]
+            env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=out, MNEMOSCOPE_HOME=os.path.join(out, "home"),
+                       XDG_CONFIG_HOME=os.path.join(out, "config"), MNEMOSCOPE_THEME="light")
+            if os.geteuid() == 0:
+                if not shutil.which("setpriv"):
+                    pytest.skip("running as root without setpriv: permissions cannot be tested")
+                cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+            result = subprocess.run(cmd, cwd=out, capture_output=True, text=True, timeout=120, env=env)
+            assert result.returncode == 0, result.stderr
+            assert "Traceback" not in result.stderr
+            shown = json.loads(result.stdout.strip().splitlines()[-1])
+            assert shown["read_only"] and shown["badge"] and "read-only" in shown["title"]
+            assert shown["memories"] > 10 and shown["errors"] == ""
+            assert shown["enabled_writes"] == []
+            assert shown["enabled_reads"] == list(READS)
+            assert os.path.getsize(png) > 10_000
+            shutil.copy(png, tmp_path / "read_only_window.png")
     finally:
         os.chmod(folder, 0o755)
         shutil.rmtree(folder)

@@ -8,9 +8,10 @@ def test_recall_explains_each_part_of_the_score(demo_store):
     hits = demo_store.recall("What does Mara hate being called?", explain=True, now=NOW)
     top = hits[0]
     assert top.id == "mem-001"
-    assert set(top.why) == {"semantic", "keyword", "importance", "recency", "graph", "neighbor"}
+    assert set(top.why) == {"semantic", "keyword", "importance", "recency", "graph", "neighbor", "semantic_by"}
     w = demo_store.config.weights
-    expected = (w.semantic * top.why["semantic"] + w.keyword * top.why["keyword"] + w.importance *
+    w_semantic = w.semantic if top.why["semantic_by"].startswith("hash") else w.meaning  # a real cosine
+    expected = (w_semantic * top.why["semantic"] + w.keyword * top.why["keyword"] + w.importance *
                 top.why["importance"] + w.recency * top.why["recency"] + w.graph * top.why["graph"])
     assert top.score == pytest.approx(expected, abs=0.005)
 

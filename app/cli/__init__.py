@@ -16,7 +16,15 @@ import sys
 import click
 
 # Each module registers its commands on ``cli``.
-from . import compile_commands, owner_commands, serve_commands, store_commands  # noqa: F401
+from . import (  # noqa: F401
+    compile_commands,
+    connect_commands,
+    import_commands,
+    meaning_commands,
+    owner_commands,
+    serve_commands,
+    store_commands,
+)
 from .group import Failure, cli, db_option, emit_json, json_option, open_store
 
 

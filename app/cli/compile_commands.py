@@ -10,7 +10,9 @@ from typing import Any
 
 import click
 
+from ..bridge import DEFAULT_K
 from ..compiler import PROFILES, ContextCompiler, MemoryItem, get_profile, quote_for
+from ..compiler.capabilities import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 from ..compiler.providers import FORMATS, render
 from ..compiler.types import TIER_BY_NAME, TIER_NAMES
 from .group import cli, db_option, emit_json, json_option, open_store
@@ -89,7 +91,7 @@ def compile_options(fn: Callable) -> Callable:
                      help="a memory to offer (repeatable); tier 1/2/3 or procedural/semantic/episodic"),
         click.option("--user-message", help="the current user turn"),
         click.option("--max-tokens", type=int, help="hard token budget (default 8192)"),
-        click.option("--model", help="model id for tokenizer, context cap and caching, e.g. openai/gpt-4o"),
+        click.option("--model", help=f"model id for tokenizer, context cap and caching, e.g. {DEFAULT_MODEL}"),
         click.option("--system", help="system rules (core content)"),
         click.option("--history", metavar="FILE", help="JSON list of prior messages (role, content)"),
         click.option("--placement", type=click.Choice(["end", "system"]), help="where memories go (default end)"),
@@ -209,11 +211,12 @@ def quote_command(price: float, as_json: bool, **opts: Any) -> None:
 @db_option
 @click.option("--user-message", required=True, help="the current user turn (drives recall)")
 @click.option("--history", metavar="FILE", help="JSON list of prior messages (role, content)")
-@click.option("--model", default="openai/gpt-4o", show_default=True, help="model id")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=4096, show_default=True, help="token budget")
+@click.option("--model", default=DEFAULT_MODEL, show_default=True, help="model id")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True,
+              help="token budget")
 @click.option("--placement", type=click.Choice(["end", "system"]), default="end", show_default=True)
 @click.option("--system", help="system rules (default: a short assistant persona)")
-@click.option("-k", type=click.IntRange(1, 1000), default=20, show_default=True, help="memories to recall")
+@click.option("-k", type=click.IntRange(1, 1000), default=DEFAULT_K, show_default=True, help="memories to recall")
 @click.option("--scope", default="global", show_default=True, help="scope to compile for")
 @click.option("--trust", default="medium", show_default=True, help="maximum sensitivity to compile for")
 @format_option

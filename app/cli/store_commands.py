@@ -1,5 +1,5 @@
 """The store's commands: init, demo, remember, recall, update, forget, restore, tick,
-stats, brief, capture, import, export, activity, eval.
+stats, brief, capture, activity, eval (import and export: import_commands).
 
 Commands that write are recorded in the activity log as the command line's calls;
 commands that only look write nothing.
@@ -11,18 +11,15 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager
 from typing import Any
 
 import click
-from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES, MemoryStore, privacy
+from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore
 from mnemoscope.store import activity as activity_log
-from mnemoscope.store.backup import BULK_ADVANCE_DAYS, snapshot_before_bulk_change
+from mnemoscope.store.backup import is_bulk_change, snapshot_before_bulk_change
 from mnemoscope.store.capture import SOURCE_KINDS, parse_capture_request
 from mnemoscope.store.demo import default_db_path, load_demo
-from mnemoscope.store.errors import StoreError
-from mnemoscope.store.jsonl import POLICIES
 
 from .group import (
     CLI_CLIENT,
@@ -37,27 +34,17 @@ from .group import (
 )
 
 
-@contextmanager
-def logged(store: MemoryStore, tool: str, args: dict[str, Any], client: str = CLI_CLIENT) -> Iterator[list[str]]:
+def logged(store: MemoryStore, tool: str, args: dict[str, Any], client: str = CLI_CLIENT) -> AbstractContextManager[list[str]]:
     """Record a write command in the activity log, with the memory ids it appends to the
     yielded list, whether it succeeds or fails."""
-    ids: list[str] = []
-    started = time.perf_counter()
-    error = ""
-    try:
-        yield ids
-    except Exception as exc:
-        error = str(exc)
-        raise
-    finally:
-        with suppress(StoreError):  # the log must not hide the command's own outcome
-            activity_log.record(store, client=client, door="cli", tool=tool, scope=str(args.get("scope") or ""),
-                                trust=str(args.get("trust") or ""), args=args, memory_ids=ids,
-                                duration_ms=(time.perf_counter() - started) * 1000, ok=not error, error=error)
+    return activity_log.logged(store, client=client, door="cli", tool=tool, scope=str(args.get("scope") or ""),
+                               trust=str(args.get("trust") or ""), args=args)
 
 
-def _snapshot_first(store: MemoryStore) -> None:
+def _snapshot_first(store: MemoryStore, **change: Any) -> None:
     """A bulk change a person starts is preceded by a snapshot (store.backup)."""
+    if not is_bulk_change(**change):
+        return
     path = snapshot_before_bulk_change(store)
     if path is not None:
         click.echo(f"snapshot before the change: {path}", err=True)
@@ -108,17 +95,21 @@ def demo_command(as_json: bool) -> None:
 @click.option("--tag", "tags", multiple=True, help="a tag (repeatable)")
 @click.option("--entity", "entities", multiple=True, help="an entity the memory mentions (repeatable)")
 @click.option("--pin", is_flag=True, help="pinned memories never fade")
+@click.option("--allow-duplicate", is_flag=True, help="add it even if a memory says the same")
 @client_option
 @json_option
-def remember_command(text: str, client_name: str, as_json: bool, **fields: Any) -> None:
-    """Write one memory (a near-duplicate reinforces the existing one instead)."""
+def remember_command(text: str, client_name: str, as_json: bool, allow_duplicate: bool, **fields: Any) -> None:
+    """Write one memory (a near-duplicate, by characters or meaning, reinforces the existing one instead)."""
+    from .meaning_commands import backfill_first
+
     fields = dict(fields, tags=list(fields["tags"]), entities=list(fields["entities"]),
                   pinned=fields.pop("pin"))
     with open_store(create=True) as store, logged(store, "remember", {"text": text, **fields}, client_name) as ids:
-        result = store.remember(text, **fields)
+        backfill_first(store)
+        result = store.remember(text, **fields, dedupe=not allow_duplicate)
         ids.append(result.memory.id)
     if as_json:
-        emit_json({"id": result.memory.id, "created": result.created, "message": result.message})
+        emit_json(result.to_dict())
     else:
         click.echo(result.message)
 
@@ -152,7 +143,8 @@ def recall_command(query: str, k: int, scope: str, trust: str, explain: bool, re
         click.echo("nothing relevant remembered")
     for h in hits:
         text = "[redacted: " + h.sensitivity + "]" if h.redacted else h.text
-        click.echo(f"[{h.score:.3f}] {h.id} ({h.kind}, {h.layer}) {text}")
+        outdated = f" (possibly outdated: {h.outdated_by} is newer and says otherwise)" if h.outdated_by else ""
+        click.echo(f"[{h.score:.3f}] {h.id} ({h.kind}, {h.layer}) {text}{outdated}")
         if explain:
             click.echo(f"    why: {json.dumps(h.why, ensure_ascii=False)}")
 
@@ -182,7 +174,7 @@ def update_command(memory_id: str, client_name: str, as_json: bool, **fields: An
         result = store.update(memory_id, **changes)
         ids.append(memory_id)
     if as_json:
-        emit_json({"id": memory_id, "changed": sorted(changes), "memory": result.after.to_dict()})
+        emit_json(result.to_dict())
     else:
         click.echo(f"updated {memory_id}: {', '.join(sorted(changes))}")
 
@@ -198,7 +190,7 @@ def forget_command(memory_id: str, client_name: str, as_json: bool) -> None:
         deleted = activity_log.forget(store, memory_id, client=client_name)
         ids.append(memory_id)
     if as_json:
-        emit_json({"forgotten": memory_id, "text": deleted.row["text"], "restorable": True})
+        emit_json(deleted.to_dict())
     else:
         click.echo(f"forgot {memory_id}: {deleted.row['text']}  (undo: mnemoscope restore {memory_id})")
 
@@ -239,12 +231,10 @@ def restore_command(memory_id: str | None, client_name: str, as_json: bool) -> N
 def tick_command(advance_days: float | None, client_name: str, as_json: bool) -> None:
     """Run the forgetting clock: write strengths and layers."""
     with open_store() as store, logged(store, "tick", {"advance_days": advance_days}, client_name):
-        if advance_days and advance_days > BULK_ADVANCE_DAYS:
-            _snapshot_first(store)
+        _snapshot_first(store, advance_days=advance_days)
         report = store.tick(advance_days=advance_days)
     if as_json:
-        emit_json({"tick_id": report.tick_id, "summary": report.summary(), "changed": report.changed,
-                   "layers": report.layer_counts, "transitions": report.counts})
+        emit_json(report.to_dict())
         return
     click.echo(f"tick {report.tick_id}: {report.summary()}; {report.changed} memories updated")
     click.echo("layers: " + ", ".join(f"{k} {v}" for k, v in report.layer_counts.items()))
@@ -257,14 +247,16 @@ def stats_command(as_json: bool) -> None:
     """Counts per layer, kind and scope."""
     with open_store() as store:
         stats = store.stats()
+        meaning = store.vector_status().to_dict()
     if as_json:
-        emit_json(stats)
+        emit_json(dict(stats, vectors=meaning))
         return
     click.echo(f"{stats['path']}: {stats['memories']} memories, {stats['entities']} entities")
     for label in ("layers", "kinds", "scopes"):
         click.echo(f"{label + ':':7} " + ", ".join(f"{k} {v}" for k, v in stats[label].items()))
     if stats["clock_offset_days"]:
         click.echo(f"clock:  advanced {stats['clock_offset_days']:g} days")
+    click.echo(f"meaning: {meaning['note']}")
 
 
 @cli.command("brief")
@@ -317,8 +309,7 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
         result = store.capture(content, **kwargs)
         ids.append(result.primary.id)
     if as_json:
-        emit_json({"id": result.primary.id, "kind": result.primary.kind, "text": result.primary.text,
-                   "entities_created": [e.name for e in result.created_entities], "edges": len(result.edges)})
+        emit_json(result.to_dict())
         return
     click.echo(f"captured {result.primary.id} ({result.primary.kind}): {result.primary.text}")
     if result.created_entities:
@@ -326,64 +317,18 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
     click.echo(f"edges written: {len(result.edges)}")
 
 
-@cli.command("import")
-@db_option
-@click.argument("file")
-@click.option("--on-conflict", type=click.Choice(POLICIES), default="skip", show_default=True,
-              help="what to do with an id that exists")
-@click.option("--partial", is_flag=True,
-              help="import the good lines even if some are bad (by default one bad line imports nothing)")
-@client_option
-@json_option
-def import_command(file: str, on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:
-    """Import memories from a JSONL file: all of it, or nothing if a line is bad (each bad
-    line is listed with its number and reason)."""
-    with open_store(create=True) as store, logged(store, "import", {"file": file, "on_conflict": on_conflict},
-                                                  client_name):
-        if on_conflict == "overwrite":
-            _snapshot_first(store)
-        report = store.import_jsonl(file, policy=on_conflict, partial=partial)
-    if as_json:
-        emit_json({"summary": report.summary(), "imported": report.imported,
-                   "errors": [{"line": n, "reason": r} for n, r in report.errors]})
-    else:
-        click.echo(report.summary())
-        for number, reason in report.errors:
-            click.echo(f"  line {number}: {reason}", err=True)
-    if report.errors:
-        click.get_current_context().exit(1)
-
-
-@cli.command("export")
-@db_option
-@click.option("--out", metavar="FILE", help="file to write (default: standard output)")
-@click.option("--kind", type=click.Choice(KINDS))
-@click.option("--layer", type=click.Choice(LAYERS))
-@click.option("--scope")
-def export_command(out: str | None, kind: str | None, layer: str | None, scope: str | None) -> None:
-    """Export memories as JSONL (one memory per line)."""
-    with open_store() as store:
-        data = store.export_jsonl(out, kind=kind, layer=layer, scope=scope)
-        texts = [m.text for m in store.list(kind=kind, layer=layer, scope=scope, with_links=False)]
-    if out is None:
-        click.echo(data, nl=False)
-    else:
-        click.echo(f"exported {data.count(chr(10))} memories to {out}", err=True)
-    warning = privacy.output_warning(texts, "the export")
-    if warning:
-        click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)
-
-
 @cli.command("activity")
 @db_option
 @click.option("--limit", type=click.IntRange(1, 100_000), default=30, show_default=True)
 @click.option("--client", help="only this client's calls")
 @click.option("--tool", help="only calls of this tool")
+@click.option("--trust", type=click.Choice(SENSITIVITIES), default="medium", show_default=True,
+              help="show the texts of calls up to this sensitivity; above it, only what was called")
 @json_option
-def activity_command(limit: int, client: str | None, tool: str | None, as_json: bool) -> None:
+def activity_command(limit: int, client: str | None, tool: str | None, trust: str, as_json: bool) -> None:
     """The newest calls agents (and write commands) made, newest first."""
     with open_store() as store:
-        entries = activity_log.recent(store, limit, client=client, tool=tool)
+        entries = activity_log.recent(store, limit, client=client, tool=tool, trust=trust)
     if as_json:
         emit_json([e.to_dict() for e in entries])
         return
@@ -400,12 +345,14 @@ def activity_command(limit: int, client: str | None, tool: str | None, as_json: 
 @click.option("--cases", metavar="FILE", help="evaluation JSONL (default: the bundled set)")
 @json_option
 def eval_command(cases: str | None, as_json: bool) -> None:
-    """Measure recall@1 and recall@3 on the evaluation set."""
-    from mnemoscope.store.evaluation import run_eval
+    """Measure recall@1 and recall@3 on the evaluation set, and recall by meaning on the
+    paraphrase set (hash beside the default embedder)."""
+    from mnemoscope.store.evaluation import run_eval, run_paraphrase_eval
 
     report = run_eval(cases)
+    paraphrase = [run_paraphrase_eval(spec) for spec in ("hash", None)]
     if as_json:
-        emit_json(report)
+        emit_json(dict(report, paraphrase=paraphrase))
         return
     click.echo(f"cases: {report['cases']} ({report['negative_cases']} that must find nothing)")
     click.echo(f"recall@1: {report['recall@1']:.3f}")
@@ -413,3 +360,7 @@ def eval_command(cases: str | None, as_json: bool) -> None:
     click.echo(f"negatives clean: {report['negatives_clean']:.3f}")
     for miss in report["misses"]:
         click.echo(f"  miss: {miss}")
+    click.echo(f"paraphrases ({paraphrase[0]['queries']} queries sharing no word with their answers):")
+    click.echo(f"  {'embedder':46} recall@1  recall@3  MRR")
+    for p in paraphrase:
+        click.echo(f"  {p['embedder']:46} {p['recall@1']:.3f}     {p['recall@3']:.3f}     {p['mrr']:.3f}")

@@ -31,6 +31,10 @@ ENV_VARS = (ENV_VAR, "LLM_CAPABILITY_MAP_PATH")  # ours first, then the referenc
 _DATE_SUFFIX = re.compile(r"(?:[-@]\d{4}-\d{2}-\d{2}|[-@]\d{8})$")
 _DOT_BETWEEN_DIGITS = re.compile(r"(?<=\d)\.(?=\d)")
 MAX_DEFAULT_RESERVE = 4096
+# What a prompt is compiled for when the caller names nothing: the inspector's preview,
+# ``mnemoscope preview`` and the agents' compile_prompt alike.
+DEFAULT_MODEL = "openai/gpt-4o"
+DEFAULT_MAX_TOKENS = 4096
 
 
 def default_reserve(context_cap: int) -> int:

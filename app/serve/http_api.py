@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+from mnemoscope.store import json_input
 from mnemoscope.store.errors import NotFound, StoreError
 from mnemoscope.store.errors import ValidationError as StoreValidationError
 from pydantic import ValidationError as PydanticValidationError
@@ -87,6 +87,10 @@ def _pydantic_message(exc: PydanticValidationError) -> str:
 async def _arguments(request: Request, method: str) -> dict[str, Any]:
     if method == "GET":
         return dict(request.query_params)  # pydantic turns "5" into 5 where a number is due
+    # Only JSON, even for an empty body: a web page may send text/plain, a form or no
+    # content type without asking first (a "simple" request), and none of them may write.
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        raise HttpError(400, "send the arguments as JSON with Content-Type: application/json")
     body = b""
     async for chunk in request.stream():
         body += chunk
@@ -94,12 +98,11 @@ async def _arguments(request: Request, method: str) -> dict[str, Any]:
             raise HttpError(413, f"the request body is over {MAX_BODY // (1024 * 1024)} MiB")
     if not body.strip():
         return {}
-    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-        raise HttpError(400, "send the arguments as JSON with Content-Type: application/json")
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise HttpError(400, f"the body is not valid JSON: {exc}") from None
+        data = json_input.loads(body)
+    except json_input.BadJson as exc:
+        verb = "is " if str(exc).startswith(("not ", "nested ")) else ""
+        raise HttpError(400, f"the body {verb}{exc}") from None
     if not isinstance(data, dict):
         raise HttpError(400, f"the body must be a JSON object of arguments, got {type(data).__name__}")
     return data
@@ -147,10 +150,12 @@ class Guard:
     requests addressed to a non-loopback Host or sent from a foreign Origin (when
     bound to loopback), and bodies over the size limit."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, loopback: bool) -> None:
+    def __init__(self, app: ASGIApp, *, token: str | None, loopback: bool,
+                 on_refusal: Callable[[str, int, str, dict[str, str]], None] | None = None) -> None:
         self.app = app
         self.token = token
         self.loopback = loopback
+        self.on_refusal = on_refusal  # (path, status, message, headers): README says refused calls are logged
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -159,6 +164,8 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         refusal = self._refusal(headers, scope.get("path", ""))
         if refusal is not None:
+            if self.on_refusal is not None:
+                await anyio.to_thread.run_sync(self.on_refusal, scope.get("path", ""), *refusal, headers)
             await error_response(*refusal)(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -170,7 +177,7 @@ class Guard:
             if name not in LOOPBACK_HOSTS:
                 return 403, f"this server answers only requests addressed to 127.0.0.1 or localhost, not {host!r}"
             origin = headers.get("origin")
-            if origin and not any(origin.startswith(f"http://{h}") for h in LOOPBACK_HOSTS):
+            if origin is not None and origin not in _own_origins(host):
                 return 403, f"requests from web pages ({origin}) are refused"
         if self.token is not None and path != "/health":
             given = headers.get("authorization", "")
@@ -180,6 +187,13 @@ class Guard:
         if length and length.isdigit() and int(length) > MAX_BODY:
             return 413, f"the request body is over {MAX_BODY // (1024 * 1024)} MiB"
         return None
+
+
+def _own_origins(host: str) -> set[str]:
+    """The origins of pages this server itself would serve: a loopback name with the port
+    the request was sent to, compared whole (a prefix match let ``localhost.attacker.example`` in)."""
+    port = host.rsplit(":", 1)[1] if host.rsplit(":", 1)[-1].isdigit() and not host.endswith("]") else ""
+    return {f"http://{name}" + (f":{port}" if port else "") for name in LOOPBACK_HOSTS}
 
 
 def is_loopback(host: str) -> bool:
@@ -202,7 +216,7 @@ def build_app(ops: Operations, *, token: str | None = None, loopback: bool = Tru
 
     async def health(_request: Request) -> JSONResponse:
         def counts() -> dict[str, Any]:
-            return ops.store.stats(scopes=(*ops.scopes, "global"))["layers"]
+            return ops.store.stats(scopes=(*ops.scopes, "global"), trust=ops.trust)["layers"]
 
         return JSONResponse({"ok": True, "version": __version__, "counts": await anyio.to_thread.run_sync(counts),
                              "scopes": list(ops.scopes), "trust": ops.trust})
@@ -213,7 +227,12 @@ def build_app(ops: Operations, *, token: str | None = None, loopback: bool = Tru
     # The guard already checks Host and Origin for every path, /mcp included.
     app = server.streamable_http_app(
         host="127.0.0.1", transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    return Guard(app, token=token, loopback=loopback)
+    def refused(path: str, status: int, message: str, headers: dict[str, str]) -> None:
+        tool = ENDPOINTS.get(path, (None, path.strip("/") or "http"))[1]
+        caller = {"client": headers.get("user-agent", "")[:60] or "http", "door": "http"}
+        ops.log(tool, {}, time.perf_counter(), error=f"refused ({status}): {message}", caller=caller)
+
+    return Guard(app, token=token, loopback=loopback, on_refusal=refused)
 
 
 def run_http(ops: Operations, *, host: str, port: int, token: str | None) -> None:

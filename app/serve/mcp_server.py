@@ -132,5 +132,10 @@ def build_server(ops: Operations) -> MCPServer:
 
 
 def run_stdio(ops: Operations) -> None:
-    """Serve MCP over standard input and output until the client closes them."""
-    build_server(ops).run("stdio")
+    """Serve MCP over standard input and output until the client closes them, answering
+    every request (see :mod:`.mcp_stdio`)."""
+    import anyio
+
+    from .mcp_stdio import serve
+
+    anyio.run(serve, build_server(ops), ops)

@@ -6,39 +6,60 @@ HTTP API alike, and its docstring is what a model reads to decide when to call i
 
 Scope and trust belong to whoever started the server, not to the model: a call may name
 one of the server's scopes (the first is the default) and never sees a memory above the
-server's trust. A memory outside them does not exist as far as the caller can tell.
-Every call, refused ones included, is recorded in the activity log.
+server's trust. A memory outside them does not exist as far as the caller can tell: no
+answer, count, duplicate check or log line depends on it, and no call writes to it. A
+call checks everything it was given before it writes anything. Every call, refused ones
+included, is recorded in the activity log, at the sensitivity of what it holds.
 """
 
 # No ``from __future__ import annotations``: the MCP SDK and pydantic read these
 # signatures at run time.
 
 import contextvars
-import time
 from collections.abc import Callable
-from contextlib import suppress
 from typing import Annotated, Any, Literal
 
 from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore, conversations
 from mnemoscope.store import activity as activity_log
 from mnemoscope.store.capture import PROPOSED_TYPES, SOURCE_KINDS
 from mnemoscope.store.config import Limits
+from mnemoscope.store.conversations import MAX_CONVERSATION_ID_CHARS
 from mnemoscope.store.errors import NotFound, StoreError, ValidationError
-from mnemoscope.store.model import SENSITIVITY_RANK, validate_scope
+from mnemoscope.store.model import (
+    MAX_ID_CHARS,
+    MAX_NAME_CHARS,
+    MAX_REASON_CHARS,
+    MAX_SCOPE_CHARS,
+    MAX_TAG_CHARS,
+    SENSITIVITY_RANK,
+    validate_scope,
+)
+from mnemoscope.store.recall import reinforce_hits
 from pydantic import Field
 
-from ..bridge import DEFAULT_RULES, PreviewRequest, compile_items, memory_items
+from ..bridge import DEFAULT_K, DEFAULT_RULES, PreviewRequest, compile_items, memory_items
+from ..compiler.capabilities import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 
-MAX_TEXT = Limits().max_text_chars
+# The schemas' bounds are the store's (store/model.py, the default store/config.py), so a
+# call is refused at the door exactly where the store would refuse it.
+LIMITS = Limits()
+MAX_TEXT = LIMITS.max_text_chars
+MAX_ENTITIES = 32  # a call's entities: this door's own bound, the store sets none
 
 Kind = Literal[KINDS]  # type: ignore[valid-type]
 Sensitivity = Literal[SENSITIVITIES]  # type: ignore[valid-type]
-MemoryId = Annotated[str, Field(min_length=1, max_length=128, description="a memory id, e.g. from recall")]
-ScopeArg = Annotated[str | None, Field(max_length=140, description="one of this server's scopes; "
+MemoryId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS, description="a memory id, e.g. from recall")]
+ScopeArg = Annotated[str | None, Field(max_length=MAX_SCOPE_CHARS, description="one of this server's scopes; "
                                        "omit for its default scope")]
+ConversationId = Annotated[str, Field(min_length=1, max_length=MAX_CONVERSATION_ID_CHARS)]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
-Short = Annotated[str, Field(max_length=200)]
-Names = Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=32)]
+Short = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+Tags = Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]], Field(max_length=LIMITS.max_tags)]
+Names = Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]],
+                  Field(max_length=MAX_ENTITIES)]
+
+AGENT_HIDDEN = ("base", "ref_time", "ticked_at", "half_life_days")  # a memory's decay internals
+TICK_WITHHELD = ("layers",)  # of a tick's answer (see tick)
 
 # Who is calling: set by the door around each call (the MCP client's name from its
 # ``initialize``, the HTTP User-Agent), read when the call is logged.
@@ -47,12 +68,6 @@ CALLER: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("
 
 class ScopeRefused(StoreError):
     """The call named a scope this server may not read or write."""
-
-
-def _conflicts(conflicts: list) -> list[dict[str, str]]:
-    """The memories a new one likely contradicts (store.conflicts): ids and what about, for
-    the agent to recall, update or forget."""
-    return [{"id": c.older, "about": c.subject, "slot": c.slot} for c in conflicts]
 
 
 class Operations:
@@ -70,6 +85,7 @@ class Operations:
         if trust not in SENSITIVITY_RANK:
             raise ValidationError("trust", f"must be one of {', '.join(SENSITIVITIES)}, got {trust!r}")
         self.trust = trust
+        self.context = conversations.context_of(self.scopes, trust)  # whose conversations are whose
         self.client = client
         self.door = door
 
@@ -92,14 +108,26 @@ class Operations:
             raise NotFound("memory", memory_id)
         return memory
 
+    def _may_see(self, memory_id: str) -> bool:
+        try:
+            self._visible(memory_id)
+        except NotFound:
+            return False
+        return True
+
     def _shown(self, memory) -> dict[str, Any]:
         """A memory as a caller at this trust may see it."""
         data = memory.to_dict()
         if SENSITIVITY_RANK[memory.sensitivity] > SENSITIVITY_RANK[self.trust]:
             return {"id": memory.id, "kind": memory.kind, "layer": memory.layer, "redacted": True}
-        for key in ("base", "ref_time", "ticked_at", "half_life_days"):
+        for key in AGENT_HIDDEN:
             data.pop(key, None)
         return data
+
+    def _answer(self, result: Any, memory) -> dict[str, Any]:
+        """A result's JSON as every door gives it, with its memory as this caller may see it
+        and the id the call is logged with."""
+        return {**result.to_dict(), "memory": self._shown(memory), "memory_ids": [memory.id]}
 
     def _check_sensitivity(self, sensitivity: str) -> None:
         if SENSITIVITY_RANK[sensitivity] > SENSITIVITY_RANK[self.trust]:
@@ -108,29 +136,28 @@ class Operations:
 
     def call(self, tool: str, fn: Callable[..., dict[str, Any]], args: dict[str, Any]) -> dict[str, Any]:
         """Run one operation, timed and logged, refused or not."""
-        started = time.perf_counter()
+        caller = CALLER.get() or {}
         try:
-            result = fn(**args)
-        except Exception as exc:
-            self.log(tool, args, started, error=exc)
-            raise
-        self.log(tool, args, started, result=result)
+            with activity_log.logged(self.store, **self._entry(tool, args, caller)) as ids:
+                result = fn(**args)
+                ids.extend(result.get("memory_ids", []))
+        finally:
+            caller["logged"] = True
         return result
 
     def log(self, tool: str, args: dict[str, Any], started: float, *, result: dict[str, Any] | None = None,
             error: BaseException | str | None = None, caller: dict[str, Any] | None = None) -> None:
         """Record one call in the activity log (``caller``: who, when not the current one)."""
         caller = caller if caller is not None else (CALLER.get() or {})
-        scope = args.get("scope") or (self.scopes[0] if tool not in ("tick", "stats") else "")
-        ids = (result or {}).get("memory_ids", [])
-        message = "" if error is None else (error if isinstance(error, str) else f"{type(error).__name__}: {error}")
-        with suppress(StoreError):  # a read-only or busy database must not turn a good answer into a failure
-            activity_log.record(self.store, client=caller.get("client") or self.client,
-                                door=caller.get("door") or self.door, tool=tool,
-                                scope=str(scope)[:140], trust=self.trust, args=_loggable(args),
-                                memory_ids=ids, duration_ms=(time.perf_counter() - started) * 1000,
-                                ok=error is None, error=message)
+        activity_log.record_call(self.store, started=started, memory_ids=(result or {}).get("memory_ids", []),
+                                 error=error, **self._entry(tool, args, caller))
         caller["logged"] = True
+
+    def _entry(self, tool: str, args: dict[str, Any], caller: dict[str, Any]) -> dict[str, Any]:
+        """Who called what, for the activity log."""
+        scope = args.get("scope") or (self.scopes[0] if tool not in ("tick", "stats") else "")
+        return {"client": caller.get("client") or self.client, "door": caller.get("door") or self.door,
+                "tool": tool, "scope": str(scope), "trust": self.trust, "args": _loggable(args)}
 
     # -- the tools ----------------------------------------------------------------------------
     def remember(
@@ -147,8 +174,10 @@ class Operations:
         scope: ScopeArg = None,
         sensitivity: Annotated[Sensitivity, Field(description="public < low < medium < high < hyper; health, "
                                                  "money and secrets are high or hyper")] = "low",
-        tags: Annotated[Names, Field(description="a few keywords")] = [],  # noqa: B006 (pydantic copies)
+        tags: Annotated[Tags, Field(description="a few keywords")] = [],  # noqa: B006 (pydantic copies)
         entities: Annotated[Names, Field(description="people, groups, tools or projects it mentions")] = [],  # noqa: B006
+        allow_duplicate: Annotated[bool, Field(description="store it even if a memory already says the same "
+                                               "(by default that one is reinforced instead)")] = False,
     ) -> dict[str, Any]:
         """Store one thing worth remembering about the user or the work.
 
@@ -159,10 +188,8 @@ class Operations:
         self._check_sensitivity(sensitivity)
         result = self.store.remember(text, kind=kind, importance=importance, who=who, topic=topic,
                                      scope=self._scope(scope), sensitivity=sensitivity, tags=tags,
-                                     entities=entities)
-        return {"id": result.memory.id, "created": result.created, "message": result.message,
-                "memory": self._shown(result.memory), "conflicts": _conflicts(result.conflicts),
-                "memory_ids": [result.memory.id]}
+                                     entities=entities, dedupe=not allow_duplicate, trust=self.trust)
+        return self._answer(result, result.memory)
 
     def recall(
         self,
@@ -177,19 +204,15 @@ class Operations:
         Call it before answering anything that may depend on what you were told earlier
         (names, preferences, past decisions). Each memory you get back counts as used:
         memories recalled often become habits and fade slowly. Memories above your trust
-        come back redacted: you may say something exists, not what it says."""
-        hits = self.store.recall(query, k=k, scope=self._scope(scope), trust=self.trust, explain=explain,
-                                 reinforce=True)
-        out = []
-        for h in hits:
-            d = h.to_dict()
-            if h.redacted:
-                # nothing that depends on the text: not its score, not its entities
-                d = {"id": h.id, "kind": h.kind, "layer": h.layer, "redacted": True}
-            elif not explain:
-                d.pop("why", None)
-            out.append(d)
-        return {"hits": out, "memory_ids": [h.id for h in hits]}
+        come back redacted: you may say something exists, not what it says. When they
+        cannot be counted (a full disk) you still get them, with reinforced false."""
+        hits = self.store.recall(query, k=k, scope=self._scope(scope), trust=self.trust, explain=explain)
+        skipped = reinforce_hits(self.store, hits)
+        answer: dict[str, Any] = {"hits": [h.to_dict() for h in hits], "reinforced": not skipped}
+        if skipped:
+            answer["reinforcement"] = f"the reinforcement was skipped: {skipped}"
+        answer["memory_ids"] = [h.id for h in hits]
+        return answer
 
     def brief(
         self,
@@ -204,13 +227,15 @@ class Operations:
     def tick(self) -> dict[str, Any]:
         """Run the forgetting clock: every memory's strength and layer are brought up to
         now (habit, fading, edge, archived). Cheap; call it once a day or so."""
-        report = self.store.tick()
-        return {"tick_id": report.tick_id, "summary": report.summary(), "changed": report.changed,
-                "transitions": len(report.transitions)}
+        # A tick runs over every memory; the answer counts only those this server may see,
+        # and not the counts per layer: over the whole store they would speak of scopes this
+        # server may not see, and counting over its own would scan every memory per tick.
+        report = self.store.tick().only(self._may_see)
+        return {k: v for k, v in report.to_dict().items() if k not in TICK_WITHHELD}
 
     def stats(self) -> dict[str, Any]:
         """How much is remembered in this server's scopes: counts per layer and kind."""
-        stats = self.store.stats(scopes=(*self.scopes, "global"))
+        stats = self.store.stats(scopes=(*self.scopes, "global"), trust=self.trust)
         return {k: stats[k] for k in ("memories", "layers", "kinds", "scopes", "clock_offset_days")}
 
     def update(
@@ -223,7 +248,7 @@ class Operations:
         topic: Short | None = None,
         scope: ScopeArg = None,
         sensitivity: Sensitivity | None = None,
-        tags: Names | None = None,
+        tags: Tags | None = None,
         pinned: Annotated[bool | None, Field(description="pinned memories never fade")] = None,
     ) -> dict[str, Any]:
         """Correct a memory that is wrong or out of date (give only the fields that
@@ -239,16 +264,15 @@ class Operations:
         if not changes:
             raise ValidationError("update", "give at least one field to change")
         result = self.store.update(memory_id, **changes)
-        return {"id": memory_id, "changed": sorted(changes), "memory": self._shown(result.after),
-                "memory_ids": [memory_id]}
+        return self._answer(result, result.after)
 
     def forget(self, memory_id: MemoryId) -> dict[str, Any]:
         """Forget a memory that is wrong, harmful or that the user asked you to forget.
         The memory's owner can still restore it from the Mnemoscope inspector."""
-        memory = self._visible(memory_id, write=True)
+        self._visible(memory_id, write=True)
         caller = CALLER.get() or {}
-        activity_log.forget(self.store, memory_id, client=caller.get("client") or self.client)
-        return {"forgotten": memory_id, "text": memory.text, "restorable": True, "memory_ids": [memory_id]}
+        deleted = activity_log.forget(self.store, memory_id, client=caller.get("client") or self.client)
+        return {**deleted.to_dict(), "memory_ids": [memory_id]}
 
     def capture(
         self,
@@ -257,13 +281,13 @@ class Operations:
         source_kind: Literal[SOURCE_KINDS] = "event",  # type: ignore[valid-type]
         source: Short = "",
         context: Annotated[Any, Field(description="what was going on (any JSON), kept with the memory")] = None,
-        reason_to_remember: Annotated[str, Field(max_length=500, description="why this is worth keeping")] = "",
+        reason_to_remember: Annotated[str, Field(max_length=MAX_REASON_CHARS, description="why this is worth keeping")] = "",
         summary: Annotated[str, Field(max_length=MAX_TEXT, description="one sentence to store instead of "
                                       "the raw content")] = "",
         proposed_type: Annotated[Literal[tuple(PROPOSED_TYPES)] | None,  # type: ignore[valid-type]
                                  Field(description="the kind of memory it should become")] = None,
         proposed_kind: Kind | None = None,
-        tags: Names = [],  # noqa: B006
+        tags: Tags = [],  # noqa: B006
         scope: ScopeArg = None,
         sensitivity: Sensitivity = "low",
     ) -> dict[str, Any]:
@@ -275,58 +299,61 @@ class Operations:
                                   "scope": self._scope(scope), "sensitivity": sensitivity}
         optional = {"context": context, "proposed_type": proposed_type, "proposed_kind": proposed_kind}
         kwargs.update({k: v for k, v in optional.items() if v is not None})
-        result = self.store.capture(content, **kwargs)
-        return {"id": result.primary.id, "memory": self._shown(result.primary),
-                "entities_created": [e.name for e in result.created_entities], "edges": len(result.edges),
-                "conflicts": _conflicts(result.conflicts), "memory_ids": [result.primary.id]}
+        result = self.store.capture(content, trust=self.trust, **kwargs)
+        return self._answer(result, result.primary)
 
     def compile_prompt(
         self,
         user_message: Annotated[str, Field(min_length=1, max_length=100_000)],
-        model: Annotated[str, Field(max_length=200, description="e.g. openai/gpt-4o, "
-                                    "anthropic/claude-sonnet-4-5")] = "openai/gpt-4o",
-        max_tokens: Annotated[int, Field(ge=64, le=2_000_000, description="the prompt's token budget")] = 4096,
-        k: Annotated[int, Field(ge=1, le=200, description="memories to recall")] = 20,
+        model: Annotated[str, Field(max_length=200, description=f"e.g. {DEFAULT_MODEL}, "
+                                    "anthropic/claude-sonnet-4-5")] = DEFAULT_MODEL,
+        max_tokens: Annotated[int, Field(ge=64, le=2_000_000, description="the prompt's token budget")] = (
+            DEFAULT_MAX_TOKENS),
+        k: Annotated[int, Field(ge=1, le=200, description="memories to recall")] = DEFAULT_K,
         scope: ScopeArg = None,
         rules: Annotated[str | None, Field(max_length=100_000, description="system rules; a short "
                                            "assistant persona when omitted")] = None,
         history: Annotated[list[dict[str, Any]], Field(max_length=500, description="earlier messages, "
                                                         "[{role, content}]")] = [],  # noqa: B006
         placement: Literal["end", "system"] = "end",
-        conversation_id: Annotated[str | None, Field(max_length=128, description="keep the citation map "
+        conversation_id: Annotated[ConversationId | None, Field(description="keep the citation map "
                                                      "under this id for resolve_citations")] = None,
     ) -> dict[str, Any]:
         """Build the prompt to send for a user message: recall the relevant memories and
         compile them with the rules, history and message within a token budget. Memories
         are tagged [Mem:N]; give a conversation_id to resolve those citations later."""
+        if conversation_id is not None:
+            conversations.check_conversation_id(conversation_id)
         request = PreviewRequest(user_message=user_message, history=list(history), model_id=model,
                                  max_tokens=max_tokens, placement=placement,
                                  rules=DEFAULT_RULES if rules is None else rules, k=k, scope=self._scope(scope),
                                  trust=self.trust)
         hits = self.store.recall(user_message, k=k, scope=request.scope, trust=self.trust)
-        result = compile_items(request, memory_items(hits))
+        try:
+            result = compile_items(request, memory_items(hits))
+        except (TypeError, ValueError) as exc:  # the compiler's word on the history, rules or model
+            message = str(exc).replace("conversation_messages", "history")
+            raise ValidationError("history" if "history" in message else "compile_prompt", message) from None
         kept = list(result.ref_map.values())
-        for memory_id in kept:  # what went into the prompt was used
-            with suppress(NotFound):  # forgotten since the recall
-                self.store.reinforce(memory_id)
         out: dict[str, Any] = {"messages": result.messages, "ref_map": result.ref_map,
                                "summary": _summary(result.metadata), "memory_ids": kept}
-        if conversation_id is not None:
-            turn = conversations.save_turn(self.store, conversation_id, result.ref_map, model=model,
-                                           query=user_message)
+        # Everything was checked: what went into the prompt was used, and its map is kept, at once.
+        turn = conversations.prompt_used(self.store, result.ref_map, conversation_id, model=model,
+                                         query=user_message, context=self.context)
+        if turn is not None:
             out.update(conversation_id=turn.conversation_id, turn=turn.turn)
         return out
 
     def resolve_citations(
         self,
         answer: Annotated[str, Field(max_length=200_000, description="the model's answer with [Mem:N] tags")],
-        conversation_id: Annotated[str, Field(min_length=1, max_length=128)],
+        conversation_id: ConversationId,
         turn: Annotated[int | None, Field(ge=1, description="which compile_prompt turn; the latest when "
                                           "omitted")] = None,
     ) -> dict[str, Any]:
         """Say which memory each [Mem:N] in an answer stands for (from the prompt that
         compile_prompt built under conversation_id)."""
-        resolved = conversations.resolve(self.store, answer, conversation_id, turn)
+        resolved = conversations.resolve(self.store, answer, conversation_id, turn, context=self.context)
         visible = []
         for item in resolved:
             if item["status"] == "ok":

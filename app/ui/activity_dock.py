@@ -40,8 +40,9 @@ from .widgets import ElidedLabel
 
 # The summary comes last and takes what width is left, so a narrow dock cuts only it.
 COLUMNS = ("time", "client", "door", "tool", "scope", "memories", "duration", "outcome", "summary")
-# Each column is as wide as its widest usual text; client, tool, scope and memories elide.
-SAMPLES = {"time": "00:00:00", "client": "Claude Desktop", "door": "http", "tool": "remember", "scope": "group:team",
+# Each column is as wide as its widest usual text (a time of another day shows its date); client,
+# tool, scope and memories elide.
+SAMPLES = {"time": "12-31 00:00", "client": "Claude Desktop", "door": "http", "tool": "remember", "scope": "group:team",
            "memories": "mem-000 +9", "duration": "0000 ms", "outcome": "✗ refused"}
 # Dropped first when the dock is narrow (the row's tooltip still says them).
 OPTIONAL = ("door", "duration")
@@ -433,8 +434,9 @@ class ActivityDock(QDockWidget):
         if forgotten is None or not self.session.writable:
             return False
         command = RestoreForgottenCommand(self.session, forgotten)
-        self.session.undo_stack.push(command)
-        if command.error:
+        try:
+            self.session.push(command)
+        except Exception:  # the command holds the error; it is said next to the list
             self._say(f"Cannot restore {forgotten.memory_id}: {command.error}", error=True)
             self._read_forgotten()
             return False

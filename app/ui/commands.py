@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemoscope.store import DeletedMemory, Memory, TickReport, activity
+from mnemoscope.store import DeletedMemory, Memory, TickReport, activity, conflicts
 from mnemoscope.store.activity import Forgotten
 from mnemoscope.store.jsonl import ImportReport
+from mnemoscope.store.tables import REINFORCED
 from PySide6.QtGui import QUndoCommand
 
 from .session import StoreSession
@@ -84,8 +85,8 @@ class NewMemoryCommand(StoreCommand):
         if self.created:
             self.snapshot = store.delete(self.memory_id)
             self.session.select(None)
-        else:
-            store.restore_state(self.before)
+        else:  # only what the reinforcement wrote: an agent's edit made since stays
+            store.restore_state(self.before, REINFORCED)
         self.session.notify({self.memory_id})
 
 
@@ -129,19 +130,21 @@ class DeleteMemoryCommand(StoreCommand):
 
 
 class ImportCommand(StoreCommand):
-    """Import JSONL lines (existing ids are skipped); undo deletes what came in."""
+    """Import JSONL lines (existing ids are skipped); undo deletes what came in. Given the
+    ``report`` of an import already made (off the GUI thread), the first run only shows it."""
 
-    def __init__(self, session: StoreSession, source: Any, label: str = "Import") -> None:
+    def __init__(self, session: StoreSession, source: Any, label: str = "Import",
+                 report: ImportReport | None = None) -> None:
         super().__init__(session, label)
         self.source = source
-        self.report: ImportReport | None = None
+        self.report: ImportReport | None = report
         self.snapshots: list[DeletedMemory] = []
 
     def apply(self) -> None:
         store = self.session.store
         if self.report is None:
             self.report = store.import_jsonl(self.source)
-        else:
+        elif self._done:
             for snapshot in reversed(self.snapshots):
                 store.restore(snapshot)
             self.snapshots = []
@@ -162,18 +165,19 @@ def days_label(days: float) -> str:
 
 
 class TickCommand(StoreCommand):
-    """Move the clock ``advance_days`` forward (0: not at all) and tick, as one step."""
+    """Move the clock ``advance_days`` forward (0: not at all) and tick, as one step. Given
+    the ``report`` of a tick already made (off the GUI thread), the first run only shows it."""
 
-    def __init__(self, session: StoreSession, advance_days: float = 0.0) -> None:
+    def __init__(self, session: StoreSession, advance_days: float = 0.0, report: TickReport | None = None) -> None:
         super().__init__(session, "Tick" if not advance_days else f"Advance {days_label(advance_days)}")
         self.advance_days = advance_days
-        self.report: TickReport | None = None
+        self.report: TickReport | None = report
 
     def apply(self) -> None:
         store = self.session.store
         if self.report is None:
             self.report = store.tick(advance_days=self.advance_days or None)
-        else:
+        elif self._done:
             self.report = store.redo_tick(self.report.tick_id)
         self.session.notify(None)
 
@@ -211,15 +215,29 @@ class SupersedeCommand(StoreCommand):
         self.result = None
 
     def apply(self) -> None:
-        from mnemoscope.store.conflicts import supersede
-
-        self.result = supersede(self.session.store, self.newer, self.older)
+        self.result = conflicts.supersede(self.session.store, self.newer, self.older)
         self.session.notify({self.newer, self.older})
 
     def revert(self) -> None:
-        from mnemoscope.store.conflicts import undo_supersede
+        conflicts.undo_supersede(self.session.store, self.result)
+        self.session.notify({self.newer, self.older})
 
-        undo_supersede(self.session.store, self.result)
+
+class MergeCommand(StoreCommand):
+    """Two conflicting memories become one (store.conflicts.merge): one store operation,
+    one undo step; undo puts back only what the merge changed."""
+
+    def __init__(self, session: StoreSession, newer: str, older: str, text: str) -> None:
+        super().__init__(session, "Merge memories")
+        self.newer, self.older, self.text = newer, older, text
+        self.result: conflicts.MergeResult | None = None
+
+    def apply(self) -> None:
+        self.result = conflicts.merge(self.session.store, self.newer, self.older, self.text)
+        self.session.notify({self.newer, self.older})
+
+    def revert(self) -> None:
+        conflicts.undo_merge(self.session.store, self.result)
         self.session.notify({self.newer, self.older})
 
 
@@ -232,13 +250,9 @@ class KeepBothCommand(StoreCommand):
         self.edges: list[tuple[str, str, str]] = []
 
     def apply(self) -> None:
-        from mnemoscope.store.conflicts import keep_both
-
-        self.edges = keep_both(self.session.store, self.a, self.b)
+        self.edges = conflicts.keep_both(self.session.store, self.a, self.b)
         self.session.notify({self.a, self.b})
 
     def revert(self) -> None:
-        from mnemoscope.store.conflicts import remove_edges
-
-        remove_edges(self.session.store, self.edges)
+        conflicts.remove_edges(self.session.store, self.edges)
         self.session.notify({self.a, self.b})

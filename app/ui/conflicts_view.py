@@ -9,7 +9,7 @@ from mnemoscope.store import conflicts as conflict_check
 from mnemoscope.store.model import validate_fields
 from PySide6.QtWidgets import QHeaderView, QInputDialog
 
-from .commands import EditMemoryCommand, KeepBothCommand, SupersedeCommand
+from .commands import KeepBothCommand, MergeCommand, SupersedeCommand
 from .records_panel import RecordsPanel
 from .session import StoreSession
 
@@ -40,8 +40,9 @@ class ConflictsView(RecordsPanel):
     def refresh(self) -> None:
         store = self.session.store
         found = conflict_check.scan(store) if store is not None else []
-        self.show_records(found, f"{len(found)} pairs of memories say different things about the same subject "
-                          "(newest first)." if found else "No conflicting memories.")
+        pairs = "1 pair of memories says" if len(found) == 1 else f"{len(found)} pairs of memories say"
+        self.show_records(found, f"{pairs} different things about the same subject (newest first)."
+                          if found else "No conflicting memories.")
         self.view.resizeRowsToContents()
 
     def memory_of(self, conflict: conflict_check.Conflict) -> str:
@@ -66,7 +67,7 @@ class ConflictsView(RecordsPanel):
     def supersede_selected(self) -> None:
         conflict = self.selected()
         if conflict is not None and self._still_there(conflict):
-            self.session.undo_stack.push(SupersedeCommand(self.session, conflict.newer, conflict.older))
+            self.session.run(SupersedeCommand(self.session, conflict.newer, conflict.older), "Supersede failed")
 
     def merge_selected(self) -> None:
         """The newer memory takes the merged text and supersedes the older, as one undoable step."""
@@ -82,13 +83,10 @@ class ConflictsView(RecordsPanel):
         except StoreError as exc:
             self.summary.setText(str(exc))
             return
-        stack = self.session.undo_stack
-        stack.beginMacro("Merge memories")
-        stack.push(EditMemoryCommand(self.session, conflict.newer, {"text": text}))
-        stack.push(SupersedeCommand(self.session, conflict.newer, conflict.older))
-        stack.endMacro()
+        if not self.session.run(MergeCommand(self.session, conflict.newer, conflict.older, text), "Merge failed"):
+            self.summary.setText("The merge failed; nothing was changed.")
 
     def keep_selected(self) -> None:
         conflict = self.selected()
         if conflict is not None and self._still_there(conflict):
-            self.session.undo_stack.push(KeepBothCommand(self.session, conflict.newer, conflict.older))
+            self.session.run(KeepBothCommand(self.session, conflict.newer, conflict.older), "Keep both failed")

@@ -3,6 +3,7 @@ undoable commands. Invalid input is shown next to its field and nothing is writt
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -106,12 +108,14 @@ class MemoryEditor(QWidget):
             err.setObjectName(f"error_{name}")
             err.setStyleSheet("color: #D55E00;")
             err.setWordWrap(True)
+            _wraps_in_any_width(err)
             err.hide()
             box.addWidget(err)
             self.errors[name] = err
             form.addRow(LABELS.get(name, name.capitalize()), box)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
+        _wraps_in_any_width(self.status)
         self.new_button = QPushButton("New", self)
         self.save_button = QPushButton("Save", self)
         self.delete_button = QPushButton("Delete", self)
@@ -122,6 +126,8 @@ class MemoryEditor(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         self.heading = QLabel("<b>New memory</b>", self)
+        self.heading.setWordWrap(True)
+        _wraps_in_any_width(self.heading)
         layout.addWidget(self.heading)
         layout.addLayout(form)
         layout.addLayout(buttons)
@@ -233,7 +239,7 @@ class MemoryEditor(QWidget):
         self._loading = True
         try:
             self.memory_id = m.id
-            self._heading = (f"<b>{m.id}</b> · {m.layer} · strength {m.strength:.2f} · "
+            self._heading = (f"<b>{breakable(html.escape(m.id))}</b> · {m.layer} · strength {m.strength:.2f} · "
                              f"{m.recall_count} recall{'' if m.recall_count == 1 else 's'}")
             self.text.setPlainText(m.text)
             self.kind.setCurrentText(m.kind)
@@ -372,3 +378,15 @@ class MemoryEditor(QWidget):
             self.save()
             return
         super().keyPressEvent(event)
+
+
+def _wraps_in_any_width(label: QLabel) -> None:
+    """A label that wraps to the pane's width instead of widening the pane (with a
+    horizontal scroll bar that cuts every field's right edge)."""
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    label.setMinimumWidth(1)
+
+
+def breakable(text: str, every: int = 12) -> str:
+    """``text`` with a zero-width space every ``every`` characters: a long id can wrap."""
+    return "\u200b".join(text[i:i + every] for i in range(0, len(text), every))

@@ -7,8 +7,9 @@ import logging
 import os
 
 from mnemoscope.store import MemoryStore, StoreError
-from mnemoscope.store.backup import BULK_ADVANCE_DAYS
+from mnemoscope.store.backup import is_bulk_change
 from mnemoscope.store.demo import rebased_demo
+from mnemoscope.store.errors import ImportRefused
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
@@ -20,6 +21,8 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QProgressBar,
+    QPushButton,
     QSplitter,
     QToolButton,
 )
@@ -27,8 +30,10 @@ from PySide6.QtWidgets import (
 from . import theme
 from .about import about_html, shortcuts_html
 from .activity_dock import ActivityDock
+from .background import PROGRESS_AFTER_MS
 from .commands import ImportCommand, TickCommand, days_label
 from .decay_plot import DecayPlot
+from .ecosystem import EcosystemTools
 from .editor import MemoryEditor
 from .memory_map import RadialMap
 from .memory_table import MemoryTable
@@ -92,6 +97,7 @@ class MainWindow(QMainWindow):
                                         "folder, or it was opened read-only): browse, preview and export it; "
                                         "to change it, copy it somewhere you may write")
         self.read_only_badge.hide()
+        self._build_progress()
         self.statusBar().addWidget(self.status_path, 1)
         self.statusBar().addPermanentWidget(self.read_only_badge)
         self.statusBar().addPermanentWidget(self.status_counts)
@@ -101,6 +107,9 @@ class MainWindow(QMainWindow):
         self.session.failed.connect(self.show_error)
         self.preview.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.session.store_replaced.connect(self._enable_writes)
+        self.session.busy_changed.connect(self._busy_changed)
+        self.session.add_preparer("status", lambda store, _memories: store.stats())
+        self.session.said.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.editor.dirty_changed.connect(self.setWindowModified)
         self._enable_writes()
         for dock in (self.activity, self.owner.dock):  # under the map: they scroll rather than widen it
@@ -112,12 +121,65 @@ class MainWindow(QMainWindow):
             self.set_store(store)
 
     # -- building --------------------------------------------------------------------
+    def _build_progress(self) -> None:
+        """What a long job shows past PROGRESS_AFTER_MS: what it does, a busy bar, Cancel."""
+        self.progress_label = QLabel(self)
+        self.progress_bar = QProgressBar(self)
+        self.progress_bar.setRange(0, 0)  # busy: the store does not say how far it is
+        self.progress_bar.setFixedWidth(120)
+        self.progress_bar.setTextVisible(False)
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setObjectName("cancel_job")
+        self.cancel_button.setToolTip("Stop it: nothing is written (Esc)")
+        self.cancel_button.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        self.cancel_button.clicked.connect(self.cancel_job)
+        for widget in (self.progress_label, self.progress_bar, self.cancel_button):
+            self.statusBar().addPermanentWidget(widget)
+            widget.hide()
+        self._progress_timer = QTimer(self)
+        self._progress_timer.setSingleShot(True)
+        self._progress_timer.setInterval(PROGRESS_AFTER_MS)
+        self._progress_timer.timeout.connect(self._show_progress)
+
+    def _busy_changed(self, job) -> None:
+        self._enable_writes()
+        if job is not None:
+            self._progress_timer.start()
+            return
+        self._progress_timer.stop()
+        for widget in (self.progress_label, self.progress_bar, self.cancel_button):
+            widget.hide()
+
+    def _show_progress(self) -> None:
+        job = self.session.job
+        if job is None:
+            return
+        self.progress_label.setText(f"{job.title}…")
+        self.cancel_button.setEnabled(job.cancellable)
+        for widget in (self.progress_label, self.progress_bar, self.cancel_button):
+            widget.show()
+
+    def cancel_job(self) -> None:
+        """Cancel the running job where that is safe: before its write commits."""
+        job = self.session.job
+        if job is not None and job.cancellable:
+            job.cancel()
+            self.cancel_button.setEnabled(False)
+            self.progress_label.setText(f"{job.title}: cancelling…")
+
     def _build_actions(self) -> None:
         stack = self.session.undo_stack
         self.undo_action = stack.createUndoAction(self, "&Undo")
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
         self.redo_action = stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        # Ctrl+Y as well as the platform's own (Ctrl+Shift+Z here): people reach for either
+        redo_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)
+        self.redo_action.setShortcuts([*redo_keys, *([QKeySequence("Ctrl+Y")] if QKeySequence("Ctrl+Y") not in
+                                                      redo_keys else [])])
+        self.new_memory_action = QAction("&New memory", self)
+        self.new_memory_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
+        self.new_memory_action.setToolTip("Write a new memory in the editor (Ctrl+N makes a new database)")
+        self.new_memory_action.triggered.connect(self._new_memory)
         self.tick_action = QAction("Tick", self)
         self.tick_action.setToolTip("Run the forgetting clock now: write every memory's strength and layer")
         self.tick_action.triggered.connect(lambda: self.advance(0))
@@ -198,13 +260,19 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
         edit_menu.addSeparator()
+        edit_menu.addAction(self.new_memory_action)
         edit_menu.addAction(self.delete_action)
         edit_menu.addAction(self.find_action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
         view_menu.addAction(self.activity.toggleViewAction())
-        self.owner = OwnerTools(self, file_menu, view_menu)  # backups, privacy and conflicts
+        self.owner = OwnerTools(self.session, self, file_menu, view_menu)  # backups, privacy and conflicts
+        self.owner.failed.connect(self.show_error)
+        self.owner.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+        self.preview.confirm_output = self.owner.confirm_output  # a copied prompt is asked about too
+        # a tab beside Activity, not squeezed beside it (its conflicts need the width)
+        self.owner.dock.visibilityChanged.connect(self._tab_owner_dock)
         view_menu.addSeparator()
         theme_menu = view_menu.addMenu("&Theme")
         self.theme_actions = QActionGroup(self)
@@ -221,6 +289,7 @@ class MainWindow(QMainWindow):
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction("&Keyboard shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts)
         help_menu.addAction("&About Mnemoscope", self.show_about)
+        self.ecosystem = EcosystemTools(self, file_menu, help_menu)  # other tools' memory; connect an agent
         self._refresh_recent()
 
     # -- the database ----------------------------------------------------------------
@@ -246,6 +315,21 @@ class MainWindow(QMainWindow):
             return False
         self.set_store(store)
         return True
+
+    def _tab_owner_dock(self, visible: bool) -> None:
+        dock = self.owner.dock
+        if visible and not dock.isFloating() and self.activity.isVisible() \
+                and dock not in self.tabifiedDockWidgets(self.activity):
+            self.tabifyDockWidget(self.activity, dock)
+            dock.raise_()
+
+    def _new_memory(self) -> None:
+        """Edit › New memory: the editor, empty, with the text field in focus."""
+        if self.editor.confirm_leave():
+            self.memory_dock.show()
+            self.session.select(None)
+            self.editor.start_new()
+            self.editor.text.setFocus()
 
     def _find(self) -> None:
         self.map.search_box.setFocus()
@@ -294,15 +378,44 @@ class MainWindow(QMainWindow):
             self.import_jsonl(path)
 
     def import_jsonl(self, source, label: str = "Import JSONL") -> None:
-        """Import as one undoable step; the first imported memory is selected and shown."""
+        """Import as one undoable step (off the GUI thread in a big store, all or nothing,
+        and cancellable); the first imported memory is selected and shown."""
         if not self.session.writable or not self.editor.confirm_leave():
             return
-        command = ImportCommand(self.session, source, label)
+        self._import(source, label, partial=False)
+
+    def _import(self, source, label: str, partial: bool) -> None:
+        def refused(exc: Exception) -> None:
+            if isinstance(exc, ImportRefused):
+                self._offer_good_lines(source, label, str(exc))
+            else:
+                self.show_error("Import failed", str(exc))
+
+        self.session.start(label, lambda store: store.import_jsonl(source, partial=partial),
+                           lambda report: self._imported(ImportCommand(self.session, source, label, report)),
+                           "Import failed", refused=refused)
+
+    def _offer_good_lines(self, source, label: str, message: str) -> QMessageBox:
+        """The refused import's bad lines, and the choice the message names: import only the good ones."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Import refused", message, QMessageBox.StandardButton.Cancel,
+                          self)
+        box.setObjectName("import_refused_dialog")
+        good = box.addButton("Import the good lines", QMessageBox.ButtonRole.AcceptRole)
+        good.setObjectName("import_good_lines")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        good.clicked.connect(lambda: self._import(source, label, partial=True))
+        self.last_error = message
+        box.open()
+        self.import_refused_box = box
+        return box
+
+    def _imported(self, command: ImportCommand) -> None:
         try:
             self.session.push(command)
         except (StoreError, OSError) as exc:
             self.show_error("Import failed", str(exc))
             return
+        label = command.text()
         report = command.report
         summary = report.summary()
         imported = set(report.ids)
@@ -343,17 +456,24 @@ class MainWindow(QMainWindow):
 
     # -- time ------------------------------------------------------------------------
     def advance(self, days: float) -> None:
+        """Tick (``days`` 0) or move the clock forward and tick, as one undoable step; in a
+        big store off the GUI thread, with progress and Cancel."""
         if not self.session.writable:
             return
         self.preview_slider.setValue(0)
-        if days > BULK_ADVANCE_DAYS:
+        if is_bulk_change(advance_days=days):
             self.owner.before_bulk_change()
-        cmd = TickCommand(self.session, days)
+        title = f"Advancing {days_label(days)}" if days else "Ticking"
+        self.session.start(title, lambda store: store.tick(advance_days=days or None),
+                           lambda report: self._ticked(TickCommand(self.session, days, report)), "Tick failed")
+
+    def _ticked(self, cmd: TickCommand) -> None:
         try:
             self.session.push(cmd)
         except StoreError as exc:
             self.show_error("Tick failed", str(exc))
             return
+        days = cmd.advance_days
         summary = cmd.report.summary()
         prefix = f"+{days_label(days)}: " if days else "Tick: "
         self.tick_summary.setText(f" {prefix}{summary} ")
@@ -386,7 +506,7 @@ class MainWindow(QMainWindow):
         if store is None:
             self.status_path.setText("no database open")
             return
-        stats = store.stats()
+        stats = self.session.prepared("status") or store.stats()
         self.status_path.setText(store.path)
         self.status_counts.setText(" · ".join(f"{k} {v}" for k, v in stats["layers"].items()) + "  ")
         from datetime import datetime
@@ -428,7 +548,24 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._sized_docks:  # the first start: share the width; later starts restore it
             self._sized_docks = True
+            for ms in (0, 400):  # once the window manager has framed it (it may take a moment)
+                QTimer.singleShot(ms, self._fit_screen)
             QTimer.singleShot(0, self._size_docks)  # once the window has its size
+
+    def _fit_screen(self) -> None:
+        """On a first start the window was sized to the screen's free room, but a window
+        manager adds a title bar and borders: shrink it by those, so the status bar is
+        on the screen (at 1366×768 it fell below it)."""
+        room = self.screen().availableGeometry()
+        frame, inner = self.frameGeometry(), self.geometry()
+        extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
+        if extra_h <= extra_w:  # no title bar (yet, or no window manager): nothing to make room for
+            return
+        if frame.width() <= room.width() and frame.height() <= room.height() and room.contains(frame):
+            return
+        self.resize(min(inner.width(), room.width() - extra_w), min(inner.height(), room.height() - extra_h))
+        self.move(room.left() + max(0, (room.width() - self.frameGeometry().width()) // 2),
+                  room.top() + max(0, (room.height() - self.frameGeometry().height()) // 2))
 
     def _restore_settings(self) -> bool:
         """Restore the saved geometry and docks; False when there were none."""

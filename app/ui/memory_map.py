@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -34,17 +33,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..map_layout import (
-    angle_for,
-    group_key,
-    group_label,
-    meaning_angles,
-    orbit_for,
-    radius_for,
-    ring_middle,
-    ring_outer,
-    sector_centre,
-)
+from ..map_layout import group_label, meaning_angles, orbit_for, ring_middle, ring_outer, sector_centre
+from .background import drop_elsewhere
+from .map_data import Dot, MapData, Positions, map_data
 from .session import StoreSession
 from .theme import ARRIVAL_COLOUR, CALL_COLOUR, ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
 from .widgets import ElidedLabel
@@ -59,20 +50,8 @@ VIEW_RADIUS = 5.4  # what Fit view shows: the rings and the entity orbits
 LINES_MAX = 2500
 HALO_SECONDS = 8.0
 HALO_FRAME_MS = 250
-
-
-@dataclass
-class Dot:
-    id: str
-    text: str
-    kind: str
-    layer: str
-    strength: float
-    importance: float
-    recalls: int
-    scope: str
-    entities: list[str]
-    group: str
+ENTITY_GATHERED = 0.35  # mean resultant length of its memories' directions above which an entity sits by them
+ANIMATE_MAX = 5000  # more dots than this: a change moves them at once (a frame each would stall)
 
 
 class RadialMap(QWidget):
@@ -95,7 +74,13 @@ class RadialMap(QWidget):
         self.entity_names: list[str] = []
         self.entity_members: dict[str, list[str]] = {}
         self.hover_entity: str | None = None
-        self._positions: dict[str, tuple[float, float]] = {}
+        self.data = MapData()
+        self._positions = Positions({}, np.zeros(0), np.zeros(0))
+        self._x = self._y = np.zeros(0)
+        self._mask = np.zeros(0, dtype=bool)
+        self._visible_index = np.zeros(0, dtype=np.int64)
+        self._preview_job = None
+        self._fitted = False  # the first dots of a store are shown fitted to the pane
         self.by_meaning = False
         self.meaning_angles: dict[str, float] = {}  # the last arrangement by meaning, kept across reloads
         self.unembedded = 0  # memories without a vector, placed by topic in the arrangement by meaning
@@ -111,7 +96,9 @@ class RadialMap(QWidget):
         session.store_replaced.connect(lambda: self._enable_meaning(self.session.store))
         session.changed.connect(self._on_changed)
         session.selection_changed.connect(lambda _id: self._draw_selection())
-        session.preview_changed.connect(lambda _d: self.reload(animate=False))
+        session.preview_changed.connect(self._preview_changed)
+        session.add_preparer("map", self._prepare)
+        session.store_replaced.connect(lambda: setattr(self, "_fitted", False))
 
     # -- construction ----------------------------------------------------------------
     def _build(self, dark: bool) -> None:
@@ -239,6 +226,8 @@ class RadialMap(QWidget):
         self.scope_box.setMaximumWidth(220)
         self.scope_box.currentIndexChanged.connect(self._scope_changed)
         layers.addWidget(self.scope_box, 1)
+        self.density_legend = DensityLegend(self)
+        self.density_legend.hide()
         self.caption = ElidedLabel("", self)
         self.caption.setObjectName("map_caption")
         layout = QVBoxLayout(self)
@@ -247,13 +236,18 @@ class RadialMap(QWidget):
         layout.addLayout(legend)
         layout.addLayout(layers)
         layout.addWidget(self.plot, 1)
-        layout.addWidget(self.caption)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.caption, 1)
+        bottom.addWidget(self.density_legend)
+        layout.addLayout(bottom)
 
         self.set_dark(dark)
 
     def set_dark(self, dark: bool) -> None:
         """Recolour the map for a light or dark theme."""
         self.colours = map_colours(dark)
+        self._density_table = density_table(dark)
+        self.density_legend.set_table(self._density_table, self.colours["label"])
         self.plot.setBackground(self.colours["background"])
         ring_pen = QPen(QColor(self.colours["ring"]))
         ring_pen.setCosmetic(True)
@@ -268,7 +262,12 @@ class RadialMap(QWidget):
             label.update()
         for label in [*self.entity_labels.values(), *self.sector_labels.values()]:
             label.setColor(self.colours["label"])
+        for label in self.sector_labels.values():  # their backing follows the theme too
+            label.fill = pg.mkBrush(self._label_fill)
+            label.update()
         self.link_curve.setPen(pg.mkPen(self.colours["line"], width=1))
+        for kind, button in self.legend_buttons.items():  # a style sheet keeps the old palette: set it again
+            self._style_legend(button, kind, kind not in self.hidden_kinds)
         self._entity_pen = pg.mkPen(self.colours["background"])
         if self.entity_names:
             self.redraw()
@@ -277,57 +276,91 @@ class RadialMap(QWidget):
     def _on_changed(self, _ids) -> None:
         self.reload(animate=True)
 
-    def reload(self, animate: bool = False) -> None:
-        """Read the store (or its projection of the previewed day) and redraw."""
-        store = self.session.store
-        if store is None:
-            self.dots = []
-            self.redraw()
+    def _prepare(self, store, memories) -> MapData:
+        """The dots, off the GUI thread (a background read): nothing here touches Qt."""
+        days = self.session.preview_days
+        projection = store.project(store.now() + days * 86400.0) if days else None
+        decay = store.config.decay
+        return map_data(memories, projection, decay.habit_min_strength, decay.edge_below, days)
+
+    def _preview_changed(self, days: float) -> None:
+        """Another previewed day: in a big store its projection is read off the GUI thread
+        (a newer day replaces a projection still being read)."""
+        if not self.session.in_background():
+            self.reload(animate=False)
             return
+        from .background import Job
+
+        if self._preview_job is not None:
+            self._preview_job.cancel()
         memories = self.session.memories()
-        projection = store.project(self.session.preview_now()) if self.session.preview_days else None
-        dots = []
-        for m in memories:
-            strength, layer = projection[m.id] if projection else (m.strength, m.layer)
-            dots.append(Dot(m.id, m.text, m.kind, layer, strength, m.importance, m.recall_count, m.scope,
-                            m.entities, group_key(m.entities, m.topic, m.kind)))
-        old = dict(self._positions)
-        self.dots = dots
-        self.dot_index = {d.id: i for i, d in enumerate(dots)}
-        self.entity_members = {}
-        for d in dots:
-            for name in d.entities:
-                self.entity_members.setdefault(name, []).append(d.id)
-        scopes = sorted({d.scope for d in dots})
+        job = Job(self.session.store, "Previewing", lambda store: self._prepare(store, memories), writes=False,
+                  parent=self)
+        job.finished.connect(lambda data, _read, j=job: self._preview_ready(j, data))
+        job.failed.connect(lambda _exc, j=job: self._preview_ready(j, None))
+        self._preview_job = job
+        job.start()
+
+    def _preview_ready(self, job, data: MapData | None) -> None:
+        if job is not self._preview_job:
+            return  # a later day was asked for meanwhile
+        self._preview_job = None
+        if data is None or data.preview_days == self.session.preview_days:
+            self.reload(animate=False, data=data)
+
+    def reload(self, animate: bool = False, data: MapData | None = None) -> None:
+        """Read the store (or its projection of the previewed day) and redraw; ``data``: the
+        dots already prepared off the GUI thread."""
+        store = self.session.store
+        if data is None:
+            data = self.session.prepared("map")
+        if store is None:
+            data = MapData()
+        elif data is None or data.preview_days != self.session.preview_days:
+            days = self.session.preview_days
+            projection = store.project(self.session.preview_now()) if days else None
+            decay = store.config.decay
+            data = map_data(self.session.memories(), projection, decay.habit_min_strength, decay.edge_below, days)
+        old = self._positions
+        if not animate or len(data.dots) > ANIMATE_MAX:
+            drop_elsewhere(self.data, self.dots, self.dot_index, self.entity_members, old, self._visible_dots)
+            old = Positions({}, np.zeros(0), np.zeros(0))
+        self.data = data
+        self.dots = data.dots
+        self.dot_index = data.index
+        self.entity_members = data.member_ids
         current = self.scope_box.currentData()
         self.scope_box.blockSignals(True)
         self.scope_box.clear()
         self.scope_box.addItem("all scopes", None)
-        for scope in scopes:
+        for scope in data.scope_names:
             self.scope_box.addItem(scope, scope)
         idx = self.scope_box.findData(current)
         self.scope_box.setCurrentIndex(max(idx, 0))
         self.scope_box.blockSignals(False)
         self._enable_meaning(store)
         self._layout_positions()
-        if animate and old:
-            moved = {d.id: old[d.id] for d in dots if d.id in old and old[d.id] != self._positions[d.id]}
+        if animate and len(old) and len(self.dots) <= ANIMATE_MAX:
+            moved = {d.id: old[d.id] for d in self.dots if d.id in old and old[d.id] != self._positions[d.id]}
             if moved:
                 self._anim_from = moved
                 self._anim_step = 0
                 self._anim_timer.start()
+        else:
+            self._anim_timer.stop()
+            self._anim_from = {}
         self.redraw()
+        if not self._fitted and len(self.dots):
+            self._fitted = True
+            self.fit_view()
 
     def _layout_positions(self) -> None:
-        """Each dot's angle and radius (from the store's habit and edge thresholds)."""
-        if self.session.store is None:
-            return
-        decay = self.session.store.config.decay
-        self._angles = np.fromiter((angle_for(d.id, d.group) for d in self.dots), dtype=float, count=len(self.dots))
-        if self.by_meaning:
+        """Each dot's angle and radius (worked out with the dots, see ``map_data``); by
+        meaning, the angles come from the stored vectors instead."""
+        self._angles = self.data.angles.copy()
+        self._radii = self.data.radii
+        if self.by_meaning and self.session.store is not None:
             self._arrange_by_meaning()
-        self._radii = np.fromiter((radius_for(d.layer, d.strength, decay.habit_min_strength, decay.edge_below)
-                                   for d in self.dots), dtype=float, count=len(self.dots))
         self._rotate()
 
     def _enable_meaning(self, store) -> None:
@@ -360,9 +393,10 @@ class RadialMap(QWidget):
             self.meaning_action.setChecked(on)  # calls back here
             return
         self.by_meaning = on
-        old = dict(self._positions)
+        old = self._positions
         self._layout_positions()
-        moved = {k: v for k, v in old.items() if k in self._positions and self._positions[k] != v}
+        moved = {d.id: old[d.id] for d in self.dots if d.id in old and old[d.id] != self._positions[d.id]} \
+            if len(self.dots) <= ANIMATE_MAX else {}
         if moved:
             self._anim_from, self._anim_step = moved, 0
             self._anim_timer.start()
@@ -370,31 +404,38 @@ class RadialMap(QWidget):
 
     def _rotate(self) -> None:
         angles = self._angles + self.rotation
-        xs, ys = (self._radii * np.cos(angles)).tolist(), (self._radii * np.sin(angles)).tolist()
-        self._positions = dict(zip((d.id for d in self.dots), zip(xs, ys)))
-
-    def _visible(self, d: Dot) -> bool:
-        if d.kind in self.hidden_kinds or d.layer not in self.visible_layers:
-            return False
-        return self.scope_filter is None or d.scope in (self.scope_filter, "global")
+        self._x, self._y = self._radii * np.cos(angles), self._radii * np.sin(angles)
+        self._positions = Positions(self.dot_index, self._x, self._y)
 
     def _matches(self, d: Dot) -> bool:
         q = self.search_text
         return q in d.text.lower() or any(q in e.lower() for e in d.entities) or q in d.kind
 
     # -- drawing ---------------------------------------------------------------------
-    def redraw(self, positions: dict[str, tuple[float, float]] | None = None) -> None:
-        visible = [d for d in self.dots if self._visible(d)]
-        self.visible_ids = [d.id for d in visible]
-        pos = positions or self._positions
-        n = len(visible)
-        xs = np.fromiter((pos[d.id][0] for d in visible), dtype=float, count=n)
-        ys = np.fromiter((pos[d.id][1] for d in visible), dtype=float, count=n)
+    def _visible_mask(self) -> np.ndarray:
+        data = self.data
+        if not len(self.dots):
+            return np.zeros(0, dtype=bool)
+        kinds = np.array([k not in self.hidden_kinds for k in KINDS])
+        layers = np.array([name in self.visible_layers for name in LAYERS])
+        mask = kinds[data.kinds] & layers[data.layers]
+        if self.scope_filter is not None:
+            shown = np.array([s in (self.scope_filter, "global") for s in data.scope_names], dtype=bool)
+            mask &= shown[data.scopes]
+        return mask
+
+    def redraw(self, positions: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Draw what is visible (at ``positions``, arrays over every dot, while animating)."""
+        mask = self._mask = self._visible_mask()
+        where = self._visible_index = np.flatnonzero(mask)
+        visible = [self.dots[i] for i in where.tolist()] if len(where) < len(self.dots) else list(self.dots)
+        self.visible_ids = self.data.ids[where].tolist()
+        all_x, all_y = positions if positions is not None else (self._x, self._y)
+        xs, ys = all_x[where], all_y[where]
+        pos = Positions(self.dot_index, all_x, all_y)
         self.search_matches = {d.id for d in visible if self._matches(d)} if self.search_text else set()
-        cells = {}
-        self._visible_cells = np.fromiter((cells.setdefault((d.layer, d.group), len(cells)) for d in visible),
-                                          dtype=np.int64, count=n)
-        self._cell_keys = list(cells)
+        self._visible_cells = self.data.cells[where]
+        self._cell_keys = self.data.cell_keys
         self._visible_xy, self._visible_dots = (xs, ys), visible
         self._dots_stale = True  # the dots are drawn when they are shown, not under the density
         self._draw_entities(visible, pos)
@@ -404,42 +445,37 @@ class RadialMap(QWidget):
         self._update_caption(visible)
 
     def _draw_dots(self) -> None:
-        visible = self._visible_dots
         xs, ys = self._visible_xy
-        searching = bool(self.search_text)
-        brushes, sizes, pens = [], [], []
-        brush_cache: dict[tuple[str, int], QBrush] = {}
-        match_pen = self._match_pen
-        plain_pen = self._plain_pen
-        for d in visible:
-            # Quantised so pyqtgraph renders a few hundred symbols, not one per dot.
-            alpha = 60 + 27 * round(7 * max(0.0, min(1.0, d.strength)))
-            size = 6.0 + 2.0 * round(6 * d.importance)
-            pen = plain_pen
-            if searching:
-                if d.id in self.search_matches:
-                    alpha, size, pen = 255, size + 4, match_pen
-                else:
-                    alpha = 28
-            key = (d.kind, alpha)
-            brush = brush_cache.get(key)
-            if brush is None:
-                colour = QColor(KIND_COLOURS.get(d.kind, "#888888"))
-                colour.setAlpha(alpha)
-                brush = brush_cache[key] = QBrush(colour)
-            brushes.append(brush)
-            sizes.append(size)
-            pens.append(pen)
-        # one pen for all unless a search outlines its matches: a pen per point costs a frame
-        self.scatter.setData(x=xs, y=ys, size=np.array(sizes), brush=brushes, pen=pens if searching else plain_pen,
-                             data=self.visible_ids, symbol="o")
+        where = self._visible_index
+        # Quantised so pyqtgraph renders a few hundred symbols, not one per dot.
+        alpha = 60 + 27 * np.round(7 * np.clip(self.data.strengths[where], 0.0, 1.0)).astype(int)
+        sizes = 6.0 + 2.0 * np.round(6 * self.data.importances[where])
+        pens = self._plain_pen  # one pen for all unless a search outlines its matches: a pen each costs a frame
+        if self.search_text:
+            matched = np.fromiter((mid in self.search_matches for mid in self.visible_ids), dtype=bool,
+                                  count=len(where))
+            alpha = np.where(matched, 255, 28)
+            sizes = np.where(matched, sizes + 4, sizes)
+            pens = [self._match_pen if m else self._plain_pen for m in matched.tolist()]
+        keys = self.data.kinds[where].astype(int) * 256 + alpha
+        table = {}
+        for key in np.unique(keys).tolist():
+            colour = QColor(KIND_COLOURS.get(KINDS[key // 256], "#888888"))
+            colour.setAlpha(key % 256)
+            table[key] = QBrush(colour)
+        brushes = [table[k] for k in keys.tolist()]
+        self.scatter.setData(x=xs, y=ys, size=sizes, brush=brushes, pen=pens, data=self.visible_ids, symbol="o")
         self._dots_stale = False
 
     def _draw_entities(self, visible: list[Dot], pos) -> None:
-        members: dict[str, list[int]] = {}  # entity name -> indices into visible
-        for i, d in enumerate(visible):
-            for name in d.entities:
-                members.setdefault(name, []).append(i)
+        order = np.full(len(self.dots), -1, dtype=np.int64)  # a dot's place among the visible ones
+        order[self._visible_index] = np.arange(len(self._visible_index))
+        members: dict[str, np.ndarray] = {}  # entity name -> indices into visible
+        for name, idx in self.data.members.items():
+            shown = order[idx]
+            shown = shown[shown >= 0]
+            if len(shown):
+                members[name] = shown
         xs, ys = self._visible_xy
         norm = np.hypot(xs, ys)
         norm[norm == 0] = 1.0
@@ -448,9 +484,12 @@ class RadialMap(QWidget):
         names, ex, ey, lx, ly = [], [], [], [], []
         self.entity_pos: dict[str, tuple[float, float]] = {}
         for name, idx in sorted(members.items()):
-            # an entity sits at the circular mean of its memories' angles
+            # An entity sits by its memories: at the circular mean of their angles when they
+            # gather on one side; when they are all round the map (the mean says nothing, and
+            # every such entity would pile into one arc) at an angle of its own name.
             sx, sy = float(ux[idx].sum()), float(uy[idx].sum())
-            angle = math.atan2(sy, sx) if abs(sx) > 1e-9 or abs(sy) > 1e-9 else 0.0
+            gathered = math.hypot(sx, sy) >= ENTITY_GATHERED * len(idx)
+            angle = math.atan2(sy, sx) if gathered else sector_centre("entity:" + name.lower())
             orbit = orbit_for(name)
             x, y = orbit * math.cos(angle), orbit * math.sin(angle)
             names.append(name)
@@ -458,7 +497,7 @@ class RadialMap(QWidget):
             ey.append(y)
             self.entity_pos[name] = (x, y)
             if draw_lines:
-                for i in idx:
+                for i in idx.tolist():
                     lx += [x, xs[i]]
                     ly += [y, ys[i]]
         self.entity_names = names
@@ -485,15 +524,20 @@ class RadialMap(QWidget):
             self._draw_dots()
         self.scatter.setVisible(not self.dense)
         self.density.setVisible(self.dense)
+        self.density_legend.setVisible(self.dense)
         if self.dense:
             bins_y = max(1, round(DENSITY_BINS * (y1 - y0) / max(x1 - x0, 1e-9)))
             counts, _, _ = np.histogram2d(xs[in_view], ys[in_view], bins=(DENSITY_BINS, bins_y),
                                           range=[[x0, x1], [y0, y1]])
-            colour = QColor(KIND_COLOURS["fact"])
-            image = np.zeros((*counts.shape, 4), dtype=np.ubyte)
-            image[..., 0], image[..., 1], image[..., 2] = colour.red(), colour.green(), colour.blue()
-            image[..., 3] = np.sqrt(counts / max(counts.max(), 1)) * 230
+            # A perceptual scale (CET-L17 on light, viridis on dark) over the log of the
+            # count, so a sparse ring still reads beside a crowded centre; an empty cell
+            # stays the background.
+            most = max(int(counts.max()), 1)
+            level = np.log1p(counts) / np.log1p(most)
+            image = self._density_table[np.clip((level * 255).astype(int), 0, 255)]
+            image[counts == 0, 3] = 0
             self.density.setImage(image, autoLevels=False)
+            self.density_legend.set_range(most)
             self.density.setRect(QRectF(x0, y0, x1 - x0, y1 - y0))
             counts = np.bincount(self._visible_cells[in_view], minlength=len(self._cell_keys))
             self.sector_counts = {self._cell_keys[i]: int(counts[i]) for i in np.flatnonzero(counts)}
@@ -568,8 +612,20 @@ class RadialMap(QWidget):
                       size.width(), size.height()).adjusted(-2, -2, 2, 2)
 
     def fit_view(self) -> None:
-        self.plot.getViewBox().setRange(xRange=(-VIEW_RADIUS, VIEW_RADIUS), yRange=(-VIEW_RADIUS, VIEW_RADIUS),
-                                        padding=0)
+        """Show everything drawn (the shown dots, the entities and their labels' room),
+        as large as the pane allows."""
+        xs, ys = self._visible_xy
+        ex = [p[0] for p in getattr(self, "entity_pos", {}).values()]
+        ey = [p[1] for p in getattr(self, "entity_pos", {}).values()]
+        if not len(xs) and not ex:
+            x0 = y0 = -VIEW_RADIUS
+            x1 = y1 = VIEW_RADIUS
+        else:
+            allx, ally = np.concatenate([xs, ex]), np.concatenate([ys, ey])
+            x0, x1, y0, y1 = allx.min(), allx.max(), ally.min(), ally.max()
+            margin = 0.35  # an entity's label hangs under its diamond; a ring label sits on its ring
+            x0, x1, y0, y1 = x0 - margin, x1 + margin, y0 - margin, y1 + margin
+        self.plot.getViewBox().setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0.02)
 
     def eventFilter(self, watched, event) -> bool:
         if watched is self.plot.viewport() and event.type() == QEvent.Type.MouseButtonDblClick \
@@ -598,15 +654,15 @@ class RadialMap(QWidget):
     def _draw_selection(self, pos=None) -> None:
         pos = pos or self._positions
         mid = self.session.selected_id
-        if mid and mid in pos and mid in set(self.visible_ids):
+        i = self.dot_index.get(mid) if mid else None
+        if i is not None and i < len(self._mask) and self._mask[i]:
             self.selection_ring.setData([pos[mid][0]], [pos[mid][1]])
         else:
             self.selection_ring.setData([], [])
 
     def _update_caption(self, visible: list[Dot]) -> None:
-        counts = {layer: 0 for layer in LAYERS}
-        for d in self.dots:
-            counts[d.layer] = counts.get(d.layer, 0) + 1
+        per_layer = np.bincount(self.data.layers, minlength=len(LAYERS)) if len(self.dots) else [0] * len(LAYERS)
+        counts = {layer: int(per_layer[i]) for i, layer in enumerate(LAYERS)}
         text = f"{len(visible)} of {len(self.dots)} memories shown · " + " · ".join(
             f"{k} {v}" for k, v in counts.items())
         if self.session.preview_days:
@@ -622,12 +678,13 @@ class RadialMap(QWidget):
         self._anim_step += 1
         t = min(1.0, self._anim_step / ANIMATION_STEPS)
         t = 1 - (1 - t) ** 3  # ease out
-        frame = dict(self._positions)
+        xs, ys = self._x.copy(), self._y.copy()
         for mid, (x0, y0) in self._anim_from.items():
-            if mid in frame:
-                x1, y1 = frame[mid]
-                frame[mid] = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t)
-        self.redraw(frame)
+            i = self.dot_index.get(mid)
+            if i is not None:
+                xs[i] = x0 + (xs[i] - x0) * t
+                ys[i] = y0 + (ys[i] - y0) * t
+        self.redraw((xs, ys))
         if t >= 1.0:
             self._anim_timer.stop()
             self._anim_from = {}
@@ -748,7 +805,7 @@ class RadialMap(QWidget):
 
     def _draw_call_marks(self, pos=None) -> None:
         pos = pos or self._positions
-        shown = set(self.visible_ids)
+        shown = set(self.visible_ids) if self.call_ids or self.arrivals else set()
         ringed = [mid for mid in self.call_ids if mid in shown]
         self.call_rings.setData([pos[m][0] for m in ringed], [pos[m][1] for m in ringed])
         now = time.monotonic()
@@ -763,6 +820,56 @@ class RadialMap(QWidget):
             pens.append(pg.mkPen(colour, width=3))
         self.arrival_halos.setData([pos[m][0] for m in haloed], [pos[m][1] for m in haloed], pen=pens,
                                    size=30)
+
+
+def density_table(dark: bool) -> np.ndarray:
+    """256 RGBA colours from few memories to many: perceptually even, and starting near
+    the background of the theme (CET-L17 from white on light, viridis from dark on dark)."""
+    cmap = pg.colormap.get("viridis" if dark else "CET-L17")
+    table = cmap.getLookupTable(nPts=256, alpha=False).astype(np.ubyte)
+    alpha = np.linspace(150, 255, 256).astype(np.ubyte)[:, None]
+    return np.concatenate([table, alpha], axis=1)
+
+
+class DensityLegend(QWidget):
+    """What the density colours mean: a strip from few memories per cell to the most."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("density_legend")
+        self._table = density_table(False)
+        self._text = "#444444"
+        self.most = 1
+        self.setFixedSize(250, 18)
+        self.setToolTip("The density view: how many memories fall in each cell of the map; zoom in to see dots")
+
+    def set_table(self, table: np.ndarray, text: str) -> None:
+        self._table, self._text = table, text
+        self.update()
+
+    def set_range(self, most: int) -> None:
+        if most != self.most:
+            self.most = most
+            self.update()
+
+    def paintEvent(self, _event) -> None:
+        from PySide6.QtGui import QLinearGradient, QPainter
+
+        painter = QPainter(self)
+        metrics = painter.fontMetrics()
+        left, right = "1", f"{self.most:,} per cell"
+        x0 = metrics.horizontalAdvance(left) + 6
+        x1 = self.width() - metrics.horizontalAdvance(right) - 6
+        gradient = QLinearGradient(x0, 0, x1, 0)
+        for stop in range(0, 256, 32):
+            r, g, b, _a = self._table[stop].tolist()
+            gradient.setColorAt(stop / 255, QColor(r, g, b))
+        r, g, b, _a = self._table[255].tolist()
+        gradient.setColorAt(1.0, QColor(r, g, b))
+        painter.fillRect(x0, 4, max(1, x1 - x0), self.height() - 8, gradient)
+        painter.setPen(QColor(self._text))
+        painter.drawText(0, 0, x0, self.height(), int(Qt.AlignmentFlag.AlignVCenter), left)
+        painter.drawText(x1 + 6, 0, self.width() - x1, self.height(), int(Qt.AlignmentFlag.AlignVCenter), right)
 
 
 __all__ = ["RadialMap", "Dot"]

@@ -18,6 +18,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
+from .background import drop_elsewhere
 from .session import StoreSession
 from .theme import KIND_COLOURS
 
@@ -41,21 +42,29 @@ class MemoryTableModel(QAbstractTableModel):
         self._display: dict[int, tuple] = {}
         self._sort: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
 
+        session.add_preparer("table", self._prepare)
+
+    def _prepare(self, _store, memories: list[Memory]) -> tuple:
+        sort = self._sort
+        rows, keys = sorted_rows(memories, sort)
+        return sort, rows, keys, {m.id: i for i, m in enumerate(rows)}
+
     def refresh(self) -> None:
+        """Show the memories again, sorted as before (sorted off the GUI thread when a
+        background read prepared them)."""
+        prepared = self.session.prepared("table")
         self.beginResetModel()
-        self._rows = list(self.session.memories())
-        self._apply_sort()
+        drop_elsewhere(self._rows, self._sort_keys, self._index)
+        if prepared is not None and prepared[0] == self._sort:
+            _, self._rows, self._sort_keys, self._index = prepared
+            self._display = {}
+        else:
+            self._rows = list(self.session.memories())
+            self._apply_sort()
         self.endResetModel()
 
     def _apply_sort(self) -> None:
-        column, order = self._sort
-        keys = [_sort_key(m) for m in self._rows]
-        if column >= 0:
-            pairs = sorted(zip(keys, self._rows), key=lambda kr: (kr[0][column], kr[1].id),
-                           reverse=order == Qt.SortOrder.DescendingOrder)
-            keys = [k for k, _ in pairs]
-            self._rows = [m for _, m in pairs]
-        self._sort_keys = keys
+        self._rows, self._sort_keys = sorted_rows(self._rows, self._sort)
         self._index = {m.id: i for i, m in enumerate(self._rows)}
         self._display = {}
 
@@ -116,6 +125,20 @@ LAYER_ORDER = {name: i for i, name in enumerate(LAYERS)}
 SENSITIVITY_ORDER = {name: i for i, name in enumerate(SENSITIVITIES)}
 
 
+def sorted_rows(memories: list[Memory], sort: tuple[int, Qt.SortOrder]) -> tuple[list[Memory], list[tuple]]:
+    """The memories in the table's order and their sort keys (no Qt object is touched:
+    this runs off the GUI thread too)."""
+    column, order = sort
+    keys = [_sort_key(m) for m in memories]
+    rows = list(memories)
+    if column >= 0:
+        pairs = sorted(zip(keys, rows), key=lambda kr: (kr[0][column], kr[1].id),
+                       reverse=order == Qt.SortOrder.DescendingOrder)
+        keys = [k for k, _ in pairs]
+        rows = [m for _, m in pairs]
+    return rows, keys
+
+
 def _sort_key(m: Memory) -> tuple:
     """Raw values to sort by, one per column."""
     return (m.kind, m.strength, m.text.lower(), LAYER_ORDER.get(m.layer, 9), m.importance, m.recall_count,
@@ -158,7 +181,7 @@ class MemoryTable(QWidget):
         self.filter_box = QLineEdit(self)
         self.filter_box.setPlaceholderText("Filter memories…")
         self.filter_box.setClearButtonEnabled(True)
-        self.filter_box.textChanged.connect(self.proxy.setFilterFixedString)
+        self.filter_box.textChanged.connect(self._filter)
         self.view = QTableView(self)
         self.view.setModel(self.proxy)
         self.view.setSortingEnabled(True)
@@ -195,6 +218,16 @@ class MemoryTable(QWidget):
         texts ("…") are on screen; the columns after it are a scroll away."""
         start = self.view.horizontalHeader().sectionPosition(TEXT)
         self.view.setColumnWidth(TEXT, max(TEXT_MIN_WIDTH, self.view.viewport().width() - start))
+
+    def _filter(self, text: str) -> None:
+        """Filter the rows; the selection stays where it is (a row filtered out is not a
+        move away from the memory, so no "unsaved edit?" question mid-word)."""
+        self._syncing = True
+        try:
+            self.proxy.setFilterFixedString(text)
+        finally:
+            self._syncing = False
+        self._on_selection(self.session.selected_id)
 
     def _on_changed(self, _ids) -> None:
         self._syncing = True

@@ -4,12 +4,11 @@ the Privacy and Conflicts views in one dock (View menu)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from mnemoscope.store import StoreError, privacy
 from mnemoscope.store import backup as backups
 from mnemoscope.store.mirror import MirrorResult, shown_memories, write_mirror
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDialog,
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
+    QMainWindow,
     QMenu,
     QMessageBox,
     QTableWidget,
@@ -29,9 +29,7 @@ from PySide6.QtWidgets import (
 
 from .conflicts_view import ConflictsView
 from .privacy_view import PrivacyView
-
-if TYPE_CHECKING:
-    from .main_window import MainWindow
+from .session import StoreSession
 
 
 class RestoreDialog(QDialog):
@@ -100,13 +98,21 @@ class RestoreDialog(QDialog):
         self.resize(760, 440)
 
 
-class OwnerTools:
-    """Adds the owner's actions to ``window``'s File menu and the two views as docks."""
+class OwnerTools(QObject):
+    """Adds the owner's actions to ``window``'s File menu and the two views as a dock.
 
-    def __init__(self, window: MainWindow, file_menu: QMenu, view_menu: QMenu) -> None:
-        self.window = window
-        self.privacy = PrivacyView(window.session, window)
-        self.conflicts = ConflictsView(window.session, window)
+    It tells the window what happened through signals (``status_message``, ``failed``)
+    and never reaches into it: the window decides how to show them."""
+
+    status_message = Signal(str)
+    failed = Signal(str, str)  # title, message
+
+    def __init__(self, session: StoreSession, window: QMainWindow, file_menu: QMenu, view_menu: QMenu) -> None:
+        super().__init__(window)
+        self.session = session
+        self.window = window  # the parent of the dialogs and the dock, nothing more
+        self.privacy = PrivacyView(session, window)
+        self.conflicts = ConflictsView(session, window)
         # Both views share one dock under the map, a tab each; a view that is not shown
         # does no work (see their showEvent).
         self.tabs = QTabWidget(window)
@@ -130,7 +136,6 @@ class OwnerTools:
         file_menu.insertActions(quit_action, [self.backup_action, self.restore_action, self.mirror_action])
         file_menu.insertSeparator(quit_action)
         self.restore_dialog: RestoreDialog | None = None
-        window.preview.confirm_output = self.confirm_output  # a copied prompt is asked about too
 
     def show_view(self, view: PrivacyView | ConflictsView) -> None:
         """Show the dock with ``view`` in front."""
@@ -139,9 +144,9 @@ class OwnerTools:
         self.dock.raise_()
 
     def _path(self) -> str | None:
-        store = self.window.session.store
+        store = self.session.store
         if store is None or store.path == ":memory:":
-            self.window.show_error("No database file", "This database lives in memory only; there is no file to "
+            self.failed.emit("No database file", "This database lives in memory only; there is no file to "
                                    "back up or restore.")
             return None
         return store.path
@@ -160,12 +165,12 @@ class OwnerTools:
         if self._path() is None:
             return None
         try:
-            result = backups.backup(self.window.session.store, folder)
+            result = backups.backup(self.session.store, folder)
         except StoreError as exc:
-            self.window.show_error("Backup failed", str(exc))
+            self.failed.emit("Backup failed", str(exc))
             return None
         removed = f"; {len(result.removed)} older removed" if result.removed else ""
-        self.window.statusBar().showMessage(f"Snapshot saved: {result.path}{removed}", 10000)
+        self.status_message.emit(f"Snapshot saved: {result.path}{removed}")
         return result.path
 
     def _mirror_dialog(self) -> None:
@@ -174,8 +179,9 @@ class OwnerTools:
             self.write_mirror(folder)
 
     def write_mirror(self, folder: str) -> MirrorResult | None:
-        """Write the mirror of the open database (archived memories left out) into ``folder``."""
-        session = self.window.session
+        """Write the mirror of the open database (archived memories, and those above medium, left out)
+        into ``folder``."""
+        session = self.session
         if session.store is None:
             return None
         shown = shown_memories(session.store)
@@ -184,11 +190,11 @@ class OwnerTools:
         try:
             result = write_mirror(session.store, folder)
         except StoreError as exc:
-            self.window.show_error("Cannot write the mirror", str(exc))
+            self.failed.emit("Cannot write the mirror", str(exc))
             return None
-        self.window.statusBar().showMessage(
+        self.status_message.emit(
             f"Mirror of {result.memories} memories in {result.out}: {len(result.written)} pages written, "
-            f"{result.unchanged} unchanged", 10000)
+            f"{result.unchanged} unchanged")
         return result
 
     def confirm_output(self, texts: list[str], what: str) -> bool:
@@ -202,14 +208,14 @@ class OwnerTools:
 
     def before_bulk_change(self) -> None:
         """The automatic snapshot before a bulk change the person starts (a long advance)."""
-        store = self.window.session.store
+        store = self.session.store
         try:
             path = backups.snapshot_before_bulk_change(store) if store is not None else None
         except StoreError as exc:
-            self.window.show_error("Snapshot before the change failed", str(exc))
+            self.failed.emit("Snapshot before the change failed", str(exc))
             return
         if path is not None:
-            self.window.statusBar().showMessage(f"Snapshot before the change: {path}", 10000)
+            self.status_message.emit(f"Snapshot before the change: {path}")
 
     def _restore_dialog(self) -> None:
         path = self._path()
@@ -228,7 +234,7 @@ class OwnerTools:
         try:
             comparison = backups.compare(path, snapshot)
         except StoreError as exc:
-            self.window.show_error("Cannot restore this snapshot", str(exc))
+            self.failed.emit("Cannot restore this snapshot", str(exc))
             return None
         dialog = RestoreDialog(comparison, snapshot, self.window)
         dialog.accepted.connect(lambda: self._replace(snapshot))
@@ -237,14 +243,14 @@ class OwnerTools:
         return dialog
 
     def _replace(self, snapshot: str) -> None:
-        session = self.window.session
+        session = self.session
         try:
             result = backups.restore(session.store.path, snapshot, confirm=True)
         except StoreError as exc:
-            self.window.show_error("Restore failed", str(exc))
+            self.failed.emit("Restore failed", str(exc))
             return
         session.undo_stack.clear()  # the undo history belongs to the replaced database
         session.notify(None)
         QMessageBox.information(self.window, "Restored",
                                 f"The snapshot is back. The replaced database is kept as\n{result.safety_snapshot}")
-        self.window.statusBar().showMessage(f"Restored {snapshot}", 10000)
+        self.status_message.emit(f"Restored {snapshot}")

@@ -67,4 +67,5 @@ class PrivacyView(RecordsPanel):
             return
         cmd = EditMemoryCommand(self.session, finding.memory_id, changes)
         cmd.setText(f"{label} {finding.what} in {finding.memory_id}")
-        self.session.undo_stack.push(cmd)
+        if not self.session.run(cmd, f"{label} failed"):
+            self.summary.setText(f"{label} failed: {cmd.error}")

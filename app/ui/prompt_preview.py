@@ -34,11 +34,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..bridge import DEFAULT_RULES, PreviewRequest, compile_for, recall_for
+from ..bridge import DEFAULT_K, DEFAULT_RULES, PreviewRequest, compile_for, recall_for
 from ..compiler import PROFILES, CompileResult
 from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS
-from ..compiler.capabilities import capability_map, get_context_cap_for_model
-from ..compiler.providers import render
+from ..compiler.capabilities import DEFAULT_MODEL, capability_map, get_context_cap_for_model
+from ..compiler.providers import anthropic_model_id, render
 from .history_editor import HistoryEditor
 from .preview_panes import CachePane, CitationsPane, ComparePane
 from .preview_text import (
@@ -108,7 +108,7 @@ class PromptPreview(QWidget):
         self.model = QComboBox(self)
         self.model.setEditable(True)
         self.model.addItems(capability_map().model_ids)
-        self.model.setCurrentText("openai/gpt-4o")
+        self.model.setCurrentText(DEFAULT_MODEL)
         self.placement = QComboBox(self)
         self.placement.addItems(["end", "system"])
         self.placement.setToolTip("Where the memories go: at the end of the prompt, or in the system message")
@@ -137,7 +137,7 @@ class PromptPreview(QWidget):
         form.addRow("Budget", row)
         self.k = QSpinBox(self)
         self.k.setRange(1, 1000)
-        self.k.setValue(20)
+        self.k.setValue(DEFAULT_K)
         self.scope = QComboBox(self)
         self.scope.setEditable(True)
         self.scope.addItem("global")
@@ -201,9 +201,9 @@ class PromptPreview(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(inputs)
+        layout.addLayout(exports)  # above the summary, whose length changes: the buttons stay put
         layout.addWidget(self.bars)
         layout.addWidget(self.summary)
-        layout.addLayout(exports)
         layout.addWidget(self.tabs, 1)
 
         for w in (self.user_message, self.rules):
@@ -211,6 +211,8 @@ class PromptPreview(QWidget):
         for combo in (self.model, self.placement, self.profile, self.scope, self.trust):
             combo.currentTextChanged.connect(self.schedule)
         self.k.valueChanged.connect(self.schedule)
+        self.model.currentTextChanged.connect(self._offer_formats)
+        self._offer_formats(self.model.currentText())
         self.price.valueChanged.connect(lambda _v: self._show_summary())
         self.budget_slider.valueChanged.connect(self._budget_from_slider)
         self.budget_spin.valueChanged.connect(self._budget_from_spin)
@@ -258,7 +260,7 @@ class PromptPreview(QWidget):
     def request(self) -> PreviewRequest:
         return PreviewRequest(
             user_message=self.user_message.toPlainText(), history=self.history.messages(),
-            model_id=self.model.currentText().strip() or "openai/gpt-4o", max_tokens=self.budget_spin.value(),
+            model_id=self.model.currentText().strip() or DEFAULT_MODEL, max_tokens=self.budget_spin.value(),
             placement=self.placement.currentText(), rules=self.rules.toPlainText(), k=self.k.value(),
             scope=self.scope.currentText().strip() or "global", trust=self.trust.currentText(),
             profile=self.profile.currentText())
@@ -387,6 +389,17 @@ class PromptPreview(QWidget):
     # -- export ----------------------------------------------------------------------
     def export_text(self, fmt: str) -> str:
         return render(self.result, fmt, self.request().model_id)
+
+    def _offer_formats(self, model: str) -> None:
+        """An Anthropic request is offered for a Claude model only."""
+        try:
+            anthropic_model_id(model.strip())
+            claude = True
+        except ValueError:
+            claude = False
+        button = self.copy_buttons["anthropic"]
+        button.setEnabled(claude)
+        button.setToolTip("" if claude else "Needs a Claude model (anthropic/claude-…): choose one above")
 
     def copy(self, fmt: str) -> None:
         if self.result is None:

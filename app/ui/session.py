@@ -3,15 +3,28 @@
 Views never keep their own copy of the truth: they read the store and refresh when
 ``changed`` says so. Writes made by another process (an agent adding memories) are
 noticed through SQLite's data version and announced the same way.
+
+A big store is read again off the GUI thread (:mod:`.background`): a view registers a
+*preparer*, a function of the memories that does its heavy work without Qt, and finds what
+it prepared in :meth:`prepared` when ``changed`` comes. Long writes (tick, advance,
+import) run the same way through :meth:`start`; while one runs the session is ``busy``
+and nothing else writes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from mnemoscope.store import MemoryStore
+from mnemoscope.store.decay import DAY
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
+
+from .background import Cancelled, Job, drop_elsewhere
+
+# From this many memories on, reading them again and long writes run off the GUI thread.
+BACKGROUND_FROM = 5000
 
 
 class StoreSession(QObject):
@@ -20,6 +33,8 @@ class StoreSession(QObject):
     store_replaced = Signal()
     preview_changed = Signal(float)     # days ahead being previewed (0 = now)
     failed = Signal(str, str)           # title, message: an undo or redo the store refused
+    busy_changed = Signal(object)       # the Job now running, or None when it ended
+    said = Signal(str)                  # a short note for the status bar (a cancelled job)
 
     WATCH_INTERVAL_MS = 700
 
@@ -31,6 +46,12 @@ class StoreSession(QObject):
         self._data_version = None
         self.preview_days = 0.0
         self._memories = None
+        self._count = 0
+        self._preparers: dict[str, Callable[[MemoryStore, list], Any]] = {}
+        self._prepared: dict[str, Any] = {}
+        self.job: Job | None = None
+        self._fresh = False  # the memories were just read with the write being announced
+        self.background_from = BACKGROUND_FROM
         # Asked before the selection moves away (the editor: "save your edit?"); False keeps it.
         self.leave_guard: Callable[[], bool] = lambda: True
         self._watch = QTimer(self)
@@ -48,15 +69,145 @@ class StoreSession(QObject):
         """Whether the window may write: a database is open and not read-only. Every
         action that writes is enabled by this one test (``store_replaced`` says when it
         may have changed)."""
-        return self._store is not None and not self._store.read_only
+        return self._store is not None and not self._store.read_only and self.job is None
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None
 
     def memories(self):
         """The store's memories as of the last change, read once and shared by the views."""
         if self._memories is None:
             self._memories = self._store.list() if self._store is not None else []
+            self._count = len(self._memories)
         return self._memories
 
+    # -- work off the GUI thread ---------------------------------------------------
+    def add_preparer(self, key: str, prepare: Callable[[MemoryStore, list], Any]) -> None:
+        """``prepare(store, memories)`` runs off the GUI thread after a background read; it
+        must not touch Qt objects (it gets a store of its own)."""
+        self._preparers[key] = prepare
+
+    def prepared(self, key: str) -> Any | None:
+        """What ``key``'s preparer made for the change being announced (None: compute it)."""
+        return self._prepared.get(key)
+
+    def in_background(self) -> bool:
+        """Whether reads and long writes go off the GUI thread: a big store in a file."""
+        store = self._store
+        return store is not None and store.path != ":memory:" and self._count >= self.background_from
+
+    def read_all(self, store: MemoryStore, _written: Any = None) -> tuple[list, dict[str, Any]]:
+        """The memories and every view's prepared data, read through ``store`` (a job's)."""
+        memories = store.list()
+        return memories, {key: prepare(store, memories) for key, prepare in list(self._preparers.items())}
+
+    def start(self, title: str, write: Callable[[MemoryStore], Any], done: Callable[[Any], None],
+              failure: str, *, cancellable: bool = True,
+              refused: Callable[[Exception], None] | None = None) -> Job | None:
+        """Run ``write`` (a store operation) off the GUI thread when the store is big, else
+        here; then ``done(result)`` on the GUI thread with the memories already read again,
+        so the command it pushes shows at once. A failure is reported under ``failure`` and
+        leaves no undo step (``refused(error)``, when given, is called instead); a cancelled
+        job leaves the database as it was."""
+
+        def report(exc: Exception) -> None:
+            if refused is not None:
+                refused(exc)
+            else:
+                self.failed.emit(failure, str(exc))
+
+        if self.job is not None or self._store is None:
+            return None
+        if not self.in_background():
+            try:
+                result = write(self._store)
+            except Exception as exc:
+                report(exc)
+                return None
+            done(result)
+            return None
+        job = Job(self._store, title, write, self.read_all, cancellable=cancellable, parent=self)
+
+        def finished(written, read):
+            if not self._ended(job):
+                return
+            self._install(read)
+            self._fresh = isinstance(read, tuple)
+            try:
+                done(written)
+            finally:
+                self._fresh = False
+                self._prepared = {}
+
+        def failed(exc):
+            if not self._ended(job):
+                return
+            if isinstance(exc, Cancelled):
+                self.said.emit(f"{title}: cancelled; nothing was written")
+            else:
+                report(exc)
+
+        job.finished.connect(finished)
+        job.failed.connect(failed)
+        self.job = job
+        self.busy_changed.emit(job)
+        job.start()
+        return job
+
+    def reload_in_background(self) -> Job | None:
+        """Read every memory again off the GUI thread and then announce ``changed(None)``."""
+        if self.job is not None or self._store is None:
+            return None
+        job = Job(self._store, f"Reading {self._count:,} memories", lambda _store: None, self.read_all,
+                  writes=False, parent=self)
+
+        def finished(_written, read):
+            if not self._ended(job):
+                return
+            self._install(read)
+            try:
+                self.changed.emit(None)
+            finally:
+                self._prepared = {}
+
+        def failed(exc):
+            if self._ended(job):
+                self.notify(None)  # read here instead
+
+        job.finished.connect(finished)
+        job.failed.connect(failed)
+        self.job = job
+        self.busy_changed.emit(job)
+        job.start()
+        return job
+
+    def _install(self, read) -> None:
+        drop_elsewhere(self._memories)
+        if isinstance(read, tuple):
+            self._memories, self._prepared = read
+            self._count = len(self._memories)
+        else:  # the read after a write failed: views read for themselves
+            self._memories, self._prepared = None, {}
+        self._data_version = self._store.data_version()  # the job's own commit is no outside write
+
+    def _ended(self, job: Job) -> bool:
+        """The job is over; False when its result no longer matters (the store was closed
+        or replaced meanwhile)."""
+        if job is not self.job:
+            return False
+        self.job = None
+        self.busy_changed.emit(None)
+        return self._store is not None
+
+    def _drop_job(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.job = None
+            self.busy_changed.emit(None)
+
     def set_store(self, store: MemoryStore) -> None:
+        self._drop_job()
         old = self._store
         self._store = store
         self._selected = None
@@ -66,11 +217,22 @@ class StoreSession(QObject):
         if old is not None and old is not store:
             old.close()
         self._memories = None
+        self._count = store.count()
         self.store_replaced.emit()
-        self.changed.emit(None)
+        if self.in_background():
+            self._memories = []  # the window shows at once, empty; the memories follow
+            self._fresh = True
+            try:
+                self.changed.emit(None)
+            finally:
+                self._fresh = False
+            self.reload_in_background()
+        else:
+            self.changed.emit(None)
         self.selection_changed.emit(None)
 
     def close(self) -> None:
+        self._drop_job()
         self._watch.stop()
         if self._store is not None:
             self._store.close()
@@ -100,7 +262,7 @@ class StoreSession(QObject):
             self.preview_changed.emit(days)
 
     def preview_now(self) -> float:
-        return self._store.now() + self.preview_days * 86400.0
+        return self._store.now() + self.preview_days * DAY
 
     # -- writes ------------------------------------------------------------------
     def push(self, command) -> None:
@@ -110,14 +272,34 @@ class StoreSession(QObject):
         if command.error is not None:
             raise command.error
 
+    def run(self, command, failure: str) -> bool:
+        """Run an undoable store command, as Anki's ``CollectionOp`` does: True when it was
+        written; when it fails nothing stays on the undo stack, ``failed`` reports the error
+        under the title ``failure`` and False is returned. Every view writes through here
+        (or :meth:`push`, when it shows the error itself)."""
+        try:
+            self.push(command)
+        except Exception as exc:  # a store error, or a file that vanished: the person must see it
+            self.failed.emit(failure, str(exc))
+            return False
+        return True
+
     def notify(self, ids: set[str] | None) -> None:
         """A write of ours happened: refresh views. (Our own commits leave our connection's
-        data version as it was, so the watch still sees an outside write made just before.)"""
+        data version as it was, so the watch still sees an outside write made just before.)
+        After a background job the memories were read again with the write; a change of
+        everything in a big store (an undone tick) is read again off the GUI thread."""
+        if self._fresh:
+            self.changed.emit(ids)
+            return
+        if ids is None and self.job is None and self.in_background():
+            self.reload_in_background()
+            return
         self._memories = None
         self.changed.emit(ids)
 
     def _poll(self) -> None:
-        if self._store is None:
+        if self._store is None or self.job is not None:
             return
         try:
             version = self._store.data_version()
@@ -126,5 +308,8 @@ class StoreSession(QObject):
             return
         if version != self._data_version:
             self._data_version = version
+            if self.in_background():
+                self.reload_in_background()
+                return
             self._memories = None
             self.changed.emit(None)

@@ -1,12 +1,19 @@
 """Inspector speed: time to the first painted window and map redraw time.
 
-Run: python tests/perf/ui_bench.py
+Run: python tests/perf/ui_bench.py [--stalls DB]
 Each first-paint figure is measured in a fresh process, from before Qt and the UI are
 imported until the window has been painted once. Targets: demo database <= 1.5 s,
 10,000 memories <= 3 s, 100,000 memories <= 5 s. Redraw: the median time to redraw the
 map (a rotation, what a search keystroke or a legend toggle costs) <= 100 ms at 10,000;
 pan and zoom frames <= 16 ms at 10,000 and <= 33 ms at 100,000. The map starts in its
 density view at these sizes; "dots" figures are taken zoomed in, where dots are drawn.
+
+Stalls: at 100,000 memories, the longest gap between two turns of the event loop (a 5 ms
+timer stamps each turn) during Tick, Advance +1 day, a time-travel press (+30 days) and an
+import of 1,000 lines, from the press until the window shows the result. Target: no gap
+over 100 ms. The baseline is the same operation on the GUI thread, as before (the
+session's background threshold raised above the store's size), in the same process.
+``--stalls DB`` measures only these, on a copy of DB.
 """
 
 from __future__ import annotations
@@ -71,6 +78,104 @@ os._exit(0)
 """
 
 
+STALLS = r"""
+import os, sys, time, json
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from PySide6.QtCore import QSettings, QTimer
+QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, {settings!r})
+from mnemoscope.store import MemoryStore
+from mnemoscope.ui.launch import create_app
+from mnemoscope.ui.main_window import MainWindow
+app, dark = create_app()
+t0 = time.perf_counter()
+w = MainWindow(MemoryStore({db!r}), dark=dark)
+w.resize(1440, 900)
+w.show()
+app.processEvents()
+w.grab()
+out = {{"first_paint_s": time.perf_counter() - t0}}
+stamps = []
+timer = QTimer()
+timer.setInterval(5)
+timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
+timer.start()
+
+def idle():
+    return w.session.job is None and w.map._preview_job is None
+
+def settle(limit=600):
+    end = time.perf_counter() + limit
+    while time.perf_counter() < end and not idle():
+        app.processEvents()
+        time.sleep(0.001)
+    for _ in range(5):
+        app.processEvents()
+
+settle()
+out["loaded_s"] = time.perf_counter() - t0
+lines = {lines!r}
+
+def run(name, action, done):
+    stamps.clear()
+    stamps.append(time.perf_counter())
+    t = time.perf_counter()
+    action()
+    stamps.append(time.perf_counter())
+    end = time.perf_counter() + 600
+    while time.perf_counter() < end and not (idle() and done()):
+        app.processEvents()
+        time.sleep(0.001)
+    stamps.append(time.perf_counter())
+    app.processEvents()
+    out[name + "_s"] = time.perf_counter() - t
+    out[name + "_gap_ms"] = max(b - a for a, b in zip(stamps, stamps[1:])) * 1000
+
+for mode in ("background", "gui"):
+    w.session.background_from = 5000 if mode == "background" else 10 ** 9
+    steps = w.session.undo_stack.count()
+    run(mode + "_tick", lambda: w.advance(0), lambda: w.session.undo_stack.count() == steps + 1)
+    run(mode + "_advance", lambda: w.advance(1), lambda: w.session.undo_stack.count() == steps + 2)
+    run(mode + "_preview", lambda: w.preview_slider.setValue(30), lambda: w.map.data.preview_days == 30)
+    w.preview_slider.setValue(0)
+    settle()
+    source = lines[mode]
+    run(mode + "_import", lambda: w.import_jsonl(source), lambda: w.session.undo_stack.count() == steps + 3)
+print(json.dumps(out))
+os._exit(0)
+"""
+
+
+def stalls(db: str) -> dict:
+    """The stall figures on a copy of ``db`` (a tick changes what the next one finds)."""
+    import shutil
+
+    tmp = tempfile.mkdtemp()
+    copy = os.path.join(tmp, "stalls.db")
+    shutil.copy(db, copy)
+    lines = {}
+    for mode, seed in (("background", 11), ("gui", 12)):
+        path = os.path.join(tmp, f"{mode}.jsonl")
+        Path(path).write_text("\n".join(json.dumps(dict(json.loads(line), id=f"{mode[0]}{i:05d}"))
+                                         for i, line in enumerate(memories(1000, seed))))
+        lines[mode] = path
+    code = STALLS.format(db=copy, settings=tempfile.mkdtemp(), lines=lines)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=3600)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def print_stalls(r: dict) -> None:
+    print(f"{'at 100,000 memories':<34}{'longest gap':>12}{'on GUI thread':>15}{'ratio':>8}{'done in':>10}")
+    for name, label in (("tick", "Tick"), ("advance", "Advance +1 day"), ("preview", "time-travel press +30"),
+                        ("import", "import 1,000 lines")):
+        bg, gui = r[f"background_{name}_gap_ms"], r[f"gui_{name}_gap_ms"]
+        print(f"{label:<34}{bg:>10.0f}ms{gui:>13.0f}ms{bg / gui:>8.2f}{r[f'background_{name}_s']:>9.2f}s")
+    print(f"{'first painted window, 100,000':<34}{r['first_paint_s']:>10.2f}s   (memories shown after "
+          f"{r['loaded_s']:.2f} s; target: gaps <= 100 ms, first paint <= 3 s)")
+
+
 def measure(db: str, redraw: bool, runs: int = 3) -> dict:
     results = []
     for _ in range(runs):
@@ -98,6 +203,9 @@ def main() -> None:
     from mnemoscope.store import MemoryStore
     from mnemoscope.store.demo import load_demo
 
+    if len(sys.argv) > 2 and sys.argv[1] == "--stalls":
+        print_stalls(stalls(sys.argv[2]))
+        return
     tmp = tempfile.mkdtemp()
     demo = os.path.join(tmp, "demo.db")
     with MemoryStore(demo) as s:
@@ -125,6 +233,7 @@ def main() -> None:
     print(f"density view at start: 10,000 {bool(large['dense_at_start'])}, "
           f"100,000 {bool(largest['dense_at_start'])}")
     print(f"redraw / pan frame: {large['redraw_ms'] / large['pan_frame_ms']:.2f}")
+    print_stalls(stalls(huge))
 
 
 if __name__ == "__main__":

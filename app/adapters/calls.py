@@ -1,0 +1,31 @@
+"""Timing and logging one adapter call in the activity log (door ``python``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+
+from mnemoscope.store import MemoryStore
+from mnemoscope.store import activity as activity_log
+from mnemoscope.store.errors import StoreError
+
+
+@contextmanager
+def logged(store: MemoryStore, client: str, tool: str, scope: str, trust: str,
+           args: dict[str, Any]) -> Iterator[list[str]]:
+    """Record the call with the memory ids appended to the yielded list, failed or not."""
+    ids: list[str] = []
+    started = time.perf_counter()
+    error = ""
+    try:
+        yield ids
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        with suppress(StoreError):  # a busy or read-only database must not turn an answer into a failure
+            activity_log.record(store, client=client, door="python", tool=tool, scope=scope[:140], trust=trust,
+                                args=args, memory_ids=ids[:200], duration_ms=(time.perf_counter() - started) * 1000,
+                                ok=not error, error=error)

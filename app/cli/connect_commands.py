@@ -1,0 +1,47 @@
+"""``connect CLIENT``: add this installation as an MCP server to Claude Desktop, Claude
+Code, Cursor or VS Code (see mnemoscope.connect)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from mnemoscope.store import SENSITIVITIES
+
+from ..connect import CLIENTS, SERVER_NAME, connect
+from .group import cli, db_option, db_path, emit_json, json_option
+
+
+@cli.command("connect")
+@db_option
+@click.argument("client", type=click.Choice(list(CLIENTS)))
+@click.option("--scope", "scopes", multiple=True, metavar="SCOPE",
+              help="a scope the agent may read and write (repeatable; default: global)")
+@click.option("--trust", type=click.Choice(SENSITIVITIES), default="medium", show_default=True,
+              help="the highest sensitivity the agent may read or write")
+@click.option("--print", "show", is_flag=True, help="show the entry and the file it goes in; write nothing")
+@click.option("--remove", is_flag=True, help=f"take the '{SERVER_NAME}' server out of the client's configuration")
+@click.option("--config", "config_file", metavar="FILE", help="the client's configuration file (default: where "
+              "the client keeps it on this system)")
+@click.option("--workspace", metavar="FOLDER", help="vscode only: write FOLDER/.vscode/mcp.json instead of the "
+              "user's mcp.json")
+@json_option
+def connect_command(client: str, scopes: tuple[str, ...], trust: str, show: bool, remove: bool,
+                    config_file: str | None, workspace: str | None, as_json: bool) -> None:
+    """Connect an MCP client: write the server entry that runs 'mnemoscope mcp' on this
+    database into the client's configuration file (merged with what is there; the old
+    file kept as .bak; nothing changes if it is already there)."""
+    from mnemoscope.store.demo import default_db_path
+
+    db = db_path() or default_db_path()
+    where = {"workspace": workspace} if workspace else {}
+    result = connect(client, db, scopes=scopes, trust=trust, remove=remove, dry_run=show, path=config_file,
+                     **where)
+    if as_json:
+        emit_json({"client": client, "path": result.path, "entry": result.entry, "changed": result.changed,
+                   "removed": result.removed, "backup": result.backup, "written": result.changed and not show})
+    elif show:
+        click.echo(f"# {result.path}")
+        click.echo(json.dumps({CLIENTS[client][1]: {SERVER_NAME: result.entry}}, indent=2))
+    else:
+        click.echo(result.message())

@@ -1,0 +1,140 @@
+"""``import`` and ``export``: Mnemoscope's own JSONL, and the memory other tools keep
+(the MCP memory server, basic-memory, Letta, mem0; see mnemoscope.store.importers).
+
+An import writes all of a file or nothing; ``--dry-run`` shows what it would do and
+writes nothing. Both report where each part of the file went and what was left out.
+"""
+
+from __future__ import annotations
+
+import click
+from mnemoscope.store import KINDS, LAYERS, privacy
+from mnemoscope.store.importers import FORMATS, detect, export_mcp_memory, import_file
+from mnemoscope.store.importers.jsonl_preview import preview_jsonl
+from mnemoscope.store.jsonl import POLICIES
+
+from .group import cli, client_option, db_option, emit_json, json_option, open_store
+from .store_commands import _snapshot_first, logged
+
+
+def _progress(label: str):
+    """Progress on standard error, once a percent, for imports big enough to wait for."""
+    shown = {"last": -1}
+
+    def report(done: int, total: int) -> None:
+        pct = done * 100 // max(total, 1)
+        if total >= 2000 and pct != shown["last"]:
+            shown["last"] = pct
+            click.echo(f"\r{label}: {pct}% ({done:,} of {total:,})", err=True, nl=pct == 100)
+
+    return report
+
+
+@cli.command("import")
+@db_option
+@click.argument("path", metavar="PATH")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="the file's format (default: recognised from "
+              "the file; a file of another format is refused with the one it looks like)")
+@click.option("--scope", metavar="SCOPE", help="scope of what is imported (default: global; mem0 items take "
+              "their user, agent or run id)")
+@click.option("--dry-run", is_flag=True, help="read the file and say what would be imported; write nothing")
+@click.option("--on-conflict", type=click.Choice(POLICIES), default="skip", show_default=True,
+              help="jsonl only: what to do with an id that exists")
+@click.option("--partial", is_flag=True,
+              help="jsonl only: import the good lines even if some are bad (by default one bad line imports nothing)")
+@client_option
+@json_option
+def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool, on_conflict: str, partial: bool,
+                   client_name: str, as_json: bool) -> None:
+    """Import memories from a file: Mnemoscope JSONL, an MCP memory server's memory.jsonl,
+    a basic-memory folder, a Letta agent file or a mem0 export. All of it is imported, or
+    nothing if anything in it is bad (each bad line or field is listed).
+
+    Mnemoscope JSONL is one JSON object a line; only "text" is needed:
+
+    \b
+      {"text": "Mara is allergic to peanuts", "kind": "fact", "importance": 0.9,
+       "who": "Mara", "topic": "food", "scope": "global", "sensitivity": "low",
+       "tags": ["health"], "entities": ["Mara"], "created_at": "2026-03-01T09:00:00Z"}
+
+    kind is one of fact, lesson, skill, reflection, event; importance runs from 0 to 1.
+    A line without an "id" gets one made from its content, so importing the same file
+    again skips it. The lines "mnemoscope export" writes import as they are."""
+    fmt = fmt or detect(path) or fmt
+    if fmt in (None, "jsonl") and not dry_run:
+        _import_jsonl(path, on_conflict, partial, client_name, as_json)
+        return
+    if partial or on_conflict != "skip":
+        raise click.UsageError("--partial and --on-conflict are for jsonl; other formats import whole, "
+                               "and a memory already imported is left as it is")
+    with open_store(create=not dry_run, read_only=dry_run) as store:
+        if dry_run and fmt == "jsonl":
+            result = preview_jsonl(store, path)
+        elif dry_run:
+            result = import_file(store, path, fmt, scope=scope, dry_run=True)
+        else:
+            with logged(store, "import", {"file": path, "format": fmt, "scope": scope}, client_name) as ids:
+                result = import_file(store, path, fmt, scope=scope, progress=_progress("importing"))
+                ids.extend(result.ids[:200])
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    click.echo(result.summary())
+    for what, n in result.placed.items():
+        click.echo(f"  {n:>7,}  {what}")
+    if result.left_out:
+        click.echo("left out:")
+        for item in result.left_out[:200]:
+            click.echo(f"  {item}")
+        if len(result.left_out) > 200:
+            click.echo(f"  … and {len(result.left_out) - 200} more (--json lists them all)")
+
+
+def _import_jsonl(path: str, on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:
+    with open_store(create=True) as store, logged(store, "import", {"file": path, "on_conflict": on_conflict},
+                                                  client_name):
+        from .meaning_commands import _run, backfill_first
+
+        _snapshot_first(store, import_policy=on_conflict)
+        backfill_first(store)
+        report = _run(store, "embedding the import",
+                      lambda progress: store.import_jsonl(path, policy=on_conflict, partial=partial, progress=progress))
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        click.echo(report.summary())
+        for number, reason in report.errors:
+            click.echo(f"  line {number}: {reason}", err=True)
+    if report.errors:
+        click.get_current_context().exit(1)
+
+
+@cli.command("export")
+@db_option
+@click.option("--out", metavar="FILE", help="file to write (default: standard output)")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "mcp-memory"]), default="jsonl", show_default=True,
+              help="jsonl: every field of every memory; mcp-memory: the MCP memory server's memory.jsonl "
+              "(entities, their observations, relations)")
+@click.option("--kind", type=click.Choice(KINDS), help="jsonl only")
+@click.option("--layer", type=click.Choice(LAYERS), help="jsonl only")
+@click.option("--scope")
+def export_command(out: str | None, fmt: str, kind: str | None, layer: str | None, scope: str | None) -> None:
+    """Export memories as JSONL (one memory per line), or as an MCP memory server file."""
+    with open_store() as store:
+        if fmt == "mcp-memory":
+            if kind or layer:
+                raise click.UsageError("--kind and --layer are for the jsonl format")
+            data = export_mcp_memory(store, out, scope=scope)
+            texts = [m.text for m in store.list(scope=scope, with_links=False)]
+            count = f"{data.count(chr(10)) + bool(data)} lines"
+        else:
+            data = store.export_jsonl(out, kind=kind, layer=layer, scope=scope)
+            texts = [m.text for m in store.list(kind=kind, layer=layer, scope=scope, with_links=False)]
+            count = f"{data.count(chr(10))} memories"
+    if out is None:
+        click.echo(data, nl=fmt == "mcp-memory" and bool(data))
+    else:
+        click.echo(f"exported {count} to {out}", err=True)
+    warning = privacy.output_warning(texts, "the export")
+    if warning:
+        click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)

@@ -1,0 +1,62 @@
+"""Commands for recall by meaning: ``reembed`` (switch models, or embed what has no
+vector yet) and the backfill a writing command runs first, with a progress bar."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from mnemoscope.store import MemoryStore
+
+from .group import cli, db_option, emit_json, json_option, open_store
+
+
+def _run(store: MemoryStore, label: str, job) -> object:
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+
+    try:
+        return job(progress=progress)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+
+def backfill_first(store: MemoryStore) -> None:
+    """Embed the memories that have no vector yet (a database from before vectors), with
+    a progress bar on standard error; a database whose vectors are another model's is
+    left as it is (``mnemoscope reembed`` switches)."""
+    if store.read_only:
+        return
+    status = store.vector_status()
+    if status.memories > status.with_vector and (status.stored_by in (None, status.embedder)
+                                                 or not status.with_vector):
+        report = _run(store, "embedding memories", store.backfill)
+        for mid, why in report.skipped:
+            click.echo(f"  {mid} has no vector: {why}", err=True)
+
+
+@cli.command("reembed")
+@db_option
+@click.option("--only-missing", is_flag=True, help="keep the vectors there are; embed only the memories without one")
+@json_option
+def reembed_command(only_missing: bool, as_json: bool) -> None:
+    """Embed every memory again with the configured embedder (after a change of model:
+    --embedder or [embedder] model), replacing the vectors; resumable."""
+    with open_store() as store:
+        job = store.backfill if only_missing else store.reembed
+        report = _run(store, "embedding memories", job)
+        status = store.vector_status()
+    if as_json:
+        emit_json({"embedded": report.embedded, "skipped": [{"id": i, "reason": r} for i, r in report.skipped],
+                   "seconds": round(report.seconds, 2), **status.to_dict()})
+        return
+    click.echo(f"embedded {report.embedded} memories in {report.seconds:.1f} s with {status.embedder}")
+    for mid, why in report.skipped:
+        click.echo(f"  {mid} has no vector: {why}", err=True)

@@ -1,0 +1,186 @@
+"""Connect an MCP client to this installation: write (or take out) the ``mcpServers``
+entry that starts ``mnemoscope mcp`` in the client's configuration file.
+
+One function serves the command line (``mnemoscope connect``) and the window (Help ›
+Connect an agent…). The file is merged, never replaced: other servers and other keys
+stay as they are; the previous file is kept as ``<file>.bak``; writing the same entry
+again changes nothing. A file that is not strict JSON is never rewritten: one with
+comments or trailing commas (which VS Code and Cursor accept) is refused with the entry
+to paste by hand, so nothing the person wrote is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from mnemoscope.store.errors import StoreError
+
+SERVER_NAME = "mnemoscope"
+# client -> (label, key holding the servers, whether entries carry "type": "stdio")
+CLIENTS: dict[str, tuple[str, str, bool]] = {
+    "claude-desktop": ("Claude Desktop", "mcpServers", False),
+    "claude-code": ("Claude Code", "mcpServers", True),
+    "cursor": ("Cursor", "mcpServers", False),
+    "vscode": ("VS Code", "servers", True),
+}
+
+
+class ConnectError(StoreError):
+    """The configuration file cannot be changed safely; nothing was written."""
+
+
+@dataclass
+class ConnectResult:
+    client: str
+    path: str
+    entry: dict[str, Any]
+    changed: bool
+    removed: bool = False
+    backup: str | None = None
+
+    def message(self) -> str:
+        label = CLIENTS[self.client][0]
+        if self.removed:
+            return (f"removed '{SERVER_NAME}' from {self.path}; restart {label}" if self.changed
+                    else f"{self.path} has no '{SERVER_NAME}' server; nothing to remove")
+        if not self.changed:
+            return f"{label} is already connected ({self.path}); nothing changed"
+        return f"connected {label}: wrote '{SERVER_NAME}' to {self.path}; restart {label} to use it"
+
+
+def config_path(client: str, *, home: str | None = None, platform: str | None = None,
+                env: dict[str, str] | None = None, workspace: str | None = None) -> str:
+    """The configuration file ``client`` reads on ``platform`` (sys.platform's names):
+    its user-wide file, or for VS Code with ``workspace`` that folder's .vscode/mcp.json."""
+    if client not in CLIENTS:
+        raise ConnectError(f"unknown client {client!r}; choose one of {', '.join(CLIENTS)}")
+    platform = platform or sys.platform
+    env = os.environ if env is None else env
+    home = home or os.path.expanduser("~")
+    win = platform.startswith("win")
+    appdata = env.get("APPDATA") or os.path.join(home, "AppData", "Roaming")
+    join = _join(win)
+    if client == "claude-code":
+        return join(home, ".claude.json")
+    if client == "cursor":
+        return join(home, ".cursor", "mcp.json")
+    if client == "vscode" and workspace:
+        return join(workspace, ".vscode", "mcp.json")
+    folder = {"claude-desktop": "Claude", "vscode": join("Code", "User")}[client]
+    name = "claude_desktop_config.json" if client == "claude-desktop" else "mcp.json"
+    if win:
+        return join(appdata, folder, name)
+    if platform == "darwin":
+        return join(home, "Library", "Application Support", folder, name)
+    config = env.get("XDG_CONFIG_HOME") or join(home, ".config")
+    return join(config, folder, name)
+
+
+def _join(win: bool):
+    import ntpath
+    import posixpath
+
+    return ntpath.join if win else posixpath.join
+
+
+def program() -> list[str]:
+    """The command that starts this installation's command line, by absolute path: the
+    frozen app's console program, else the ``mnemoscope`` script beside this Python,
+    else this Python running the package."""
+    exe = ".exe" if sys.platform.startswith("win") else ""
+    if getattr(sys, "frozen", False):
+        here = os.path.dirname(os.path.abspath(sys.executable))
+        return [os.path.join(here, "mnemoscope-cli" + exe)]
+    folder = os.path.dirname(os.path.abspath(sys.executable))
+    for candidate in (os.path.join(folder, "mnemoscope" + exe), os.path.join(folder, "Scripts", "mnemoscope" + exe)):
+        if os.path.isfile(candidate):
+            return [candidate]
+    found = shutil.which("mnemoscope")
+    if found:
+        return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-m", "mnemoscope"]
+
+
+def entry(client: str, db: str, scopes: list[str] | tuple[str, ...] = (), trust: str = "medium",
+          command: list[str] | None = None) -> dict[str, Any]:
+    """The server entry for ``client``: this program, ``mcp``, the database, scopes and trust."""
+    command = command or program()
+    args = [*command[1:], "mcp", "--db", os.path.abspath(db)]
+    for scope in scopes:
+        args += ["--scope", scope]
+    args += ["--trust", trust]
+    out: dict[str, Any] = {"type": "stdio"} if CLIENTS[client][2] else {}
+    out.update({"command": command[0], "args": args})
+    return out
+
+
+_COMMENT_OR_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|(//[^\n]*|/\*.*?\*/|,\s*[}\]])', re.S)
+
+
+def _read(path: str, snippet: str) -> tuple[dict[str, Any], str | None]:
+    """(the parsed file, its text) — ({}, None) when there is none yet."""
+    if not os.path.exists(path):
+        return {}, None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConnectError(f"cannot read {path}: {exc}; nothing was written") from None
+    if not text.strip():
+        return {}, text
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        tolerated = any(m.group(1) for m in _COMMENT_OR_TRAILING_COMMA.finditer(text))
+        why = ("it has comments or trailing commas, which the client accepts but Mnemoscope would lose by "
+               "rewriting it" if tolerated else f"it is not valid JSON ({exc})")
+        raise ConnectError(f"{path} was left as it is: {why}. Add this under the servers in it by hand:\n"
+                           f"{snippet}") from None
+    if not isinstance(data, dict):
+        raise ConnectError(f"{path} holds a JSON {type(data).__name__}, not an object; nothing was written")
+    return data, text
+
+
+def connect(client: str, db: str, *, scopes: list[str] | tuple[str, ...] = (), trust: str = "medium",
+            remove: bool = False, dry_run: bool = False, path: str | None = None,
+            command: list[str] | None = None, **where: Any) -> ConnectResult:
+    """Write (or with ``remove`` take out) the entry in ``client``'s configuration file;
+    with ``dry_run`` only say what would be written. ``where``: see :func:`config_path`."""
+    path = path or config_path(client, **where)
+    key = CLIENTS[client][1]
+    new = entry(client, db, scopes, trust, command)
+    snippet = json.dumps({SERVER_NAME: new}, indent=2)
+    data, text = _read(path, snippet)
+    servers = data.get(key, {})
+    if not isinstance(servers, dict):
+        raise ConnectError(f"{path}: '{key}' is a JSON {type(servers).__name__}, not an object of servers; "
+                           "nothing was written")
+    if remove:
+        if SERVER_NAME not in servers:
+            return ConnectResult(client, path, new, False, removed=True)
+        servers = {k: v for k, v in servers.items() if k != SERVER_NAME}
+    else:
+        if servers.get(SERVER_NAME) == new:
+            return ConnectResult(client, path, new, False)
+        servers = {**servers, SERVER_NAME: new}
+    if dry_run:
+        return ConnectResult(client, path, new, True, removed=remove)
+    updated = {**data, key: servers}
+    backup = None
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if text is not None:
+        backup = path + ".bak"
+        shutil.copy2(path, backup)
+    tmp = path + ".mnemoscope-tmp"
+    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(json.dumps(updated, indent=2, ensure_ascii=False) + "\n")
+    if text is not None:
+        shutil.copymode(path, tmp)
+    os.replace(tmp, path)
+    return ConnectResult(client, path, new, True, removed=remove, backup=backup)

@@ -1,0 +1,150 @@
+"""MCP over stdio, where every request gets an answer.
+
+The SDK's stdio transport hands a line it cannot read as a JSON-RPC message (a lone
+surrogate, ``"method": 5``, ``params`` as a list, nesting too deep) to the session as an
+exception, and the session answers nothing: a client waiting for that request's id hangs.
+Here each line is read first; one the SDK would refuse (or that could crash a later
+step, see :mod:`mnemoscope.store.json_input`) is answered with a JSON-RPC error (the
+request's id when it can be read, else null, as JSON-RPC 2.0 says), logged when it was a
+tool call, and not passed on. A notification (no id) gets no answer, as JSON-RPC says.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from io import TextIOWrapper
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mnemoscope.store import json_input
+
+from .operations import Operations
+
+# The id of a request whose body could not be parsed (too deep, a number too long), from
+# the keys before anything nested: the answer can still name the request it refuses.
+_LEADING_ID = re.compile(r'^\s*\{[^{}\[\]]*?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")\s*[,}]')
+
+
+def refusal(line: str) -> dict[str, Any] | None:
+    """The JSON-RPC error answering ``line``, or None when the SDK may take it (or when it
+    is a notification or a response, which get no answer)."""
+    if not line.strip():
+        return None
+    try:
+        message = json_input.loads(line)
+    except json_input.BadJson as exc:
+        if str(exc).startswith("not valid JSON"):
+            return _error(None, types.PARSE_ERROR, f"Parse error: {exc}")
+        found = _LEADING_ID.match(line)
+        ident = json.loads(found.group(1)) if found else None
+        return _error(_echoable(ident), types.INVALID_REQUEST, f"Invalid request: the message {exc}")
+    try:
+        types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except Exception:  # noqa: BLE001 (pydantic's ValidationError, or anything the SDK would choke on)
+        pass
+    else:
+        return None
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None if isinstance(message, dict) else _error(None, types.INVALID_REQUEST,
+                                                              "Invalid request: a message must be a JSON object")
+    return _error(_echoable(message.get("id")), types.INVALID_REQUEST, f"Invalid request: {_what_is_wrong(message)}")
+
+
+def _what_is_wrong(message: dict[str, Any]) -> str:
+    if message.get("jsonrpc") != "2.0":
+        return f'"jsonrpc" must be "2.0", got {message.get("jsonrpc")!r}'
+    if not isinstance(message["method"], str):
+        return f"method must be a string naming the method, got {type(message['method']).__name__}"
+    if "params" in message and not isinstance(message["params"], dict):
+        return f"params must be an object of named parameters, got {type(message['params']).__name__}"
+    ident = message["id"]
+    if isinstance(ident, bool) or not isinstance(ident, (str, int)):
+        return f"id must be a string or an integer, got {type(ident).__name__}"
+    return "not a JSON-RPC 2.0 request"
+
+
+def _echoable(ident: Any) -> str | int | None:
+    if isinstance(ident, str):
+        try:
+            ident.encode("utf-8")
+        except UnicodeEncodeError:
+            return None  # not text: it cannot be sent back
+        return ident
+    return ident if isinstance(ident, int) and not isinstance(ident, bool) else None
+
+
+def _error(ident: str | int | None, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+
+
+def _tool_call(line: str) -> str | None:
+    """The tool a refused line asked for, when it is readable at all (for the log)."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    params = message.get("params") if isinstance(message, dict) else None
+    if message.get("method") == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
+        name = params["name"]
+        return name if name in Operations.TOOLS else None
+    return None
+
+
+class _Out:
+    """The SDK's stdout, shared with the answers written here: one line at a time."""
+
+    def __init__(self, stream: anyio.AsyncFile[str]) -> None:
+        self.stream = stream
+        self.lock = anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        async with self.lock:
+            await self.stream.write(text)
+
+    async def flush(self) -> None:
+        async with self.lock:
+            await self.stream.flush()
+
+    async def line(self, message: dict[str, Any]) -> None:
+        async with self.lock:
+            await self.stream.write(json.dumps(message, ensure_ascii=True) + "\n")
+            await self.stream.flush()
+
+
+class _In:
+    """The SDK's stdin: the lines it can read pass; the others are answered here."""
+
+    def __init__(self, stream: anyio.AsyncFile[str], out: _Out, ops: Operations) -> None:
+        self.stream = stream
+        self.out = out
+        self.ops = ops
+
+    def __aiter__(self):
+        return self._lines()
+
+    async def _lines(self):
+        async for line in self.stream:
+            started = time.perf_counter()
+            answer = refusal(line)
+            if answer is None:
+                yield line
+                continue
+            tool = _tool_call(line)
+            if tool is not None:
+                self.ops.log(tool, {}, started, error=answer["error"]["message"], caller={"door": "mcp"})
+            await self.out.line(answer)
+
+
+async def serve(server: MCPServer, ops: Operations) -> None:
+    """Run ``server`` over this process's stdin and stdout until the client closes them."""
+    stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    out = _Out(anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8")))
+    lowlevel = server._lowlevel_server  # noqa: SLF001 (MCPServer.run_stdio_async does just this)
+    async with stdio_server(stdin=_In(stdin, out, ops), stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -1,0 +1,148 @@
+"""Long store operations off the GUI thread, the way napari's ``thread_worker`` runs them:
+Qt's thread pool runs the work, signals bring the result back to the GUI thread, where it
+is applied in one step.
+
+The work gets a store of its own on the same file (an SQLite connection belongs to the
+thread that uses it, and the window keeps reading through its own meanwhile: WAL lets
+both). A job has two parts: ``write`` runs in one transaction and may be cancelled until
+that commits — an SQLite progress handler aborts a long statement, the transaction rolls
+back and the database is exactly as before; ``read`` follows once the write committed (the window's new view of the store)
+and is never cancelled, so a committed write always reaches the undo stack.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any
+
+from mnemoscope.store import MemoryStore
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+PROGRESS_AFTER_MS = 300  # a job that lasts longer shows its progress line
+DROP_AFTER_S = 0.5
+CHECK_EVERY = 20_000  # SQLite virtual-machine steps between two looks at the cancel flag
+
+
+class Cancelled(Exception):
+    """The person cancelled the job before it wrote anything."""
+
+
+class _Signals(QObject):
+    done = Signal(object, object)  # what write returned, what read returned
+    failed = Signal(object)        # the exception
+
+
+class _Task(QRunnable):
+    def __init__(self, job: Job) -> None:
+        super().__init__()
+        self.job = job
+        self.signals = job._signals
+
+    def _emit(self, name: str, *args: Any) -> None:
+        # Once the window is gone (the job was dropped with it) there is nobody to tell.
+        with suppress(RuntimeError):
+            getattr(self.signals, name).emit(*args)
+
+    def run(self) -> None:
+        job = self.job
+        try:
+            store = MemoryStore(job.path, job.config, create=False, read_only=not job.writes)
+        except Exception as exc:  # the file went away: said like any other failure
+            self._emit("failed", exc)
+            return
+        try:
+            store.conn.set_progress_handler(lambda: 1 if job.cancelled else 0, CHECK_EVERY)
+            try:
+                if job.cancelled:
+                    raise Cancelled()
+                if job.writes:
+                    # One transaction round the whole write: a cancel that comes before its
+                    # end rolls everything back, however short each statement was.
+                    with store.tables.write():
+                        written = job.write(store)
+                        if job.cancelled:
+                            raise Cancelled()
+                else:
+                    written = job.write(store)
+            except Exception as exc:
+                self._emit("failed", Cancelled() if job.cancelled else exc)
+                return
+            store.conn.set_progress_handler(None, 0)
+            try:
+                read = job.read(store, written) if job.read is not None else None
+            except Exception as exc:  # the write stands; the window reads again itself
+                read = exc
+            self._emit("done", written, read)
+        finally:
+            store.close()
+
+
+class _Drop(QRunnable):
+    def __init__(self, objects: tuple) -> None:
+        super().__init__()
+        self.objects = objects
+
+    def run(self) -> None:
+        time.sleep(DROP_AFTER_S)  # the caller lets go of its own references meanwhile
+        self.objects = None
+
+
+def drop_elsewhere(*objects: Any) -> None:
+    """Let go of ``objects`` on a pool thread: freeing a hundred thousand memories read
+    before takes a noticeable part of a second, which the GUI thread need not wait for.
+    The caller replaces its references to them at once (within ``DROP_AFTER_S``)."""
+    if any(objects):
+        QThreadPool.globalInstance().start(_Drop(objects))
+
+
+class Job(QObject):
+    """One store operation in the background. ``finished(written, read)`` or ``failed(exc)``
+    is emitted on the GUI thread (``Cancelled`` when cancelled in time)."""
+
+    finished = Signal(object, object)
+    failed = Signal(object)
+
+    def __init__(self, store: MemoryStore, title: str, write: Callable[[MemoryStore], Any],
+                 read: Callable[[MemoryStore, Any], Any] | None = None, *, cancellable: bool = True,
+                 writes: bool = True, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.title = title
+        self.path = store.path
+        self.config = store.config
+        self.write = write
+        self.read = read
+        self.cancellable = cancellable
+        self.writes = writes  # False: ``write`` only reads (no transaction, no write lock)
+        self.cancelled = False
+        self.running = False
+        self._signals = _Signals()
+        self._signals.done.connect(self._done)
+        self._signals.failed.connect(self._failed)
+        self._inline_store = store if store.path == ":memory:" else None
+
+    def start(self) -> None:
+        self.running = True
+        if self._inline_store is not None:
+            # An in-memory database has no file a second connection could open: it runs here.
+            try:
+                written = self.write(self._inline_store)
+            except Exception as exc:
+                self._failed(exc)
+                return
+            self._done(written, self.read(self._inline_store, written) if self.read else None)
+            return
+        QThreadPool.globalInstance().start(_Task(self))
+
+    def cancel(self) -> None:
+        if self.cancellable:
+            self.cancelled = True
+
+    def _done(self, written: Any, read: Any) -> None:
+        self.running = False
+        self.finished.emit(written, read)
+
+    def _failed(self, exc: Exception) -> None:
+        self.running = False
+        self.failed.emit(exc)

@@ -1,0 +1,180 @@
+"""Other tools' memory in the window: File › Import from… (the MCP memory server,
+basic-memory, Letta, mem0: a preview of the counts, then one undoable import) and Help ›
+Connect an agent… (the same function as ``mnemoscope connect``)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from mnemoscope.connect import CLIENTS, SERVER_NAME, connect
+from mnemoscope.store import SENSITIVITIES, StoreError
+from mnemoscope.store.importers import ImportPlan, ImportResult, apply, plan_import, undo
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QMessageBox,
+    QPlainTextEdit,
+    QVBoxLayout,
+)
+
+from .commands import StoreCommand
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+    from .session import StoreSession
+
+SOURCES = (("mcp-memory", "MCP memory server (memory.jsonl)…", "JSON Lines (*.jsonl *.json);;All (*)"),
+           ("basic-memory", "basic-memory folder…", None),
+           ("letta", "Letta agent file (.af)…", "Letta agent files (*.af *.json);;All (*)"),
+           ("mem0", "mem0 export (JSON)…", "JSON (*.json);;All (*)"))
+
+
+class ForeignImportCommand(StoreCommand):
+    """Write an import plan; undo takes back its memories, relations and new entities."""
+
+    def __init__(self, session: StoreSession, plan: ImportPlan) -> None:
+        super().__init__(session, f"Import {plan.format}")
+        self.plan = plan
+        self.result: ImportResult | None = None
+
+    def apply(self) -> None:
+        self.result = apply(self.session.store, self.plan)
+        self.session.notify(None)
+        if self.result.ids:
+            self.session.select(self.result.ids[0])
+
+    def revert(self) -> None:
+        if self.session.selected_id in self.result.ids:
+            self.session.select(None)
+        undo(self.session.store, self.result)
+        self.session.notify(None)
+
+
+def preview_text(result: ImportResult) -> str:
+    lines = [result.summary(), ""]
+    lines += [f"{n:>7,}  {what}" for what, n in result.placed.items()]
+    if result.left_out:
+        lines += ["", "Left out:"] + [f"  {x}" for x in result.left_out[:100]]
+        if len(result.left_out) > 100:
+            lines.append(f"  … and {len(result.left_out) - 100} more")
+    return "\n".join(lines)
+
+
+class ConnectDialog(QDialog):
+    """Pick a client, scopes and trust; see the entry and its file; Connect writes it."""
+
+    def __init__(self, db: str, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Connect an agent")
+        self.db = db
+        self.client = QComboBox()
+        for key, (label, _, _) in CLIENTS.items():
+            self.client.addItem(label, key)
+        self.scopes = QLineEdit()
+        self.scopes.setPlaceholderText("global")
+        self.trust = QComboBox()
+        self.trust.addItems(SENSITIVITIES)
+        self.trust.setCurrentText("medium")
+        self.preview = QPlainTextEdit()
+        self.preview.setReadOnly(True)
+        form = QFormLayout()
+        form.addRow("Client", self.client)
+        form.addRow("Scopes (space separated)", self.scopes)
+        form.addRow("Trust", self.trust)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.connect_button = buttons.addButton("Connect", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(QLabel("This entry goes in the client's configuration (the file is merged, the old one kept "
+                                "as .bak):"))
+        layout.addWidget(self.preview)
+        layout.addWidget(buttons)
+        for signal in (self.client.currentIndexChanged, self.trust.currentIndexChanged, self.scopes.textChanged):
+            signal.connect(self.refresh)
+        self.refresh()
+
+    def options(self) -> dict:
+        return {"client": self.client.currentData(), "db": self.db, "scopes": self.scopes.text().split(),
+                "trust": self.trust.currentText()}
+
+    def refresh(self) -> None:
+        try:
+            result = connect(**self.options(), dry_run=True)
+        except StoreError as exc:
+            self.preview.setPlainText(str(exc))
+            self.connect_button.setEnabled(False)
+            return
+        key = CLIENTS[result.client][1]
+        self.preview.setPlainText(f"{result.path}\n\n" + json.dumps({key: {SERVER_NAME: result.entry}}, indent=2))
+        self.connect_button.setEnabled(True)
+
+
+class EcosystemTools:
+    """The menu entries, added to the window's File and Help menus."""
+
+    def __init__(self, window: MainWindow, file_menu: QMenu, help_menu: QMenu) -> None:
+        self.window = window
+        self.import_menu = QMenu("Import &from", window)
+        for fmt, label, _ in SOURCES:
+            self.import_menu.addAction(label, lambda f=fmt: self.import_dialog(f))
+        file_menu.insertMenu(window.export_action, self.import_menu)
+        self.connect_action = help_menu.addAction("&Connect an agent…", self.connect_dialog)
+
+    def import_dialog(self, fmt: str) -> None:
+        pattern = dict((f, p) for f, _, p in SOURCES)[fmt]
+        if pattern is None:
+            path = QFileDialog.getExistingDirectory(self.window, "Import a basic-memory folder")
+        else:
+            path, _ = QFileDialog.getOpenFileName(self.window, "Import", "", pattern)
+        if path:
+            self.import_path(path, fmt)
+
+    def import_path(self, path: str, fmt: str | None, *, confirm: bool = True) -> ImportResult | None:
+        """Preview the counts, then import as one undoable step (None if refused or cancelled)."""
+        window = self.window
+        session = window.session
+        if not session.writable or not window.editor.confirm_leave():
+            return None
+        try:
+            plan = plan_import(session.store, path, fmt)
+            preview = apply(session.store, plan, dry_run=True)
+        except StoreError as exc:
+            window.show_error("Import refused", str(exc))
+            return None
+        if confirm and self._ask(preview) != QMessageBox.StandardButton.Yes:
+            return None
+        command = ForeignImportCommand(session, plan)
+        try:
+            session.push(command)
+        except (StoreError, OSError) as exc:
+            window.show_error("Import failed", str(exc))
+            return None
+        window.statusBar().showMessage(f"{command.result.summary()}. Edit › Undo takes it back.", 10000)
+        return command.result
+
+    def _ask(self, preview: ImportResult):
+        box = QMessageBox(QMessageBox.Icon.Question, "Import", preview.summary(),
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+        box.setDetailedText(preview_text(preview))
+        box.setInformativeText("Import it?")
+        return box.exec()
+
+    def connect_dialog(self) -> None:
+        dialog = ConnectDialog(self.window.session.store.path, self.window)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return
+        try:
+            result = connect(**dialog.options())
+        except StoreError as exc:
+            self.window.show_error("Connect failed", str(exc))
+            return
+        self.window.statusBar().showMessage(result.message(), 10000)

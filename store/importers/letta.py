@@ -1,0 +1,210 @@
+"""A Letta agent file (``.af``, JSON).
+
+Two shapes are read, as Letta's schemas define them: the current one (``agents``,
+``blocks``, ``tools``, … at the top, each agent naming its ``block_ids``) and the first
+one (one agent at the top with its ``core_memory`` blocks). Archival passages are read
+from ``passages`` (top level or an agent's: ``text``, ``created_at``, ``updated_at``,
+``tags``), as Letta's passage schema has them.
+
+- Each core memory block becomes one memory, pinned (core memory is always in the
+  agent's context, so it must not fade): text = the block's value, topic = its label,
+  tags ``letta``, ``core_memory`` and the label; the agent becomes an entity (kind
+  ``tool``) the memory mentions. A block longer than a memory may be is split at line
+  breaks into parts, and the report counts them. An empty block is listed as left out.
+- Each archival passage becomes one memory (a fact) with its own times and tags.
+- Times: a block's ``created_at``/``updated_at`` where the file has them, else the
+  agent's, else the file's ``created_at``, else the import's ``now``.
+- Messages, tools, the system prompt, model settings, groups, files and sources are
+  not memories: the report lists each kind with its count.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ValidationError
+from ..model import parse_time
+from .plan import ImportPlan, check_name, new_plan
+from .source import parse_json, read_text
+
+if TYPE_CHECKING:
+    from ..store import MemoryStore
+
+FORMAT = "letta"
+NOT_MEMORY = ("messages", "tools", "tool_rules", "groups", "files", "sources", "mcp_servers", "files_agents",
+              "tool_exec_environment_variables")
+
+
+def looks_like(obj: Any) -> bool:
+    return isinstance(obj, dict) and (("agents" in obj and "blocks" in obj) or "core_memory" in obj)
+
+
+def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = None,
+         now: float | None = None) -> ImportPlan:
+    plan = new_plan(FORMAT, str(path), scope)
+    try:
+        doc = parse_json(read_text(path))
+    except ValueError as exc:
+        plan.error(1, str(exc))
+        return plan
+    if not looks_like(doc):
+        plan.error(1, "is not a Letta agent file (no 'agents' and 'blocks', nor 'core_memory')" + _hint(doc))
+        return plan
+    at = store.tables.now(now)
+    file_time = _when(plan, doc, "created_at", "created_at", at)
+    if "core_memory" in doc:
+        agents, blocks = [doc], {}
+        for i, b in enumerate(doc.get("core_memory") or []):
+            blocks[f"core_memory[{i}]"] = b
+        for agent in agents:
+            agent["block_ids"] = list(blocks)
+    else:
+        agents = doc.get("agents") or []
+        blocks = {}
+        for i, b in enumerate(doc.get("blocks") or []):
+            if not isinstance(b, dict):
+                plan.error(f"blocks[{i}]", "must be an object")
+                continue
+            blocks[str(b.get("id") or f"blocks[{i}]")] = b
+    used: set[str] = set()
+    for n, agent in enumerate(agents):
+        if not isinstance(agent, dict):
+            plan.error(f"agents[{n}]", "must be an object")
+            continue
+        where = f"agents[{n}]" if "agents" in doc else "agent"
+        try:
+            name = check_name(agent.get("name") or f"letta agent {n + 1}", f"{where}.name")
+        except ValidationError as exc:
+            plan.error(where, str(exc))
+            continue
+        plan.entity(name, "tool")
+        plan.place("agent -> entity (kind tool)")
+        a_created = _when(plan, agent, "created_at", f"{where}.created_at", file_time)
+        a_updated = _when(plan, agent, "updated_at", f"{where}.updated_at", a_created)
+        for bid in agent.get("block_ids") or []:
+            block = blocks.get(str(bid))
+            if block is None:
+                plan.error(f"{where}.block_ids", f"names block {bid!r}, which the file does not have")
+                continue
+            used.add(str(bid))
+            _block(store, plan, str(bid), block, name, a_created, a_updated)
+        for i, passage in enumerate(agent.get("passages") or []):
+            _passage(store, plan, f"{where}.passages[{i}]", passage, name, a_created)
+        for key in NOT_MEMORY:
+            items = agent.get(key)
+            if items:
+                plan.leave_out(f"{where}.{key}", f"{len(items) if isinstance(items, list) else 1} {key}",
+                               "not memory: the agent's configuration or conversation")
+        if agent.get("system"):
+            plan.leave_out(f"{where}.system", "the system prompt", "instructions, not memory")
+    for bid, block in blocks.items():
+        if bid not in used:
+            _block(store, plan, bid, block, None, file_time, file_time)
+    for i, passage in enumerate(doc.get("passages") or []):
+        _passage(store, plan, f"passages[{i}]", passage, None, file_time)
+    if "agents" in doc:
+        for key in NOT_MEMORY:
+            items = doc.get(key)
+            if items:
+                plan.leave_out(key, f"{len(items) if isinstance(items, list) else 1} {key}",
+                               "not memory: the agents' tools, files or groups")
+    return plan
+
+
+def _hint(doc: Any) -> str:
+    if isinstance(doc, dict) and ("results" in doc or "memories" in doc):
+        return "; this looks like a mem0 export: use --format mem0"
+    if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "memory" in doc[0]:
+        return "; this looks like a mem0 export: use --format mem0"
+    return ""
+
+
+def _when(plan: ImportPlan, obj: Any, key: str, where: str, fallback: float) -> float:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if value in (None, ""):
+        return fallback
+    try:
+        return parse_time(value, where)
+    except ValidationError as exc:
+        plan.error(where, str(exc))
+        return fallback
+
+
+def _block(store: MemoryStore, plan: ImportPlan, bid: str, block: Any, agent: str | None, created: float,
+           updated: float) -> None:
+    where = bid if bid.startswith(("blocks[", "core_memory[")) else f"block {bid}"
+    if not isinstance(block, dict):
+        plan.error(where, "must be an object")
+        return
+    value, label = block.get("value"), block.get("label") or ""
+    if not isinstance(value, str) or not isinstance(label, str):
+        plan.error(where, "needs a string 'value' and 'label'")
+        return
+    if not value.strip():
+        plan.leave_out(where, f"block {label!r}", "empty: nothing to remember")
+        return
+    created = _when(plan, block, "created_at", f"{where}.created_at", created)
+    updated = _when(plan, block, "updated_at", f"{where}.updated_at", max(created, updated))
+    parts = _split(value.strip(), store.config.limits.max_text_chars)
+    if len(parts) > 1:
+        plan.place("block longer than a memory -> split at line breaks", len(parts) - 1)
+    for i, part in enumerate(parts):
+        try:
+            rec = plan.memory(store, f"block\x1f{agent}\x1f{label}\x1f{i}\x1f{part}", text=part, created=created,
+                              updated=updated, entities=(agent,) if agent else (), kind="fact", topic=label[:200],
+                              pinned=True, importance=0.8, tags=["letta", "core_memory", label[:64]] if label else
+                              ["letta", "core_memory"], source=f"letta:{os.path.basename(plan.source)}",
+                              context={"letta": {"block": label, "part": i + 1, "parts": len(parts),
+                                                 "limit": block.get("limit"), "description": block.get("description")}})
+        except ValidationError as exc:
+            plan.error(where, str(exc))
+            return
+        if rec:
+            plan.place("core memory block -> pinned memory (fact)")
+
+
+def _split(text: str, limit: int) -> list[str]:
+    if len(text) <= limit:
+        return [text]
+    parts, current = [], ""
+    for line in text.split("\n"):
+        while len(line) > limit:
+            if current:
+                parts.append(current)
+                current = ""
+            parts.append(line[:limit])
+            line = line[limit:]
+        candidate = f"{current}\n{line}" if current else line
+        if len(candidate) > limit:
+            parts.append(current)
+            current = line
+        else:
+            current = candidate
+    if current.strip():
+        parts.append(current)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _passage(store: MemoryStore, plan: ImportPlan, where: str, passage: Any, agent: str | None,
+             fallback: float) -> None:
+    if not isinstance(passage, dict) or not isinstance(passage.get("text"), str):
+        plan.error(where, "an archival passage needs a string 'text'")
+        return
+    created = _when(plan, passage, "created_at", f"{where}.created_at", fallback)
+    updated = _when(plan, passage, "updated_at", f"{where}.updated_at", created)
+    tags = passage.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        plan.error(f"{where}.tags", "must be a list of strings")
+        return
+    try:
+        rec = plan.memory(store, f"passage\x1f{passage.get('id') or passage['text']}", text=passage["text"],
+                          created=created, updated=updated, entities=(agent,) if agent else (), kind="fact",
+                          tags=list(dict.fromkeys(["letta", "archival", *tags]))[: store.config.limits.max_tags],
+                          source=f"letta:{os.path.basename(plan.source)}",
+                          context={"letta": {"passage": passage.get("id"), "metadata": passage.get("metadata")}})
+    except ValidationError as exc:
+        plan.error(where, str(exc))
+        return
+    if rec:
+        plan.place("archival passage -> memory (fact)")

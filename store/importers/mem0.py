@@ -1,0 +1,120 @@
+"""mem0's exported memories (JSON).
+
+Read as ``Memory.get_all()`` returns them (``{"results": [...]}``), as a plain list of
+those items, or as ``{"memories": [...]}``. Each item: ``id``, ``memory`` (the text),
+``hash``, ``metadata``, ``created_at``, ``updated_at``, and the ids mem0 scopes by:
+``user_id``, ``agent_id``, ``run_id`` (also ``actor_id``, ``role``).
+
+- Each item becomes one memory (a fact) with its text and times.
+- Scope: ``user:<user_id>``, else ``agent:<agent_id>``, else ``run:<run_id>``, else the
+  import's scope. The ids not used for the scope become tags (``agent:…``, ``run:…``),
+  and all of them stay in the memory's context with the item's id, hash and metadata.
+- ``metadata.categories`` (a list of strings), where present, become tags.
+- mem0's graph relations (``relations`` in a graph store's output) have no text of
+  their own; the report counts them as left out.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ValidationError
+from ..model import parse_time, validate_scope
+from .plan import ImportPlan, new_plan
+from .source import parse_json, read_text
+
+if TYPE_CHECKING:
+    from ..store import MemoryStore
+
+FORMAT = "mem0"
+KNOWN = {"id", "memory", "hash", "metadata", "created_at", "updated_at", "user_id", "agent_id", "run_id",
+         "actor_id", "role", "score", "categories", "immutable", "expiration_date", "owner", "organization"}
+
+
+def items_of(doc: Any) -> list[Any] | None:
+    if isinstance(doc, dict):
+        for key in ("results", "memories"):
+            if isinstance(doc.get(key), list):
+                return doc[key]
+        return None
+    return doc if isinstance(doc, list) else None
+
+
+def looks_like(doc: Any) -> bool:
+    items = items_of(doc)
+    return bool(items) and isinstance(items[0], dict) and "memory" in items[0]
+
+
+def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = None,
+         now: float | None = None) -> ImportPlan:
+    plan = new_plan(FORMAT, str(path), scope)
+    try:
+        doc = parse_json(read_text(path))
+    except ValueError as exc:
+        plan.error(1, str(exc))
+        return plan
+    items = items_of(doc)
+    if items is None or (items and not all(isinstance(i, dict) and "memory" in i for i in items[:1])):
+        hint = "; this looks like a Letta agent file: use --format letta" if isinstance(doc, dict) and (
+            "agents" in doc or "core_memory" in doc) else ""
+        plan.error(1, "is not a mem0 export (a list of items with 'memory', or {\"results\": [...]})" + hint)
+        return plan
+    at = store.tables.now(now)
+    if isinstance(doc, dict) and doc.get("relations"):
+        plan.leave_out("relations", f"{len(doc['relations'])} graph relation(s)",
+                       "mem0's graph relations carry no text and no times; only memories are imported")
+    for i, item in enumerate(items):
+        where = f"results[{i}]" if isinstance(doc, dict) else f"[{i}]"
+        try:
+            _item(store, plan, item, at)
+        except ValidationError as exc:
+            plan.error(where, str(exc))
+    return plan
+
+
+def _item(store: MemoryStore, plan: ImportPlan, item: Any, at: float) -> None:
+    if not isinstance(item, dict):
+        raise ValidationError("item", "must be an object")
+    text = item.get("memory")
+    if not isinstance(text, str):
+        raise ValidationError("memory", f"must be a string, got {type(text).__name__}")
+    ids = {}
+    for key in ("user_id", "agent_id", "run_id", "actor_id"):
+        value = item.get(key)
+        if value is not None:
+            if not isinstance(value, str) or not value.strip():
+                raise ValidationError(key, f"must be a non-empty string, got {value!r}")
+            ids[key] = value.strip()
+    chosen = None
+    for key, prefix in (("user_id", "user"), ("agent_id", "agent"), ("run_id", "run")):
+        if key in ids:
+            chosen = validate_scope(f"{prefix}:{ids[key]}", key)
+            break
+    created = parse_time(item["created_at"], "created_at") if item.get("created_at") else at
+    updated = parse_time(item["updated_at"], "updated_at") if item.get("updated_at") else created
+    metadata = item.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise ValidationError("metadata", "must be an object")
+    tags = [f"{prefix}:{ids[key]}" for key, prefix in (("agent_id", "agent"), ("run_id", "run"))
+            if key in ids and not (chosen or "").startswith(prefix + ":")]
+    categories = item.get("categories") or (metadata or {}).get("categories") or []
+    if isinstance(categories, list):
+        tags += [c for c in categories if isinstance(c, str) and c.strip()]
+    extra = sorted(set(item) - KNOWN)
+    context = {"mem0": {k: item.get(k) for k in ("id", "hash", "role") if item.get(k) is not None} | ids
+               | ({"metadata": metadata} if metadata else {})}
+    own_scope = plan.scope
+    if chosen:
+        plan.scope = chosen
+    try:
+        rec = plan.memory(store, f"{item.get('id') or text}", text=text, created=created, updated=updated,
+                          kind="fact", tags=[t[:64] for t in dict.fromkeys(tags)][: store.config.limits.max_tags],
+                          source=f"mem0:{os.path.basename(plan.source)}", context=context)
+    finally:
+        plan.scope = own_scope
+    if rec:
+        plan.place(f"memory -> memory (fact) in scope {chosen or plan.scope}")
+    if extra:
+        plan.leave_out(f"memory {item.get('id') or text[:30]!r}", f"field(s) {', '.join(extra)}",
+                       "not part of mem0's memory item schema")

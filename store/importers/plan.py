@@ -1,0 +1,352 @@
+"""What an import will do, before it does it: the memories, entities and relations a
+file becomes, where each part of the file went, and what was left out and why.
+
+Every format reader builds one :class:`ImportPlan`; :func:`apply` writes it in one
+transaction (or, for a dry run, only counts what it would write). A reader that finds a
+bad record adds an error naming its line or field and goes on, so one run lists them
+all; a plan with errors is refused whole and writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .. import decay
+from ..capture import ENTITY_TYPES
+from ..errors import MAX_LISTED, ImportRefused, ValidationError
+from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
+
+if TYPE_CHECKING:
+    from ..store import MemoryStore
+
+# Entity-to-entity relations are stored as one edge ``relation:<type>`` from the first
+# entity to the second (memories link to entities with mentions_entity as before).
+RELATION_PREFIX = "relation:"
+MAX_NAME_CHARS = 200
+MAX_RELATION_CHARS = 100
+Progress = Callable[[int, int], None]
+
+
+class FileRefused(ImportRefused):
+    """A file (or folder) to import has bad records: each is listed by line or field, and
+    nothing was written. (Unlike JSONL, other tools' files are imported whole or not at all.)"""
+
+    def __init__(self, source: str, errors: list[tuple[Any, str]]) -> None:
+        super().__init__(source, errors)
+        shown = "\n".join(f"  {_where(n)}: {why}" for n, why in errors[:MAX_LISTED])
+        more = f"\n  … and {len(errors) - MAX_LISTED} more" if len(errors) > MAX_LISTED else ""
+        self.args = (f"{source}: {len(errors)} bad record(s), so nothing was imported; fix them in the file "
+                     f"and import it again:\n{shown}{more}",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def _where(n: Any) -> str:
+    return f"line {n}" if isinstance(n, int) else str(n)
+
+
+@dataclass
+class LeftOut:
+    """A part of the file that was not imported, and why."""
+
+    where: str
+    what: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what} ({self.why})"
+
+
+@dataclass
+class ImportPlan:
+    format: str
+    source: str
+    scope: str
+    memories: list[dict[str, Any]] = field(default_factory=list)
+    entities: dict[str, dict[str, Any]] = field(default_factory=dict)  # lower(name) -> name, kind, aliases
+    relations: list[tuple[str, str, str]] = field(default_factory=list)  # (from name, type, to name)
+    placed: dict[str, int] = field(default_factory=dict)  # "observation -> memory": count
+    left_out: list[LeftOut] = field(default_factory=list)
+    errors: list[tuple[Any, str]] = field(default_factory=list)  # (line number or "file:line", reason)
+    _ids: set[str] = field(default_factory=set)
+    _relations: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def relate(self, src: str, rel: str, dst: str) -> bool:
+        """Add a relation between two entities of the plan; False when it is there already."""
+        if (src, rel, dst) in self._relations:
+            return False
+        self._relations.add((src, rel, dst))
+        self.relations.append((src, rel, dst))
+        return True
+
+    def place(self, what: str, n: int = 1) -> None:
+        self.placed[what] = self.placed.get(what, 0) + n
+
+    def leave_out(self, where: str, what: str, why: str) -> None:
+        self.left_out.append(LeftOut(where, what, why))
+
+    def error(self, where: Any, reason: str) -> None:
+        self.errors.append((where, reason))
+
+    def entity(self, name: str, kind: str = "other") -> str:
+        """Add (or find) an entity by name; the first kind given wins."""
+        key = name.lower()
+        if key not in self.entities:
+            self.entities[key] = {"name": name, "kind": kind if kind in ENTITY_KINDS else "other", "aliases": []}
+        return self.entities[key]["name"]
+
+    def memory(self, store: MemoryStore, key: str, *, text: str, created: float, updated: float | None = None,
+               entities: tuple[str, ...] = (), **fields: Any) -> dict[str, Any]:
+        """A memory record (checked as the store checks any memory) with an id made from
+        the format and ``key``, so importing the same file twice finds the same ids.
+        Raises :class:`ValidationError` naming the field."""
+        values = validate_fields(dict(fields, text=text, scope=self.scope), store.config)
+        digest = hashlib.sha1(f"{self.format}\x1f{self.scope}\x1f{key}".encode()).hexdigest()[:16]
+        mid = f"{_ID_PREFIX[self.format]}-{digest}"
+        if mid in self._ids:
+            return {}
+        self._ids.add(mid)
+        updated = created if updated is None or updated < created else updated
+        specs = [{"name": n, "kind": self.entities.get(n.lower(), {}).get("kind", "other"), "aliases": []}
+                 for n in entities]
+        rec = dict(values, id=mid, created_at=created, updated_at=updated, ref_time=updated, base=1.0,
+                   recall_count=0, last_recalled_at=None, half_life_days=None, entities=specs, references=[],
+                   supersedes=[], kept_with=[], recall_events=[])
+        self.memories.append(rec)
+        return rec
+
+
+_ID_PREFIX = {"mcp-memory": "mcp", "basic-memory": "bm", "letta": "letta", "mem0": "mem0"}
+
+
+def entity_kind(source_type: Any) -> str:
+    """A source's free-form entity type as one of our kinds ('other' when none fits)."""
+    if not isinstance(source_type, str):
+        return "other"
+    low = source_type.strip().lower()
+    if low in ENTITY_KINDS:
+        return low
+    return ENTITY_TYPES.get(low, "other")
+
+
+def check_name(value: Any, field_name: str) -> str:
+    """An entity name: a non-empty string of at most 200 characters, without control
+    characters or path separators (entity names become file names in the formats we
+    write back, and a name like '../x' must not reach a folder)."""
+    if not isinstance(value, str):
+        raise ValidationError(field_name, f"must be a string, got {type(value).__name__}")
+    name = check_text(field_name, value).strip()
+    if not name:
+        raise ValidationError(field_name, "must not be empty")
+    if len(name) > MAX_NAME_CHARS:
+        raise ValidationError(field_name, f"is {len(name)} characters; the limit is {MAX_NAME_CHARS}")
+    if "/" in name or "\\" in name:
+        raise ValidationError(field_name, f"{_short(name)!r} contains a path separator ('/' or '\\'); "
+                                          "rename the entity in the source file")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise ValidationError(field_name, f"{_short(name)!r} contains a control character")
+    return name
+
+
+def check_relation(value: Any, field_name: str) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(field_name, f"must be a string, got {type(value).__name__}")
+    rel = check_text(field_name, value).strip()
+    if not rel or len(rel) > MAX_RELATION_CHARS or any(ord(ch) < 32 for ch in rel):
+        raise ValidationError(field_name, f"must be 1 to {MAX_RELATION_CHARS} printable characters, "
+                                          f"got {_short(rel)!r}")
+    return rel
+
+
+def _short(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+@dataclass
+class ImportResult:
+    """What an import wrote (or, with ``dry_run``, would write)."""
+
+    format: str
+    source: str
+    scope: str
+    dry_run: bool
+    memories_new: int = 0
+    memories_existing: int = 0  # already in the store (same id): left as they are
+    entities_new: int = 0
+    entities_existing: int = 0
+    relations_new: int = 0
+    relations_existing: int = 0
+    placed: dict[str, int] = field(default_factory=dict)
+    left_out: list[LeftOut] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)  # the memories written
+    entity_ids: list[str] = field(default_factory=list)  # the entities created
+    edges: list[tuple[str, str, str]] = field(default_factory=list)  # the relation edges written
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        verb = "would import" if self.dry_run else "imported"
+        parts = [f"{verb} {self.memories_new} memories, {self.entities_new} entities, "
+                 f"{self.relations_new} relations from {self.format}"]
+        existing = self.memories_existing + self.entities_existing + self.relations_existing
+        if existing:
+            parts.append(f"{self.memories_existing} memories, {self.entities_existing} entities and "
+                         f"{self.relations_existing} relations already there")
+        if self.left_out:
+            parts.append(f"{len(self.left_out)} part(s) left out")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": self.format, "source": self.source, "scope": self.scope, "dry_run": self.dry_run,
+                "memories_new": self.memories_new, "memories_existing": self.memories_existing,
+                "entities_new": self.entities_new, "entities_existing": self.entities_existing,
+                "relations_new": self.relations_new, "relations_existing": self.relations_existing,
+                "placed": dict(self.placed), "summary": self.summary(),
+                "left_out": [{"where": x.where, "what": x.what, "why": x.why} for x in self.left_out]}
+
+
+def _aliases(store: MemoryStore, scope: str) -> dict[str, str]:
+    """lower(alias) -> entity id, for the entities of ``scope`` and global (this scope's first)."""
+    out: dict[str, str] = {}
+    for eid, aliases in store.conn.execute(
+            "SELECT id, aliases FROM entities WHERE aliases != '[]' AND scope IN (?, 'global') ORDER BY scope = ?",
+            (scope, scope)):
+        for alias in json.loads(aliases):
+            out[alias.lower()] = eid
+    return out
+
+
+def _existing_entity(store: MemoryStore, name: str, scope: str) -> str | None:
+    row = store.conn.execute("SELECT id FROM entities WHERE lower(name) = ? AND scope IN (?, 'global') "
+                             "ORDER BY scope = ? DESC LIMIT 1", (name.lower(), scope, scope)).fetchone()
+    return row[0] if row else None
+
+
+BATCH = 2000
+_NOT_COLUMNS = ("entities", "recall_events", "references", "supersedes", "kept_with")
+
+
+def _stored_ids(store: MemoryStore, ids: list[str]) -> set[str]:
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        found.update(r[0] for r in store.conn.execute(
+            f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+    return found
+
+
+def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: bool = False,
+          progress: Progress | None = None) -> ImportResult:
+    """Write the plan in one transaction (nothing when it has errors: :class:`ImportRefused`
+    lists them all). A memory whose id is already stored is left as it is. With
+    ``dry_run`` nothing is written and the result counts what would be."""
+    if plan.errors:
+        raise FileRefused(plan.source, plan.errors)
+    started = time.perf_counter()
+    result = ImportResult(plan.format, plan.source, plan.scope, dry_run, placed=dict(plan.placed),
+                          left_out=list(plan.left_out))
+    at = store.tables.now(now)
+    total = len(plan.memories) + len(plan.entities) + len(plan.relations)
+    step = max(1, total // 100)
+    done = 0
+
+    def tick(n: int = 1) -> None:
+        nonlocal done
+        done += n
+        if progress is not None and (done % step == 0 or done == total):
+            progress(done, total)
+
+    if dry_run:
+        with store.tables.reading():
+            aliases = _aliases(store, plan.scope)
+            known = {k for k, e in plan.entities.items() if k in aliases or _existing_entity(store, e["name"], plan.scope)}
+            result.entities_existing = len(known)
+            result.entities_new = len(plan.entities) - len(known)
+            result.memories_existing = len(_stored_ids(store, [rec["id"] for rec in plan.memories]))
+            result.memories_new = len(plan.memories) - result.memories_existing
+            result.relations_new = len(set(plan.relations))
+        result.seconds = time.perf_counter() - started
+        return result
+    with store.tables.write():
+        entity_ids: dict[str, str] = {}
+        aliases = _aliases(store, plan.scope)
+        fresh_entities = []
+        for key, ent in plan.entities.items():
+            eid = _existing_entity(store, ent["name"], plan.scope) or aliases.get(key)
+            if eid is None:
+                # As Tables.resolve_entity creates one, without its per-name scan for aliases
+                # (done once above): at 50,000 entities that scan was most of an import.
+                eid = "e-" + uuid.uuid4().hex[:12]
+                fresh_entities.append((eid, ent["name"], ent["kind"], plan.scope,
+                                       json.dumps(ent["aliases"], ensure_ascii=False), at))
+                result.entity_ids.append(eid)
+            else:
+                result.entities_existing += 1
+            entity_ids[key] = eid
+            tick()
+        store.conn.executemany("INSERT INTO entities (id, name, kind, scope, aliases, created_at) VALUES (?,?,?,?,?,?)",
+                               fresh_entities)
+        result.entities_new = len(fresh_entities)
+        known = _stored_ids(store, [rec["id"] for rec in plan.memories])
+        fresh = [rec for rec in plan.memories if rec["id"] not in known]
+        result.memories_existing = len(plan.memories) - len(fresh)
+        tick(result.memories_existing)
+        for start in range(0, len(fresh), BATCH):
+            chunk = fresh[start:start + BATCH]
+            # The decay state of a batch in one numpy pass: per row it is most of an insert's time.
+            strengths, layers, nexts = decay.tick_states([decay.inputs(r) for r in chunk], at, store.config.decay)
+            mentions = []
+            for rec, strength, layer, next_at in zip(chunk, strengths, layers, nexts):
+                row = {k: v for k, v in rec.items() if k not in _NOT_COLUMNS}
+                row.update(tags=json.dumps(row["tags"], ensure_ascii=False), pinned=int(row["pinned"]), ticked_at=at)
+                # The first row works its state out itself, which notes the decay settings in use.
+                given = None if start == 0 and rec is chunk[0] else {
+                    "strength": strength, "layer": layer, "ticked_at": at, "next_change_at": next_at}
+                store.tables.insert_memory(row, at, given)
+                for spec in rec["entities"]:
+                    eid = entity_ids[spec["name"].lower()]
+                    mentions += [(rec["id"], "mentions_entity", eid, at), (eid, "mentioned_in", rec["id"], at)]
+                result.ids.append(rec["id"])
+                tick()
+            store.conn.executemany("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
+                                   mentions)
+        result.memories_new = len(fresh)
+        for src, rel, dst in plan.relations:
+            edge = (entity_ids[src.lower()], RELATION_PREFIX + rel, entity_ids[dst.lower()])
+            cur = store.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
+                                     (*edge, at))
+            if cur.rowcount:
+                result.relations_new += 1
+                result.edges.append(edge)
+            else:
+                result.relations_existing += 1
+            tick()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def undo(store: MemoryStore, result: ImportResult) -> None:
+    """Take back what :func:`apply` wrote (in one transaction): its memories, its relation
+    edges, and the entities it created that nothing else links to now."""
+    with store.tables.write():
+        for mid in result.ids:
+            if store.tables.exists(mid):
+                store.tables.delete_memory(mid)
+        store.conn.executemany("DELETE FROM edges WHERE src = ? AND edge = ? AND dst = ?", result.edges)
+        for eid in result.entity_ids:
+            if store.conn.execute("SELECT 1 FROM edges WHERE src = ? OR dst = ? LIMIT 1", (eid, eid)).fetchone() is None:
+                store.conn.execute("DELETE FROM entities WHERE id = ?", (eid,))
+
+
+def new_plan(fmt: str, source: str, scope: str | None) -> ImportPlan:
+    return ImportPlan(fmt, source, validate_scope(scope or "global"))
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -1,0 +1,86 @@
+"""Reading a file to import, refusing what no honest export looks like: bytes that are
+not UTF-8 (named by line and byte), a line longer than any memory could need, JSON
+nested deeper than the records a format has."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import StoreError
+from .plan import FileRefused
+
+MAX_FILE_BYTES = 1 << 30
+MAX_LINE_BYTES = 1 << 20  # a line of JSONL; a memory's text is at most a few thousand characters
+MAX_DEPTH = 32  # nesting of a JSON value; every format here needs fewer than ten levels
+
+
+def read_text(path: str | os.PathLike, name: str | None = None) -> str:
+    """The file's text, strictly UTF-8 (a byte order mark is allowed)."""
+    name = name or str(path)
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise StoreError(f"{name} is {size:,} bytes; an import takes files of at most {MAX_FILE_BYTES:,}")
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise StoreError(f"cannot read {name}: {exc.strerror or exc}") from None
+    return decode(data, name)
+
+
+def decode(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise FileRefused(name, [(line, f"is not UTF-8 text (byte {column} of the line: "
+                                          f"0x{data[exc.start]:02x}, {exc.reason})")]) from None
+
+
+def depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deeply ``value`` nests (stops counting past ``limit``)."""
+    stack = [(value, 1)]
+    deepest = 0
+    while stack:
+        item, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        if isinstance(item, dict):
+            stack.extend((v, d + 1) for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((v, d + 1) for v in item if isinstance(v, (dict, list)))
+    return deepest
+
+
+def parse_json(text: str) -> Any:
+    """One JSON value; raises ValueError with the reason (deep nesting included)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    if depth(value) > MAX_DEPTH:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def jsonl_lines(text: str, errors: list[tuple[Any, str]]) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line; a bad line is added to ``errors``."""
+    for number, line in enumerate(text.split("\n"), 1):
+        line = line.removesuffix("\r")
+        if not line.strip():
+            continue
+        size = len(line.encode("utf-8")) if len(line) * 4 > MAX_LINE_BYTES else len(line)
+        if size > MAX_LINE_BYTES:
+            errors.append((number, f"is {size:,} bytes long; a line may be at most {MAX_LINE_BYTES:,}"))
+            continue
+        try:
+            yield number, parse_json(line)
+        except ValueError as exc:
+            errors.append((number, str(exc)))

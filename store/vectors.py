@@ -1,0 +1,293 @@
+"""Memories' vectors in the database, for recall by meaning.
+
+Table ``vectors`` (schema migration 10): one row per memory, keyed by the memory's rowid,
+holding its unit vector as int8: each component times 127 over the largest one, so a
+512-dimensional vector is 512 bytes (the file grows by ~0.53 KB per memory). Only the
+direction matters for a cosine, and rounding to 1/127 of the largest component moves a
+cosine by less than 0.005. Triggers delete a memory's vector with it, and when its text
+changes; the store writes the new one in the same transaction.
+
+``meta.embedder_id`` names the model every stored vector comes from. A store whose
+embedder is another one writes no vectors and recalls with what it has (keywords and
+character bigrams) until ``mnemoscope reembed`` (:func:`reembed`) replaces them all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .embedding import EmbeddingError, prepare
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+META_KEY = "embedder_id"
+BATCH = 256  # memories embedded per transaction by a backfill or an import
+
+
+def encode(vector: np.ndarray) -> bytes:
+    """One unit vector as stored: int8, scaled so that its largest component is ±127."""
+    peak = float(np.max(np.abs(vector)))
+    return np.round(vector * (127.0 / peak)).astype(np.int8).tobytes()
+
+
+def decode(blobs: Sequence[bytes], dim: int) -> np.ndarray:
+    """Stored vectors back as float32 unit rows."""
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    raw = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1).astype(np.float32)
+    raw /= np.linalg.norm(raw, axis=1, keepdims=True)
+    return raw
+
+
+@dataclass
+class Status:
+    """What recall by meaning has to work with in this database."""
+
+    embedder: str          # the store's embedder id (or spec when not loaded)
+    stored_by: str | None  # the embedder the stored vectors come from
+    with_vector: int
+    memories: int
+
+    @property
+    def usable(self) -> bool:
+        return self.with_vector > 0 and self.stored_by == self.embedder
+
+    def note(self) -> str:
+        if self.stored_by not in (None, self.embedder) and self.with_vector:
+            return (f"vectors are by {self.stored_by}, not {self.embedder}: recall by meaning is off "
+                    "(keywords and character bigrams only); run mnemoscope reembed")
+        missing = self.memories - self.with_vector
+        if missing:
+            return (f"{missing} of {self.memories} memories have no vector yet: they are found by keywords "
+                    "only until the backfill (opening the database for writing) embeds them")
+        return f"every memory has a vector by {self.embedder}"
+
+    def to_dict(self) -> dict:
+        return {"embedder": self.embedder, "vectors_by": self.stored_by, "with_vector": self.with_vector,
+                "memories": self.memories, "note": self.note()}
+
+
+def status(store: MemoryStore) -> Status:
+    with store.tables.reading():
+        with_vector = store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+        memories = store.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        stored = store.tables.meta(META_KEY)
+    return Status(store.embedder_id(), stored, with_vector, memories)
+
+
+def writable_for(store: MemoryStore) -> bool:
+    """True when new vectors may be written by the store's embedder: the database holds
+    none yet, or only vectors by the same embedder."""
+    stored = store.tables.meta(META_KEY)
+    if stored is None or stored == store.embedder_id():
+        return True
+    return store.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None
+
+
+def put(store: MemoryStore, memory_id: str, vector: np.ndarray | None) -> None:
+    """Store ``memory_id``'s vector (inside the caller's write transaction)."""
+    if vector is None:
+        return
+    claim(store)
+    store.conn.execute("INSERT OR REPLACE INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
+                       (encode(vector), memory_id))
+
+
+def put_many(store: MemoryStore, pairs: Sequence[tuple[str, np.ndarray]]) -> None:
+    if not pairs:
+        return
+    claim(store)
+    store.conn.executemany("INSERT OR REPLACE INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
+                           [(encode(v), mid) for mid, v in pairs])
+
+
+def claim(store: MemoryStore) -> None:
+    if store.tables.meta(META_KEY) != store.embedder_id():
+        store.tables.set_meta(META_KEY, store.embedder_id())
+
+
+def embeddable(text: str) -> bool:
+    try:
+        prepare(text)
+    except EmbeddingError:
+        return False
+    return True
+
+
+def vector_for(store: MemoryStore, text: str) -> np.ndarray | None:
+    """The vector to store with a memory of ``text``, worked out before its write
+    transaction; None when this database's vectors are by another embedder."""
+    if store.read_only:
+        return None
+    try:
+        prepare(text)
+    except EmbeddingError:
+        return None  # nothing to embed (control characters only): found by its keywords alone
+    with store.tables.reading():
+        if not writable_for(store):
+            return None
+    return store.embedder.embed([text])[0]
+
+
+def load(store: MemoryStore, ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
+    """The stored unit vectors of ``ids`` (of every memory with one when None), in the
+    order of the ids returned (a memory without a vector is left out)."""
+    dim = store.embedder.dim if store.tables.meta(META_KEY) else 0
+    with store.tables.reading():
+        if ids is None:
+            rows = store.conn.execute("SELECT m.id, v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
+                                      "ORDER BY v.rowid").fetchall()
+        else:
+            rows = []
+            ids = list(ids)
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                found = dict(store.conn.execute(
+                    "SELECT m.id, v.vec FROM memories m JOIN vectors v ON v.rowid = m.rowid "
+                    f"WHERE m.id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+                rows += [(i, found[i]) for i in chunk if i in found]
+    return [r[0] for r in rows], decode([r[1] for r in rows], dim or (len(rows[0][1]) if rows else 0))
+
+
+@dataclass
+class BackfillReport:
+    embedded: int
+    skipped: list[tuple[str, str]]  # (memory id, why) left for later
+    remaining: int
+    cancelled: bool
+    seconds: float
+
+
+def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, int], None] | None = None,
+             cancel: Callable[[], bool] | None = None) -> BackfillReport:
+    """Embed every memory that has no vector, ``batch`` at a time, each batch in its own
+    transaction: resumable (what is done stays done), cancellable between batches
+    (``cancel()`` true), ``progress(done, total)`` after each. A memory whose text
+    cannot be embedded is left without a vector and named in the report."""
+    start = time.perf_counter()
+    if store.read_only:
+        raise EmbeddingError("the database is open read-only: its memories cannot be embedded here")
+    with store.tables.reading():
+        if not writable_for(store):
+            raise EmbeddingError(f"this database's vectors are by {store.tables.meta(META_KEY)}; "
+                                 f"run mnemoscope reembed to replace them with {store.embedder_id()}'s")
+        todo = [tuple(r) for r in store.conn.execute(
+            "SELECT m.rowid, m.id, m.text FROM memories m WHERE NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.rowid = m.rowid) ORDER BY m.rowid").fetchall()]
+    done, skipped, cancelled = 0, [], False
+    total = len(todo)
+    for first in range(0, total, max(1, batch)):
+        if cancel is not None and cancel():
+            cancelled = True
+            break
+        chunk = todo[first:first + batch]
+        good, vectors = _embed_chunk(store, chunk, skipped)
+        with store.tables.write():
+            # Only memories whose text is still what was embedded (another writer may have
+            # changed it since: the trigger dropped that vector, and the next run makes it).
+            pairs = [(mid, v) for (rowid, mid, text), v in zip(good, vectors)
+                     if store.conn.execute("SELECT 1 FROM memories WHERE rowid = ? AND id = ? AND text = ?",
+                                           (rowid, mid, text)).fetchone()]
+            put_many(store, pairs)
+        done += len(chunk)
+        if progress is not None:
+            progress(done, total)
+    return BackfillReport(done - len(skipped), skipped, total - done, cancelled, time.perf_counter() - start)
+
+
+def _embed_chunk(store: MemoryStore, chunk: list[tuple], skipped: list[tuple[str, str]]):
+    good = []
+    for row in chunk:
+        try:
+            prepare(row[2])
+            good.append(row)
+        except EmbeddingError as exc:
+            skipped.append((row[1], str(exc)))
+    if not good:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    return good, store.embedder.embed([r[2] for r in good])
+
+
+def reembed(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, int], None] | None = None,
+            cancel: Callable[[], bool] | None = None) -> BackfillReport:
+    """Replace every vector with the store's embedder's: the old ones are dropped (in one
+    transaction, with the record of whose they were), then the backfill embeds all."""
+    if store.read_only:
+        raise EmbeddingError("the database is open read-only: its memories cannot be embedded here")
+    store.embedder.embed(["a probe that the new model loads and answers"])  # fail before dropping anything
+    with store.tables.write():
+        store.conn.execute("DELETE FROM vectors")
+        store.tables.set_meta(META_KEY, store.embedder_id())
+    return backfill(store, batch, progress, cancel)
+
+
+@dataclass
+class Index:
+    """Every stored vector with what recall filters on, held between recalls while the
+    database does not change. The rows are float32 (one BLAS product scores them all;
+    numpy has none for int8): 205 MB at 100,000 memories of 512 dimensions."""
+
+    key: tuple
+    ids: list[str]
+    position: dict[str, int]
+    scopes: np.ndarray       # each row's scope, as an index into ``scope_names``
+    scope_names: list[str]
+    ranks: np.ndarray        # sensitivity rank (unknown: 99)
+    matrix: np.ndarray       # float32 unit rows
+
+    def cosines(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        q = np.asarray(query, dtype=np.float32)
+        m = self.matrix if rows is None or len(rows) == len(self.ids) else self.matrix[rows]
+        return m @ q
+
+
+def index(store: MemoryStore) -> Index | None:
+    """The store's vectors for recall, or None when there are none it may use (no vector
+    yet, or vectors by another embedder than the store's)."""
+    from .model import SENSITIVITY_RANK
+
+    with store.tables.reading():
+        key = (store.conn.execute("PRAGMA data_version").fetchone()[0], store.tables.meta("vectors_generation"))
+        cached = store.__dict__.get("_vector_index")
+        if cached is not None and cached.key == key:
+            return cached
+        if store.tables.meta(META_KEY) != store.embedder_id():
+            return None
+        rows = store.conn.execute(
+            "SELECT m.id, m.scope, m.sensitivity, v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
+            "ORDER BY v.rowid").fetchall()
+    if not rows:
+        return None
+    ids = [r[0] for r in rows]
+    names: dict[str, int] = {}
+    scopes = np.fromiter((names.setdefault(r[1], len(names)) for r in rows), dtype=np.int32, count=len(rows))
+    ranks = np.fromiter((SENSITIVITY_RANK.get(r[2], 99) for r in rows), dtype=np.int16, count=len(rows))
+    built = Index(key, ids, {m: i for i, m in enumerate(ids)}, scopes, list(names), ranks,
+                  decode([r[3] for r in rows], 0))
+    store.__dict__["_vector_index"] = built
+    return built
+
+
+def nearest(idx: Index, query: np.ndarray, scopes: Sequence[str], max_rank: int, k: int,
+            minimum: float) -> list[tuple[str, float, float]]:
+    """The ``k`` memories nearest to ``query`` among those in ``scopes`` and at most
+    ``max_rank`` sensitive, with a cosine of at least ``minimum`` (the caller leaves out
+    the archived ones: a tick moves layers without touching the index), as (id, cosine,
+    standing): how many standard deviations the cosine is above the mean of all those
+    memories' (a query about nothing they hold has no memory that stands out)."""
+    wanted = [i for i, name in enumerate(idx.scope_names) if name in set(scopes)]
+    allowed = np.isin(idx.scopes, wanted) & (idx.ranks <= max_rank)
+    rows = np.flatnonzero(allowed)
+    if not len(rows):
+        return []
+    cos = idx.cosines(query, rows)
+    mean, spread = float(cos.mean()), float(cos.std()) or 1.0
+    top = np.argpartition(-cos, min(k, len(cos) - 1))[:k] if len(cos) > k else np.arange(len(cos))
+    top = top[np.argsort(-cos[top])]
+    return [(idx.ids[rows[i]], float(cos[i]), (float(cos[i]) - mean) / spread) for i in top if cos[i] >= minimum]

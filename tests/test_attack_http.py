@@ -1,0 +1,184 @@
+"""Attacks on ``mnemoscope serve`` over a real loopback socket: counts of hidden memories,
+cross-site writes, and inputs that used to answer 500 instead of a clear 400 or 422."""
+
+import http.client
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from mnemoscope.store import MemoryStore
+from mnemoscope.store import activity as activity_log
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(port, proc=None):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            if proc is not None and proc.poll() is not None:
+                raise AssertionError(proc.stderr.read()) from None
+            time.sleep(0.1)
+    raise AssertionError("the server did not start")
+
+
+@pytest.fixture
+def serve(db_path):
+    procs = []
+
+    def start(*args):
+        MemoryStore(db_path).close()
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "mnemoscope", "--db", db_path, "serve", "--port", str(port),
+                                 *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(proc)
+        wait_for(port, proc)
+        return port
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        proc.wait(10)
+
+
+def request(port, method, path, body=b"", headers=None):
+    """One request as a browser or a script could send it; returns (status, JSON answer)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request(method, path, body=body, headers={"User-Agent": "attack/1", **(headers or {})})
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read() or b"{}")
+    finally:
+        conn.close()
+
+
+def post(port, path, args, **headers):
+    body = args if isinstance(args, bytes) else json.dumps(args).encode()
+    return request(port, "POST", path, body, {"Content-Type": "application/json", **headers})
+
+
+def table_rows(path, *tables):
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in tables}
+    finally:
+        conn.close()
+
+
+# -- 10. /health counts ----------------------------------------------------------------------
+def test_health_and_stats_count_only_what_the_server_may_see(serve, db_path):
+    with MemoryStore(db_path) as s:
+        s.remember("Seen.", scope="group:a")
+        s.remember("Hidden.", scope="group:a", sensitivity="hyper")
+    port = serve("--scope", "group:a", "--trust", "low")
+    _, health = request(port, "GET", "/health")
+    _, stats = request(port, "GET", "/stats")
+    assert sum(health["counts"].values()) == 1 and stats["memories"] == 1
+    with MemoryStore(db_path) as s:  # another server adds a hyper memory: nothing moves here
+        s.remember("Hidden too.", scope="group:a", sensitivity="hyper")
+    assert request(port, "GET", "/health")[1] == health and request(port, "GET", "/stats")[1] == stats
+
+
+# -- 12. cross-site requests -----------------------------------------------------------------------
+@pytest.mark.parametrize("origin", ["http://localhost.attacker.example", "http://127.0.0.1.attacker.example",
+                                    "http://localhost@attacker.example", "http://127.0.0.1:1@evil.example",
+                                    "null", "https://localhost", "http://[::1].evil.example"])
+def test_a_look_alike_origin_is_refused(serve, db_path, origin):
+    port = serve()
+    before = table_rows(db_path, "memories", "ticks")
+    status, body = post(port, "/remember", {"text": "pwned"}, Origin=origin)
+    assert status == 403 and "web pages" in body["error"]
+    status, _ = post(port, "/tick", {}, Origin=origin)
+    assert status == 403
+    assert table_rows(db_path, "memories", "ticks") == before
+
+
+def test_the_servers_own_origin_and_no_origin_are_accepted(serve):
+    port = serve()
+    assert post(port, "/recall", {"query": "tea"}, Origin=f"http://127.0.0.1:{port}")[0] == 200
+    assert post(port, "/recall", {"query": "tea"}, Origin=f"http://localhost:{port}")[0] == 200
+    assert post(port, "/recall", {"query": "tea"})[0] == 200
+
+
+@pytest.mark.parametrize("headers", [{"Content-Type": "text/plain"}, {"Content-Type": "application/x-www-form-urlencoded"},
+                                     {"Content-Type": "multipart/form-data; boundary=x"}, {}])
+def test_a_simple_request_never_writes(serve, db_path, headers):
+    """What a web page may send without a preflight: no body, or a form; never a write."""
+    port = serve()
+    before = table_rows(db_path, "memories", "ticks", "activity")
+    for path in ("/tick", "/remember", "/forget"):
+        status, body = request(port, "POST", path, b"", headers)
+        assert status in (400, 415) and "application/json" in body["error"], (path, body)
+    status, _ = request(port, "POST", "/tick", b"a=1", headers)
+    assert status in (400, 415)
+    after = table_rows(db_path, "memories", "ticks", "activity")
+    assert after["memories"] == before["memories"] and after["ticks"] == before["ticks"]
+
+
+# -- 13. clear refusals instead of 500 -----------------------------------------------------------
+DEEP = b'{"query": "tea", "k": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+BIG = b'{"query": "tea", "k": ' + b"7" * 5000 + b"}"
+
+
+@pytest.mark.parametrize("path,body,status,expected", [
+    ("/recall", DEEP, 400, "nested"),
+    ("/recall", BIG, 400, "digits"),
+    ("/remember", b'{"text": "Mara \\ud800 likes tea."}', 400, "surrogate"),
+    ("/remember", b'{"text": "ok", "tags": ["\\udfff"]}', 400, "surrogate"),
+    ("/compile", b'{"user_message": "hi", "history": [{"role": "bogus", "content": "x"}]}', 422, "role"),
+    ("/compile", b'{"user_message": "hi", "history": [{"content": "x"}]}', 422, "role"),
+    ("/capture", b'{"content": ' + b'{"a": ' * 500 + b"1" + b"}" * 500 + b"}", 400, "nested"),
+])
+def test_malformed_bodies_get_a_clear_refusal_and_a_log_line(serve, db_path, path, body, status, expected):
+    port = serve()
+    got, answer = post(port, path, body)
+    assert got == status and expected in answer["error"] and "internal error" not in answer["error"], answer
+    assert request(port, "GET", "/health")[0] == 200  # still serving
+    with MemoryStore(db_path) as s:
+        entries = activity_log.recent(s, 5, trust="hyper")
+    assert entries and not entries[0].ok and entries[0].door == "http"
+    assert table_rows(db_path, "memories")["memories"] == []
+
+
+# -- 14. recall on a full disk (the app in this process, on a real socket) ---------------------------
+def test_recall_on_a_full_disk_answers_200_and_says_so(db_path, monkeypatch):
+    import uvicorn
+    from mnemoscope.serve.http_api import build_app
+    from mnemoscope.serve.operations import Operations
+
+    store = MemoryStore(db_path)
+    store.remember("Mara likes green tea.", memory_id="m-tea")
+
+    def full(*_args, **_kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(store.tables, "reinforce", full)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(build_app(Operations(store, door="http")), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(port)
+        status, answer = post(port, "/recall", {"query": "green tea"})
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        store.close()
+    assert status == 200 and [h["id"] for h in answer["hits"]] == ["m-tea"]
+    assert answer["reinforced"] is False and "full" in answer["reinforcement"]

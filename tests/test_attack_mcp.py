@@ -1,0 +1,148 @@
+"""Attacks on ``mnemoscope mcp``: raw JSON-RPC lines over stdio that the SDK leaves
+unanswered (a client would hang), tool calls that used to fail with a bare message, and
+JSONL imports that used to crash. Every request gets an answer, in time."""
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.types import Implementation
+from mnemoscope.cli import main
+from mnemoscope.store import MemoryStore
+from mnemoscope.store.jsonl import ImportRefused
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw-attacker", "version": "1"}}}
+
+
+class RawStdio:
+    """``mnemoscope mcp`` driven line by line, as a hand-written client would."""
+
+    def __init__(self, db):
+        self.proc = subprocess.Popen([sys.executable, "-m", "mnemoscope", "--db", db, "mcp"], cwd=ROOT,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.buffer = b""
+
+    def send(self, line):
+        self.proc.stdin.write((line if isinstance(line, bytes) else json.dumps(line).encode()) + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, timeout=20.0):
+        """The next message the server writes, or None when none comes in ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                return None
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+@pytest.fixture
+def raw(db_path):
+    with MemoryStore(db_path) as s:
+        s.remember("Mara likes green tea.")
+    client = RawStdio(db_path)
+    client.send(INIT)
+    assert client.answer()["id"] == 1
+    client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    yield client
+    client.close()
+
+
+BAD_REQUESTS = [
+    (2, b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "remember", '
+        b'"arguments": {"text": "Mara \\ud800 likes tea."}}}', "surrogate"),
+    (3, b'{"jsonrpc": "2.0", "id": 3, "method": 5}', "method"),
+    (4, b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": ["recall", {"query": "tea"}]}', "params"),
+    (5, b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": 7}', "params"),
+    (6, b'{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "recall", '
+        b'"arguments": {"query": "tea", "k": ' + b"9" * 5000 + b'}}}', "digits"),
+    (7, b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "recall", '
+        b'"arguments": {"query": ' + b"[" * 50_000 + b"]" * 50_000 + b"}}}", "nested"),
+    (None, b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call"', "JSON"),
+    ("x\ud800", b'{"jsonrpc": "2.0", "id": "x\\ud800", "method": "tools/list"}', "surrogate"),
+]
+
+
+@pytest.mark.parametrize("expected_id,line,expected", BAD_REQUESTS, ids=[str(i) for i, _, _ in BAD_REQUESTS])
+def test_every_raw_request_gets_an_answer(raw, expected_id, line, expected):
+    raw.send(line)
+    got = raw.answer()
+    assert got is not None, "no answer: a client waiting for it would hang"
+    assert "error" in got and expected in got["error"]["message"], got
+    if isinstance(expected_id, int):
+        assert got["id"] == expected_id
+    else:
+        assert got["id"] is None  # an id we cannot echo back is answered as JSON-RPC says: null
+    raw.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "recall",
+                                                                            "arguments": {"query": "tea"}}})
+    alive = raw.answer()
+    assert alive["id"] == 99 and not alive["result"].get("isError"), alive
+
+
+def test_a_bad_notification_is_not_answered_and_does_not_stop_the_server(raw):
+    raw.send(b'{"jsonrpc": "2.0", "method": 5}')
+    raw.send({"jsonrpc": "2.0", "id": 12, "method": "tools/list"})
+    assert raw.answer()["id"] == 12
+
+
+# -- tool errors say what was wrong --------------------------------------------------------------
+def test_compile_with_a_bogus_history_role_says_which_role(db_path):
+    MemoryStore(db_path).close()
+
+    async def body():
+        server = StdioServerParameters(command=sys.executable, args=["-m", "mnemoscope", "--db", db_path, "mcp"],
+                                       cwd=ROOT)
+        async with Client(server, client_info=Implementation(name="pytest-agent", version="1")) as client:
+            return await client.call_tool("compile_prompt", {"user_message": "hi",
+                                                             "history": [{"role": "bogus", "content": "x"}]})
+
+    bogus = anyio.run(body)
+    assert bogus.is_error and "history[0].role" in bogus.content[0].text and "bogus" in bogus.content[0].text
+
+
+# -- JSONL import -----------------------------------------------------------------------------------
+def test_an_import_of_deep_or_huge_lines_lists_them_by_number(store):
+    lines = ['{"id": "a", "text": "fine"}', '{"id": "b", "text": "deep", "context": ' + "[" * 100_000
+             + "]" * 100_000 + "}", '{"id": "c", "text": "big", "importance": ' + "1" * 5000 + "}",
+             '{"id": "d", "text": "lone \\ud800"}']
+    with pytest.raises(ImportRefused) as refused:
+        store.import_jsonl("\n".join(lines))
+    numbers = [n for n, _ in refused.value.errors]
+    assert numbers == [2, 3, 4], refused.value.errors
+    messages = dict(refused.value.errors)
+    assert "nested" in messages[2] and "digits" in messages[3] and "surrogate" in messages[4]
+    assert store.count() == 0
+
+
+def test_the_import_command_answers_deep_lines_without_a_traceback(db_path, tmp_path, capsys):
+    source = tmp_path / "deep.jsonl"
+    source.write_text('{"text": "deep", "context": ' + "[" * 100_000 + "]" * 100_000 + "}\n", encoding="utf-8")
+    MemoryStore(db_path).close()
+    assert main(["--db", db_path, "import", str(source)]) == 1
+    err = capsys.readouterr().err
+    assert "line 1" in err and "Traceback" not in err

@@ -1,0 +1,115 @@
+"""mnemoscope connect: real configuration files in a temporary home, for each client."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from mnemoscope.cli import main
+from mnemoscope.connect import ConnectError, config_path, connect, entry, program
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return home
+
+
+def test_the_known_paths_per_platform():
+    h = "/home/ana"
+    assert config_path("claude-desktop", home=h, platform="linux", env={}) == "/home/ana/.config/Claude/claude_desktop_config.json"
+    assert config_path("claude-desktop", home="/Users/ana", platform="darwin", env={}) == \
+        "/Users/ana/Library/Application Support/Claude/claude_desktop_config.json"
+    assert config_path("claude-desktop", home="C:\\Users\\ana", platform="win32",
+                       env={"APPDATA": "C:\\Users\\ana\\AppData\\Roaming"}) == \
+        "C:\\Users\\ana\\AppData\\Roaming\\Claude\\claude_desktop_config.json"
+    assert config_path("vscode", home=h, platform="linux", env={}) == "/home/ana/.config/Code/User/mcp.json"
+    assert config_path("vscode", home="/Users/ana", platform="darwin", env={}) == \
+        "/Users/ana/Library/Application Support/Code/User/mcp.json"
+    assert config_path("vscode", home=h, platform="linux", env={}, workspace="/src/app") == "/src/app/.vscode/mcp.json"
+    assert config_path("cursor", home=h, platform="linux", env={}) == "/home/ana/.cursor/mcp.json"
+    assert config_path("claude-code", home="C:\\Users\\ana", platform="win32", env={}) == "C:\\Users\\ana\\.claude.json"
+
+
+def test_the_entry_runs_this_installation_by_absolute_path(tmp_path):
+    command = program()
+    assert os.path.isabs(command[0]) and os.path.exists(command[0])
+    e = entry("claude-desktop", str(tmp_path / "m.db"), ["group:team"], "low")
+    assert e["command"] == command[0]
+    assert e["args"][-7:] == ["mcp", "--db", str(tmp_path / "m.db"), "--scope", "group:team", "--trust", "low"]
+    assert entry("vscode", "m.db")["type"] == "stdio" and "type" not in e
+
+
+def test_connect_merges_keeps_a_backup_and_is_idempotent(home, tmp_path, capsys):
+    path = home / ".config" / "Claude" / "claude_desktop_config.json"
+    path.parent.mkdir(parents=True)
+    other = {"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}},
+             "globalShortcut": "Ctrl+Space"}
+    path.write_text(json.dumps(other, indent=2), encoding="utf-8")
+    db = str(tmp_path / "m.db")
+    assert main(["--db", db, "connect", "claude-desktop", "--scope", "private:ana", "--trust", "high"]) == 0
+    assert "connected Claude Desktop" in capsys.readouterr().out
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert written["globalShortcut"] == "Ctrl+Space" and written["mcpServers"]["memory"] == other["mcpServers"]["memory"]
+    mine = written["mcpServers"]["mnemoscope"]
+    assert mine["args"][-7:] == ["mcp", "--db", db, "--scope", "private:ana", "--trust", "high"]
+    assert json.loads((home / ".config" / "Claude" / "claude_desktop_config.json.bak").read_text()) == other
+    before = path.read_bytes()
+    assert main(["--db", db, "connect", "claude-desktop", "--scope", "private:ana", "--trust", "high"]) == 0
+    assert "already connected" in capsys.readouterr().out and path.read_bytes() == before
+    assert main(["--db", db, "connect", "claude-desktop", "--remove"]) == 0
+    assert json.loads(path.read_text(encoding="utf-8")) == other
+
+
+def test_print_shows_the_entry_and_writes_nothing(home, tmp_path, capsys):
+    assert main(["--db", str(tmp_path / "m.db"), "connect", "cursor", "--print"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"# {home}/.cursor/mcp.json\n")
+    assert json.loads(out.split("\n", 1)[1])["mcpServers"]["mnemoscope"]["args"][-3:] == [
+        str(tmp_path / "m.db"), "--trust", "medium"]
+    assert not (home / ".cursor").exists()
+
+
+def test_each_client_gets_its_own_file_and_shape(home, tmp_path):
+    db = str(tmp_path / "m.db")
+    for client, rel, key in (("claude-code", ".claude.json", "mcpServers"), ("cursor", ".cursor/mcp.json", "mcpServers"),
+                             ("vscode", ".config/Code/User/mcp.json", "servers")):
+        result = connect(client, db)
+        assert result.path == str(home / rel) and result.changed
+        assert json.loads((home / rel).read_text())[key]["mnemoscope"]["command"] == program()[0]
+
+
+def test_a_file_with_comments_or_trailing_commas_is_refused_and_left_alone(home, tmp_path, capsys):
+    path = home / ".config" / "Code" / "User" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    text = '{\n  // my servers\n  "servers": {\n    "git": {"type": "stdio", "command": "git-mcp",},\n  },\n}\n'
+    path.write_text(text, encoding="utf-8")
+    assert main(["--db", str(tmp_path / "m.db"), "connect", "vscode"]) == 1
+    err = capsys.readouterr().err
+    assert "has comments or trailing commas" in err and '"mnemoscope": {' in err
+    assert path.read_text(encoding="utf-8") == text and not (path.parent / "mcp.json.bak").exists()
+
+
+def test_a_broken_file_is_never_overwritten(home, tmp_path):
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"mcpServers": {"a": ', encoding="utf-8")
+    with pytest.raises(ConnectError, match="is not valid JSON"):
+        connect("cursor", str(tmp_path / "m.db"))
+    assert path.read_text(encoding="utf-8") == '{"mcpServers": {"a": '
+    path.write_text('{"mcpServers": []}', encoding="utf-8")
+    with pytest.raises(ConnectError, match="'mcpServers' is a JSON list"):
+        connect("cursor", str(tmp_path / "m.db"))
+
+
+def test_the_frozen_app_is_connected_through_its_console_program(monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "Mnemoscope" / "Mnemoscope"))
+    assert program() == [str(tmp_path / "Mnemoscope" / "mnemoscope-cli")]
+    assert entry("cursor", "m.db")["args"][:1] == ["mcp"]

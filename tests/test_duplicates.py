@@ -1,0 +1,52 @@
+"""Meaning is not identity: a negation, a different number, date, amount or name is
+never a duplicate, by characters or by meaning; and only what the caller may see is
+compared (issue 18 item 4 and 6, issue 21)."""
+
+from __future__ import annotations
+
+import pytest
+from mnemoscope.store import MemoryStore
+from mnemoscope.store.duplicates import difference
+from mnemoscope.store.embedding import HashEmbedder
+
+PAIRS = [
+    ("Mara is allergic to peanuts.", "Mara is not allergic to peanuts."),
+    ("The backups run on Fridays.", "The backups never run on Fridays."),
+    ("The invoice is due on May 30.", "The invoice is due on May 3."),
+    ("Read note 11 before the call.", "Read note 1 before the call."),
+    ("The rent is 900 euros.", "The rent is 950 euros."),
+    ("Mara likes green tea.", "Theo likes green tea."),
+    ("玛拉喝咖啡。", "玛拉不喝咖啡。"),
+]
+
+
+@pytest.mark.parametrize("embedder", [None, HashEmbedder()], ids=["by meaning", "by characters"])
+@pytest.mark.parametrize(("first", "second"), PAIRS)
+def test_a_negation_a_number_or_a_name_is_never_a_duplicate(embedder, first, second):
+    s = MemoryStore(":memory:", embedder=embedder)
+    a = s.remember(first)
+    b = s.remember(second)
+    assert b.created and b.memory.id != a.memory.id and s.count() == 2
+    assert difference(first, second) is not None
+
+
+def test_a_paraphrase_reinforces_and_says_so_and_allow_duplicate_adds_it():
+    s = MemoryStore(":memory:")
+    a = s.remember("Mara's cat is called Miso.")
+    b = s.remember("Mara's cat is named Miso.")
+    assert not b.created and b.memory.id == a.memory.id and "same meaning" in b.message
+    assert b.memory.recall_count == a.memory.recall_count + 1
+    c = s.remember("Mara's cat is named Miso.", dedupe=False)
+    assert c.created and s.count() == 2
+
+
+def test_a_memory_above_the_callers_trust_is_never_compared_nor_reinforced():
+    s = MemoryStore(":memory:")
+    secret = s.remember("The door code is 4417.", sensitivity="hyper")
+    mine = s.remember("The door code is 4417.", sensitivity="low", trust="low")
+    assert mine.created and secret.memory.id not in mine.message
+    again = s.remember("The code for the door is 4417.", sensitivity="low", trust="low")
+    assert again.memory.id == mine.memory.id  # what the caller sees, never the hidden one
+    assert s.get(secret.memory.id).recall_count == secret.memory.recall_count
+    owner = s.remember("The door code is 4417.", sensitivity="hyper")  # the owner sees all
+    assert owner.memory.id in (secret.memory.id, mine.memory.id) and not owner.created

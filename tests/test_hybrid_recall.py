@@ -1,0 +1,63 @@
+"""Hybrid recall: candidates by meaning as well as by keyword, the real cosine in the
+explanation, nothing hidden ever a candidate, the newer of two conflicting hits first."""
+
+from __future__ import annotations
+
+import numpy as np
+from mnemoscope.store import MemoryStore
+from mnemoscope.store.embedding import HashEmbedder, UseEmbedder
+
+NOW = "2026-11-19T12:00:00Z"
+BED = "Usually stays up past two in the morning."
+QUERY = "What time do I go to bed at night?"
+FILLER = ["Drives a red hatchback to the office.", "Their cat is called Pixel.", "Writes code mostly in Rust.",
+          "Speaks fluent Portuguese.", "Keeps a sourdough starter in the fridge."]
+
+
+def _store(embedder=None, **bed):
+    s = MemoryStore(":memory:", embedder=embedder)
+    for t in FILLER:
+        s.remember(t, now=NOW)
+    mid = s.remember(BED, now=NOW, **bed).memory.id
+    return s, mid
+
+
+def test_a_memory_that_shares_no_word_with_the_question_is_found_by_meaning():
+    s, mid = _store()
+    hits = s.recall(QUERY, k=3, now=NOW, explain=True)
+    assert hits[0].id == mid
+    cosine = float(UseEmbedder().embed([QUERY])[0] @ UseEmbedder().embed([BED])[0])
+    assert abs(hits[0].why["semantic"] - cosine) < 0.01 and hits[0].why["keyword"] == 0
+    assert hits[0].why["semantic_by"].startswith("usem3:")
+    hashed, _ = _store(HashEmbedder())
+    assert mid not in [h.id for h in hashed.recall(QUERY, k=3, now=NOW)]
+
+
+def test_a_hidden_memory_is_never_a_candidate_by_meaning():
+    for hidden in ({"sensitivity": "hyper"}, {"scope": "group:b"}):
+        s, mid = _store(**hidden)
+        for trust in ("low", "medium"):
+            hits = s.recall(QUERY, k=10, scope="group:a", trust=trust, now=NOW, explain=True)
+            assert mid not in [h.id for h in hits]
+        s.close()
+
+
+def test_a_question_about_nothing_remembered_finds_nothing():
+    s, _ = _store()
+    assert s.recall("What is the capital of Mongolia?", now=NOW) == []
+
+
+def test_the_newer_of_two_conflicting_memories_ranks_first_and_the_older_is_marked():
+    s = MemoryStore(":memory:")
+    old = s.remember("Mara lives in Lisbon.", who="Mara", now="2026-01-01T00:00:00Z").memory.id
+    new = s.remember("Mara has moved to Porto.", who="Mara", now="2026-06-01T00:00:00Z").memory.id
+    hits = s.recall("where does Mara live", k=5, now=NOW)
+    ids = [h.id for h in hits]
+    assert ids.index(new) < ids.index(old)
+    assert hits[ids.index(old)].outdated_by == new and hits[ids.index(new)].outdated_by is None
+
+
+def test_recall_by_meaning_scores_each_candidate_with_its_own_vector():
+    s, mid = _store()
+    _, matrix = s.vectors([mid])
+    assert np.allclose(matrix[0], UseEmbedder().embed([BED])[0], atol=0.01)

@@ -1,0 +1,186 @@
+"""The memory map, driven like a person would: dots, entities, labels, search, zoom, a crowded store."""
+
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from helpers import resize, settle  # noqa: E402
+from mnemoscope.store import MemoryStore  # noqa: E402
+from PySide6.QtCore import QStandardPaths, Qt  # noqa: E402
+
+QStandardPaths.setTestModeEnabled(True)
+
+# every test here keeps its Qt settings in its own temporary folder
+pytestmark = pytest.mark.usefixtures("qt_settings")
+
+
+def test_window_shows_one_dot_per_visible_memory(window):
+    store = window.session.store
+    not_archived = [m.id for m in store.list() if m.layer != "archived"]
+    assert sorted(window.map.visible_ids) == sorted(not_archived)
+    assert len(window.map.scatter.data) == len(not_archived)
+    assert "archived 4" in window.map.caption.text() or "archived" in window.map.caption.text()
+    assert window.table.model.rowCount() == store.count()
+    entities_shown = set(window.map.entity_names)
+    assert "Mara" in entities_shown and "Lighthouse" in entities_shown
+
+
+def test_clicking_a_dot_selects_the_row_and_fills_the_editor(window, qtbot):
+    target = "mem-011"
+    pos = window.map.screen_pos_of(target)
+    qtbot.mouseClick(window.map.plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.waitUntil(lambda: window.session.selected_id is not None)
+    selected = window.session.selected_id
+    memory = window.session.store.get(selected)
+    assert window.editor.text.toPlainText() == memory.text
+    rows = window.table.view.selectionModel().selectedRows()
+    assert len(rows) == 1 and window.table.proxy.data(rows[0], Qt.ItemDataRole.UserRole + 2) == selected
+    # and the other way round: picking a row selects the dot
+    index = window.table.proxy.index(3, 0)
+    window.table.view.setCurrentIndex(index)
+    row_id = window.table.proxy.data(index, Qt.ItemDataRole.UserRole + 2)
+    assert window.session.selected_id == row_id
+    assert window.map.selection_ring.data["x"].size == (1 if row_id in window.map.visible_ids else 0)
+
+
+def test_legend_click_hides_a_kind(window, qtbot):
+    events = [m.id for m in window.session.store.list(kind="event") if m.layer != "archived"]
+    assert set(events) <= set(window.map.visible_ids)
+    qtbot.mouseClick(window.map.legend_buttons["event"], Qt.MouseButton.LeftButton)
+    assert not set(events) & set(window.map.visible_ids)
+    qtbot.mouseClick(window.map.legend_buttons["event"], Qt.MouseButton.LeftButton)
+    assert set(events) <= set(window.map.visible_ids)
+
+
+def test_search_highlights_matches(window, qtbot):
+    qtbot.keyClicks(window.map.search_box, "lighthouse")
+    matches = window.map.search_matches
+    expected = {m.id for m in window.session.store.list() if m.layer != "archived" and
+                ("lighthouse" in m.text.lower() or "Lighthouse" in m.entities)}
+    assert matches == expected and matches
+    assert f"{len(matches)} match" in window.map.caption.text()
+
+
+def test_hovering_an_entity_highlights_its_lines(window):
+    window.map.highlight_entity("Theo")
+    xs, _ = window.map.highlight_curve.getData()
+    theo = [m for m in window.session.store.list() if "Theo" in m.entities and m.layer != "archived"]
+    assert len(xs) == 2 * len(theo)
+
+
+def test_tooltip_describes_the_memory(window):
+    tip = window.map.tooltip_for("mem-006")
+    for part in ("peanuts", "fact", "strength", "importance", "recalls", "scope", "entities: Mara"):
+        assert part in tip
+
+
+def test_ctrl_f_goes_to_the_map_search(window, qtbot):
+    window.activateWindow()
+    qtbot.keyClick(window.table.view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert window.map.search_box.hasFocus()
+
+
+def view_radius(window):
+    (x0, x1), (y0, y1) = window.map.plot.getViewBox().viewRange()
+    return min(x1 - x0, y1 - y0) / 2
+
+
+def test_fit_view_brings_the_whole_map_back(window, qtbot):
+    vb = window.map.plot.getViewBox()
+    full = view_radius(window)
+    for way_home in ("key", "button", "double-click"):
+        vb.scaleBy((0.2, 0.2))
+        vb.translateBy(x=2.0, y=1.0)
+        assert view_radius(window) < full / 2
+        if way_home == "key":
+            window.activateWindow()
+            window.map.plot.setFocus()
+            qtbot.keyClick(window.map.plot, Qt.Key.Key_Home)
+        elif way_home == "button":
+            qtbot.mouseClick(window.map.fit_button, Qt.MouseButton.LeftButton)
+        else:
+            corner = window.map.plot.viewport().rect().topLeft() + window.map.plot.viewport().rect().center() / 8
+            qtbot.mouseDClick(window.map.plot.viewport(), Qt.MouseButton.LeftButton, pos=corner)
+        assert abs(view_radius(window) - full) < 0.2, way_home
+
+
+def test_ring_labels_are_drawn_above_the_dots(window, qtbot):
+    resize(qtbot, window, 1920, 1050)  # room for all three; a smaller map drops the one that would overlap
+    for label in window.map.ring_labels.values():
+        assert label.zValue() > window.map.scatter.zValue() and label.isVisible()
+
+
+def test_entity_labels_never_overlap_and_the_most_mentioned_come_first(window):
+    m = window.map
+    m.plot.grab()  # as painted: a label settles its anchor when drawn
+    labels = [m.entity_labels[n] for n in m.labelled_entities]
+    rects = [label.sceneBoundingRect() for label in labels] + \
+        [label.sceneBoundingRect() for label in m.ring_labels.values() if label.isVisible()]
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            assert not a.intersects(b)
+    most = max(m.entity_weight, key=m.entity_weight.get)
+    assert most in m.labelled_entities
+    unlabelled = set(m.entity_pos) - m.labelled_entities
+    assert all(not m.entity_labels[n].isVisible() for n in unlabelled if n in m.entity_labels)
+
+
+def test_adding_a_memory_leaves_other_entities_where_they_were(window, demo_db, qtbot):
+    before = dict(window.map.entity_pos)
+    with MemoryStore(demo_db) as agent:
+        agent.remember("Zoe started a pottery class.", kind="event", topic="pottery", entities=["Zoe"])
+    qtbot.waitUntil(lambda: "Zoe" in window.map.entity_pos, timeout=3000)
+    qtbot.waitUntil(lambda: not window.map._anim_timer.isActive(), timeout=3000)
+    after = window.map.entity_pos
+    assert {n: after[n] for n in before} == before
+
+
+def test_map_tooltips_are_ours_not_pyqtgraphs(window, qtbot):
+    m = window.map
+    assert m.scatter.opts["tip"] is None and m.entity_scatter.opts["tip"] is None
+    x, y = m.entity_pos["Mara"]
+    from PySide6.QtCore import QPointF
+
+    at = m.plot.mapFromScene(m.plot.getViewBox().mapViewToScene(QPointF(x, y)))
+    qtbot.mouseMove(m.plot.viewport(), at)
+    qtbot.waitUntil(lambda: m.hover_entity == "Mara")  # its lines light up, our tooltip is shown
+    assert "data=" not in m.entity_scatter.toolTip() and "x:" not in m.entity_scatter.toolTip()
+
+
+@pytest.fixture
+def crowded_window(qtbot, qt_settings, tmp_path):
+    """The window on 4,000 memories in 8 topics, more than the map draws as dots."""
+    import json
+
+    from mnemoscope.ui.main_window import MainWindow
+
+    path = str(tmp_path / "crowded.db")
+    lines = [json.dumps({"id": f"c{i:05d}", "text": f"note {i} about topic {i % 8}", "kind": "fact",
+                         "topic": f"t{i % 8}", "importance": 0.5, "recall_count": 6}) for i in range(4000)]
+    with MemoryStore(path) as s:
+        s.import_jsonl("\n".join(lines))
+    w = MainWindow(MemoryStore(path))
+    w.resize(1366, 738)
+    w.show()
+    qtbot.waitExposed(w)
+    settle(qtbot, w)  # the docks take their first sizes
+    yield w
+    w.close()
+    w.session.close()
+    w.deleteLater()
+
+
+def test_a_crowded_map_shows_labelled_density_that_resolves_into_dots(crowded_window):
+    m = crowded_window.map
+    assert m.dense and m.density.isVisible() and not m.scatter.isVisible()
+    texts = [m.sector_labels[c].textItem.toPlainText() for c in m.labelled_sectors]
+    assert texts and all(" · " in t for t in texts)
+    shown = {c: m.sector_counts[c] for c in m.labelled_sectors}
+    assert sum(m.sector_counts.values()) == 4000
+    for (_layer, group), n in shown.items():
+        assert f"{group.split(':', 1)[1]} · {n:,}" in texts
+    m.plot.getViewBox().setRange(xRange=(0.2, 0.8), yRange=(0.2, 0.8), padding=0)
+    assert not m.dense and m.scatter.isVisible() and not m.density.isVisible()
+    m.fit_view()
+    assert m.dense

@@ -1,0 +1,145 @@
+"""Nothing long on the GUI thread: in a big store, tick, advance, import and reloads run
+off it; the window answers meanwhile, shows progress past 300 ms with Cancel, applies the
+result in one step, and a failed or cancelled job leaves no undo step and no write."""
+
+import json
+import sqlite3
+import threading
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from mnemoscope.store import MemoryStore, StoreError  # noqa: E402
+
+
+@pytest.fixture
+def big(window):
+    """The demo window as if its store were big: every read and long write goes off the GUI thread."""
+    window.session.background_from = 0
+    return window
+
+
+def _dump(path: str) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return "\n".join(conn.iterdump())
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def held_tick(monkeypatch):
+    """Ticks wait for ``release`` before they run, so a test can look at the window meanwhile."""
+    release, started = threading.Event(), threading.Event()
+    tick = MemoryStore.tick
+
+    def waiting(self, *a, **k):
+        started.set()
+        assert release.wait(20)
+        return tick(self, *a, **k)
+
+    monkeypatch.setattr(MemoryStore, "tick", waiting)
+    yield release, started
+    release.set()
+
+
+def test_a_tick_runs_off_the_gui_thread_with_progress_and_lands_as_one_undo_step(big, qtbot, held_tick):
+    release, started = held_tick
+    steps = big.session.undo_stack.count()
+    big.advance(7)
+    assert started.wait(10)
+    assert big.session.busy and not big.tick_action.isEnabled()  # nothing else writes meanwhile
+    qtbot.waitUntil(lambda: big.cancel_button.isVisible(), timeout=3000)
+    assert big.progress_label.text() == "Advancing 7 days…"
+    big.map.search_box.setText("mara")  # the window answers meanwhile
+    assert big.map.search_matches
+    release.set()
+    qtbot.waitUntil(lambda: big.session.undo_stack.count() == steps + 1, timeout=10000)
+    assert big.session.undo_stack.text(steps) == "Advance 7 days"
+    assert not big.cancel_button.isVisible() and big.tick_action.isEnabled()
+    assert big.tick_summary.text().startswith(" +7 days: ")
+    assert big.session.store.stats()["clock_offset_days"] == 7
+    big.undo_action.trigger()
+    assert big.session.store.stats()["clock_offset_days"] == 0
+
+
+def test_cancel_leaves_the_database_exactly_as_before_and_no_undo_step(big, qtbot, held_tick):
+    release, started = held_tick
+    path = big.session.store.path
+    before = _dump(path)
+    steps = big.session.undo_stack.count()
+    big.advance(30)
+    assert started.wait(10)
+    qtbot.waitUntil(lambda: big.cancel_button.isVisible(), timeout=3000)
+    qtbot.mouseClick(big.cancel_button, qtbot_left())
+    release.set()
+    qtbot.waitUntil(lambda: not big.session.busy, timeout=10000)
+    assert "cancelled; nothing was written" in big.statusBar().currentMessage()
+    assert big.session.undo_stack.count() == steps
+    assert _dump(path) == before
+
+
+def test_a_cancelled_write_is_rolled_back_even_halfway(big, qtbot):
+    """The SQLite progress handler stops a write that already changed rows: it rolls back."""
+    path = big.session.store.path
+    before = _dump(path)
+
+    def write(store):
+        with store.tables.write():
+            store.remember("Written before the cancel.")
+            big.session.job.cancel()
+            store.conn.execute("SELECT count(*) FROM memories a, memories b, memories c").fetchone()
+
+    done = []
+    big.session.start("Writing", write, done.append, "Write failed")
+    qtbot.waitUntil(lambda: not big.session.busy, timeout=10000)
+    assert done == [] and _dump(path) == before
+
+
+def test_a_tick_that_fails_off_the_gui_thread_is_shown_and_leaves_no_undo_step(big, qtbot, monkeypatch):
+    def refused(self, *a, **k):
+        raise StoreError(f"the database {self.path} is busy (another program is writing); try again")
+
+    monkeypatch.setattr(MemoryStore, "tick", refused)
+    steps = big.session.undo_stack.count()
+    big.last_error = None
+    big.advance(0)
+    qtbot.waitUntil(lambda: big.last_error is not None, timeout=10000)
+    assert "busy" in big.last_error and not big.session.busy
+    assert big.session.undo_stack.count() == steps and big.tick_action.isEnabled()
+
+
+def test_an_import_runs_off_the_gui_thread_and_is_one_undo_step(big, qtbot, tmp_path):
+    lines = tmp_path / "new.jsonl"
+    lines.write_text("\n".join(json.dumps({"id": f"n{i}", "text": f"Imported line number {i} about tea."})
+                               for i in range(50)))
+    n = big.session.store.count()
+    big.import_jsonl(str(lines))
+    qtbot.waitUntil(lambda: big.session.store.count() == n + 50 and not big.session.busy, timeout=10000)
+    assert "n0" in big.map.visible_ids and big.table.model.rowCount() == n + 50
+    assert big.session.undo_stack.text(big.session.undo_stack.count() - 1) == "Import JSONL"
+    big.undo_action.trigger()
+    qtbot.waitUntil(lambda: big.table.model.rowCount() == n, timeout=10000)
+
+
+def test_an_agents_write_is_read_again_off_the_gui_thread(big, qtbot):
+    with MemoryStore(big.session.store.path) as agent:
+        mid = agent.remember("Mara started learning the cello.").memory.id
+    qtbot.waitUntil(lambda: mid in big.map.visible_ids, timeout=10000)
+    assert big.table.model.row_of(mid) is not None
+
+
+def test_the_time_travel_preview_is_projected_off_the_gui_thread(big, qtbot):
+    shown = set(big.map.visible_ids)
+    big.preview_slider.setValue(365)
+    qtbot.waitUntil(lambda: big.map.data.preview_days == 365, timeout=10000)
+    assert set(big.map.visible_ids) < shown  # a year on, some memories fell out of the rings
+    big.preview_slider.setValue(0)
+    qtbot.waitUntil(lambda: set(big.map.visible_ids) == shown, timeout=10000)
+
+
+def qtbot_left():
+    from PySide6.QtCore import Qt
+
+    return Qt.MouseButton.LeftButton
