@@ -241,29 +241,23 @@ def test_the_preview_says_when_the_message_changes_the_subject(preview_window, q
     assert "Same subject" in pv.meaning.text() and "Topic shift" not in pv.meaning.text()
 
 
-def test_without_an_embedder_the_preview_shows_no_meaning_line(window, qtbot):
-    from mnemoscope.store import MemoryStore
-
-    if hasattr(MemoryStore, "embedder"):
-        pytest.skip("this store has an embedder")
-    pv = window.preview
-    pv.user_message.setPlainText("What is Mara allergic to?")
-    pv.recompile()
-    assert "attention_shift" not in pv.result.metadata and not pv.meaning.isVisibleTo(pv)
-
-
-def test_an_embedder_that_fails_leaves_the_preview_working_and_says_so(preview_window, qtbot, monkeypatch):
+def test_an_embedder_that_fails_leaves_the_compile_working_and_says_so(preview_window, monkeypatch):
+    # The store's recall needs the embedder too and reports its own error; here the
+    # embedder breaks between the recall and the compile, as a model or endpoint can.
     from meaning_doubles import KeywordEmbedder
+    from mnemoscope.bridge import PreviewRequest, compile_for, recall_for
+    from mnemoscope.ui.preview_text import meaning_html
+
+    store = preview_window.session.store
+    request = PreviewRequest(user_message="Which flight goes to Lisbon?",
+                             history=[{"role": "user", "content": "Is cargo fast?"}])
+    _hits, items = recall_for(store, request)
 
     def broken(self, texts):
         raise RuntimeError("model file missing")
 
     monkeypatch.setattr(KeywordEmbedder, "embed", broken)
-    pv = preview_window.preview
-    pv.history.set_messages([{"role": "user", "content": "Is cargo fast?"}])
-    pv.user_message.setPlainText("Which flight goes to Lisbon?")
-    pv.recompile()
-    assert pv.result is not None and pv.result.ref_map
-    assert "Meaning unavailable" in pv.meaning.text() and "model file missing" in pv.meaning.text()
-    pv.budget_spin.setValue(pv.budget_spin.value() // 2)  # re-selecting keeps saying it
-    assert "model file missing" in pv.meaning.text()
+    result = compile_for(store, request, items)
+    assert result.ref_map and "attention_shift" not in result.metadata
+    assert "model file missing" in result.metadata["meaning_unavailable"]
+    assert "Meaning unavailable" in meaning_html(result) and "model file missing" in meaning_html(result)

@@ -166,18 +166,15 @@ def test_a_memory_added_by_meaning_moves_no_other_and_joins_its_kind(meaning_map
     assert arc(np.array([view._angles[view.dot_index[new]]]), drinks).min() < 0.1
 
 
-def test_without_vectors_the_toggle_says_why_it_is_off(qtbot, qt_settings, tmp_path):
+def test_memories_without_a_vector_keep_their_topic_and_the_caption_says_so(meaning_map, monkeypatch):
     from mnemoscope.store import MemoryStore
-    from mnemoscope.ui.memory_map import RadialMap
-    from mnemoscope.ui.session import StoreSession
 
-    if hasattr(MemoryStore, "vectors"):
-        pytest.skip("this store keeps vectors")
-    session = StoreSession(MemoryStore(str(tmp_path / "plain.db")))
-    view = RadialMap(session)
-    qtbot.addWidget(view)
-    assert not view.meaning_action.isEnabled() and "vectors" in view.meaning_action.toolTip()
-    session.close()
+    view, ids = meaning_map
+    topic = group_angles(view, ids)
+    monkeypatch.setattr(MemoryStore, "vectors", lambda self, ids=None: ([], np.zeros((0, 16))))
+    view.set_by_meaning(True)
+    assert all(np.allclose(topic[g], a) for g, a in group_angles(view, ids).items())
+    assert "9 without a vector, by topic" in view.caption.text()
 
 
 def test_the_view_menu_holds_the_toggle(window):
