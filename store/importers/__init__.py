@@ -44,7 +44,7 @@ def detect(path: str | os.PathLike) -> str | None:
     first = next((ln for ln in head.split("\n") if ln.strip()), "")
     try:
         line = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         line = None
     if isinstance(line, dict) and "text" in line and ("id" in line or "kind" in line):
         return "jsonl"

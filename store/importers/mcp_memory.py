@@ -44,7 +44,7 @@ def looks_like(head: str) -> bool:
     first = next((ln for ln in head.split("\n") if ln.strip()), "")
     try:
         obj = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile first line is refused by the reader
         return first.lstrip().startswith('{"type":') and ('"entity"' in first or '"relation"' in first)
     return isinstance(obj, dict) and obj.get("type") in ("entity", "relation")
 
