@@ -217,13 +217,16 @@ def _embed_chunk(store: MemoryStore, chunk: list[tuple], skipped: list[tuple[str
 def reembed(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, int], None] | None = None,
             cancel: Callable[[], bool] | None = None) -> BackfillReport:
     """Replace every vector with the store's embedder's: the old ones are dropped (in one
-    transaction, with the record of whose they were), then the backfill embeds all."""
+    transaction, with the record of whose they were), then the backfill embeds all.
+    Resumable: once the record names the store's embedder, the vectors there are its own
+    (a reembed stopped midway, or none to switch), and only the missing ones are embedded."""
     if store.read_only:
         raise EmbeddingError("the database is open read-only: its memories cannot be embedded here")
     store.embedder.embed(["a probe that the new model loads and answers"])  # fail before dropping anything
     with store.tables.write():
-        store.conn.execute("DELETE FROM vectors")
-        store.tables.set_meta(META_KEY, store.embedder_id())
+        if store.tables.meta(META_KEY) != store.embedder_id():
+            store.conn.execute("DELETE FROM vectors")
+            store.tables.set_meta(META_KEY, store.embedder_id())
     return backfill(store, batch, progress, cancel)
 
 
