@@ -32,7 +32,7 @@ PROPOSED_TYPES = {"semantic": "fact", "episodic": "event", "working": "event", "
 # Everything a capture request may hold; anything else is refused, so that a misspelt
 # "sensitivty": "hyper" cannot store a secret as low sensitivity.
 REQUEST_KEYS = ("content", "source", "source_kind", "context", "reason_to_remember", "proposed_type",
-                "proposed_kind", "summary", "tags", "scope", "sensitivity", "timestamp", "importance")
+                "proposed_kind", "summary", "tags", "scope", "sensitivity", "timestamp", "importance", "allow_duplicate")
 ENTITY_KEYS = {"subject": None, "object": None, "who": "person", "tool_name": "tool", "tool": "tool",
                "project": "project", "file": "file"}
 # An EntityPayload's primary_type (free-form) as one of our entity kinds.
@@ -48,12 +48,15 @@ class CaptureResult:
     created_entities: list[Entity] = field(default_factory=list)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     conflicts: list = field(default_factory=list)  # likely conflicts with older memories (store.conflicts)
+    created: bool = True  # False: a near-duplicate, the memory it repeats was reinforced instead
+    message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The capture as every door gives it in JSON."""
         return {"id": self.primary.id, "kind": self.primary.kind, "text": self.primary.text,
                 "memory": self.primary.to_dict(), "entities": list(self.primary.entities),
-                "edges": len(self.edges), "conflicts": [c.reported() for c in self.conflicts]}
+                "edges": len(self.edges), "conflicts": [c.reported() for c in self.conflicts],
+                "created": self.created, "message": self.message}
 
 
 def check_request_keys(keys: Any) -> None:
@@ -160,11 +163,16 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
             context: Any = None, reason_to_remember: str = "", proposed_type: str | None = None,
             proposed_kind: str | None = None, summary: str = "", tags: list[str] | None = None,
             scope: str = "global", sensitivity: str = "low", timestamp: Any = None,
-            importance: float | None = None, trust: str | None = None) -> CaptureResult:
+            importance: float | None = None, trust: str | None = None,
+            allow_duplicate: bool = False) -> CaptureResult:
     """Capture ``content`` (any JSON-compatible value) as one memory, in one transaction.
     A writer at ``trust`` (an agent) links known entities and references memories only
-    among what it may read (in ``scope`` or global); the owner (None) among all."""
+    among what it may read (in ``scope`` or global); the owner (None) among all. A
+    near-duplicate of a memory it may see reinforces that one instead (as remember does;
+    ``created`` false, ``message`` says which), unless ``allow_duplicate``."""
     readable = readable_at(trust)
+    if not isinstance(allow_duplicate, bool):
+        raise ValidationError("allow_duplicate", f"must be true or false, got {allow_duplicate!r}")
     try:
         json.dumps(content, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -199,8 +207,8 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
          "reason_to_remember": reason_to_remember}, store.config, partial=True)
     mentions = _entity_mentions(content, proposed_type)
     with store.tables.write():
-        result = store.remember(**fields, now=now, half_life_days=half_life, dedupe=False, entities=mentions,
-                                trust=trust)
+        result = store.remember(**fields, now=now, half_life_days=half_life, dedupe=not allow_duplicate,
+                                entities=mentions, trust=trust)
         created, edges = result.entities_created, result.edges
         mid = result.memory.id
         refs = content.get("references") if isinstance(content, dict) else None
@@ -209,4 +217,5 @@ def capture(store: MemoryStore, content: Any, *, source: str = "", source_kind: 
                                          else _readable(store, ref, result.memory.scope, readable)):
                 store.tables.reference(mid, ref, now, edges)
         primary = store.get(mid)
-    return CaptureResult(primary, created, edges, result.conflicts)
+    message = result.message if not result.created else f"captured {mid}"
+    return CaptureResult(primary, created, edges, result.conflicts, result.created, message)

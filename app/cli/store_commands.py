@@ -282,10 +282,11 @@ def brief_command(limit: int, scope: str, trust: str, as_json: bool) -> None:
 @click.option("--source", default="")
 @click.option("--scope", default="global", show_default=True)
 @click.option("--sensitivity", type=click.Choice(SENSITIVITIES), default="low", show_default=True)
+@click.option("--allow-duplicate", is_flag=True, help="store it even if a memory already says the same")
 @client_option
 @json_option
 def capture_command(file: str, source_kind: str, source: str, scope: str, sensitivity: str, client_name: str,
-                    as_json: bool) -> None:
+                    as_json: bool, allow_duplicate: bool) -> None:
     """Capture arbitrary JSON content (a FILE, or - for standard input) as a memory.
 
     The JSON is the content itself, or a request object with "content" and any of
@@ -300,16 +301,23 @@ def capture_command(file: str, source_kind: str, source: str, scope: str, sensit
     except json.JSONDecodeError as exc:
         raise Failure(f"capture content in {file} is not valid JSON: {exc}") from None
     kwargs: dict[str, Any] = {"source_kind": source_kind, "scope": scope, "sensitivity": sensitivity,
-                              "source": source}
+                              "source": source, "allow_duplicate": allow_duplicate}
     content = payload
     if isinstance(payload, dict) and "content" in payload:  # a full request with options
         content, options = parse_capture_request(payload)  # an unknown key is refused, not dropped
         kwargs.update(options)
-    with open_store(create=True) as store, logged(store, "capture", {"file": file, **kwargs}, client_name) as ids:
-        result = store.capture(content, **kwargs)
-        ids.append(result.primary.id)
+    from .meaning_commands import backfill_first
+
+    with open_store(create=True) as store:
+        backfill_first(store)  # so that a repeat is found by meaning too
+        with logged(store, "capture", {"file": file, **kwargs}, client_name) as ids:
+            result = store.capture(content, **kwargs)
+            ids.append(result.primary.id)
     if as_json:
         emit_json(result.to_dict())
+        return
+    if not result.created:
+        click.echo(result.message)
         return
     click.echo(f"captured {result.primary.id} ({result.primary.kind}): {result.primary.text}")
     if result.created_entities:

@@ -290,13 +290,17 @@ class Operations:
         tags: Tags = [],  # noqa: B006
         scope: ScopeArg = None,
         sensitivity: Sensitivity = "low",
+        allow_duplicate: Annotated[bool, Field(description="store it even if a memory already says the same "
+                                               "(by default that one is reinforced instead)")] = False,
     ) -> dict[str, Any]:
         """Capture raw material (a tool result, an observation, an event) as a memory,
-        with the entities it names linked. Use remember for a sentence you wrote yourself."""
+        with the entities it names linked (a near-duplicate reinforces the memory it
+        repeats: created is false). Use remember for a sentence you wrote yourself."""
         self._check_sensitivity(sensitivity)
         kwargs: dict[str, Any] = {"source_kind": source_kind, "source": source,
                                   "reason_to_remember": reason_to_remember, "summary": summary, "tags": tags,
-                                  "scope": self._scope(scope), "sensitivity": sensitivity}
+                                  "scope": self._scope(scope), "sensitivity": sensitivity,
+                                  "allow_duplicate": allow_duplicate}
         optional = {"context": context, "proposed_type": proposed_type, "proposed_kind": proposed_kind}
         kwargs.update({k: v for k, v in optional.items() if v is not None})
         result = self.store.capture(content, trust=self.trust, **kwargs)
