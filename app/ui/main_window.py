@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from . import theme
 from .about import about_html, shortcuts_html
 from .activity_dock import ActivityDock
+from .backfill import MeaningStatus
 from .background import PROGRESS_AFTER_MS
 from .commands import ImportCommand, TickCommand, days_label
 from .decay_plot import DecayPlot
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         self._build_progress()
         self.statusBar().addWidget(self.status_path, 1)
         self.statusBar().addPermanentWidget(self.read_only_badge)
+        self.meaning = MeaningStatus(self.session, self.statusBar(), self)
         self.statusBar().addPermanentWidget(self.status_counts)
         self.statusBar().addPermanentWidget(self.status_clock)
         self.session.changed.connect(lambda _ids: self._update_status())

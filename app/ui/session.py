@@ -298,6 +298,12 @@ class StoreSession(QObject):
         self._memories = None
         self.changed.emit(ids)
 
+    def own_write_elsewhere(self) -> None:
+        """The window's own work committed through another connection (the backfill of
+        vectors): not an outside write for the watch to read everything again for."""
+        if self._store is not None:
+            self._data_version = self._store.data_version()
+
     def _poll(self) -> None:
         if self._store is None or self.job is not None:
             return
