@@ -53,16 +53,25 @@ class Status:
     stored_by: str | None  # the embedder the stored vectors come from
     with_vector: int
     memories: int
+    read_only: bool = False
 
     @property
     def usable(self) -> bool:
         return self.with_vector > 0 and self.stored_by == self.embedder
+
+    @property
+    def complete(self) -> bool:
+        """Every memory has a vector recall may use (nothing to say about it)."""
+        return self.memories == 0 or (self.usable and self.with_vector == self.memories)
 
     def note(self) -> str:
         if self.stored_by not in (None, self.embedder) and self.with_vector:
             return (f"vectors are by {self.stored_by}, not {self.embedder}: recall by meaning is off "
                     "(keywords and character bigrams only); run mnemoscope reembed")
         missing = self.memories - self.with_vector
+        if missing and self.read_only:
+            return (f"{missing} of {self.memories} memories have no vector: they are found by keywords only "
+                    "(the database is open read-only, so they are not embedded here)")
         if missing:
             return (f"{missing} of {self.memories} memories have no vector yet: they are found by keywords "
                     "only until the backfill (opening the database for writing) embeds them")
@@ -78,7 +87,7 @@ def status(store: MemoryStore) -> Status:
         with_vector = store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
         memories = store.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         stored = store.tables.meta(META_KEY)
-    return Status(store.embedder_id(), stored, with_vector, memories)
+    return Status(store.embedder_id(), stored, with_vector, memories, store.read_only)
 
 
 def writable_for(store: MemoryStore) -> bool:

@@ -136,6 +136,11 @@ def recall_command(query: str, k: int, scope: str, trust: str, explain: bool, re
                 ids.extend(h.id for h in hits)
         else:
             hits = store.recall(query, k=k, scope=scope, trust=trust, explain=explain)
+        meaning = store.vector_status()
+    # What recall by meaning could not use (memories without a vector, another model's): said
+    # on standard error, so that the hits (and --json's list) stay as they are.
+    if not meaning.complete:
+        click.echo(f"note: {meaning.note()}", err=True)
     if as_json:
         emit_json([h.to_dict() for h in hits])
         return
@@ -147,6 +152,8 @@ def recall_command(query: str, k: int, scope: str, trust: str, explain: bool, re
         click.echo(f"[{h.score:.3f}] {h.id} ({h.kind}, {h.layer}) {text}{outdated}")
         if explain:
             click.echo(f"    why: {json.dumps(h.why, ensure_ascii=False)}")
+    if explain:
+        click.echo(f"meaning: {meaning.note()}")
 
 
 @cli.command("update")
