@@ -166,6 +166,37 @@ def test_a_memory_added_by_meaning_moves_no_other_and_joins_its_kind(meaning_map
     assert arc(np.array([view._angles[view.dot_index[new]]]), drinks).min() < 0.1
 
 
+def test_the_next_session_starts_from_the_last_arrangement_so_a_memory_added_meanwhile_moves_no_other(
+        meaning_map, qtbot):
+    from mnemoscope.ui.memory_map import RadialMap
+    from mnemoscope.ui.session import StoreSession
+
+    view, ids = meaning_map
+    view.set_by_meaning(True)
+    before = {mid: view._angles[view.dot_index[mid]] for mid in ids.values()}
+    path = view.session.store.path
+    view.session.close()  # the window is closed; an agent remembers one more thing
+    from mnemoscope.store import MemoryStore
+
+    with MemoryStore(path) as store:
+        new = store.remember("A double espresso, no milk.", topic="mornings").memory.id
+    session = StoreSession(MemoryStore(path))
+    again = RadialMap(session)
+    qtbot.addWidget(again)
+    again.resize(900, 700)
+    again.show()
+    again.reload()
+    again.set_by_meaning(True)
+    try:
+        after = {mid: again._angles[again.dot_index[mid]] for mid in ids.values()}
+        moved = arc(np.array(list(after.values())), np.array(list(before.values())))
+        assert moved.max() < 1e-9, moved  # a fresh fit of the plane would have moved them
+        drinks = np.array([before[ids[t]] for t in MEANINGS["drinks"]])
+        assert arc(np.array([again._angles[again.dot_index[new]]]), drinks).min() < 0.1
+    finally:
+        session.close()
+
+
 def test_memories_without_a_vector_keep_their_topic_and_the_caption_says_so(meaning_map, monkeypatch):
     from mnemoscope.store import MemoryStore
 

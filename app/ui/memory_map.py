@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..map_layout import group_label, meaning_angles, orbit_for, ring_middle, ring_outer, sector_centre
+from . import map_memory
 from .background import drop_elsewhere
 from .map_data import Dot, MapData, Positions, map_data
 from .session import StoreSession
@@ -83,6 +84,7 @@ class RadialMap(QWidget):
         self._fitted = False  # the first dots of a store are shown fitted to the pane
         self.by_meaning = False
         self.meaning_angles: dict[str, float] = {}  # the last arrangement by meaning, kept across reloads
+        self._meaning_for: tuple[str, str] | None = None  # the database and model it is of
         self.unembedded = 0  # memories without a vector, placed by topic in the arrangement by meaning
         self._angles = self._radii = np.zeros(0)
         self._anim_from: dict[str, tuple[float, float]] = {}
@@ -377,10 +379,17 @@ class RadialMap(QWidget):
         if not hasattr(store, "vectors"):
             self.unembedded = len(self.dots)
             return
+        model = store.embedder_id() if hasattr(store, "embedder_id") else ""
+        if self._meaning_for != (store.path, model):  # a new session: start from the last one's
+            self._meaning_for = (store.path, model)
+            self.meaning_angles = map_memory.load(store.path, model)
         ids, vectors = store.vectors([d.id for d in self.dots])
         ids = list(ids)
         angles = meaning_angles(ids, vectors, previous=self.meaning_angles)
-        self.meaning_angles = dict(zip(ids, angles.tolist()))
+        arranged = dict(zip(ids, angles.tolist()))
+        if arranged != self.meaning_angles:
+            map_memory.save(store.path, model, arranged)
+        self.meaning_angles = arranged
         for i, d in enumerate(self.dots):
             angle = self.meaning_angles.get(d.id)
             if angle is not None:
