@@ -20,6 +20,7 @@ class RememberResult:
     entities_created: list[Entity] = field(default_factory=list)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     conflicts: list = field(default_factory=list)  # likely conflicts with older memories (store.conflicts)
+    duplicate_by: str = ""  # when not created: "text" (by characters) or "meaning" (by vectors)
 
     def to_dict(self) -> dict[str, Any]:
         """The result as every door gives it in JSON (a server shows the memory as its

@@ -338,7 +338,7 @@ class MemoryStore:
                     by = "similarity" if dup[2] == "text" else "same meaning, cosine"
                     return RememberResult(after, False, f"reinforced existing memory {dup[0]} "
                                           f"({by} {dup[1]:.2f}) instead of adding a copy; "
-                                          "allow_duplicate adds it anyway", dup[1], before)
+                                          "allow_duplicate adds it anyway", dup[1], before, duplicate_by=dup[2])
             mid = memory_id or "m-" + uuid.uuid4().hex[:12]
             if self.exists(mid):
                 raise ValidationError("id", f"a memory with id {mid!r} already exists")

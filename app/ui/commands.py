@@ -75,6 +75,10 @@ class NewMemoryCommand(StoreCommand):
             self.before = result.before
             if not self.created:
                 self.setText("Reinforce memory")
+                by = "by meaning" if result.duplicate_by == "meaning" else "by its characters"
+                self.message = (f"Reinforced memory {self.memory_id} (“{_short(result.memory.text)}”), which "
+                                f"already says this ({by}, similarity {result.similarity:.2f}), instead of adding "
+                                "a copy. Edit › Undo takes the reinforcement back.")
         else:  # redo of a reinforcement
             store.reinforce(self.memory_id)
         self.session.notify({self.memory_id})
@@ -88,6 +92,10 @@ class NewMemoryCommand(StoreCommand):
         else:  # only what the reinforcement wrote: an agent's edit made since stays
             store.restore_state(self.before, REINFORCED)
         self.session.notify({self.memory_id})
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class EditMemoryCommand(StoreCommand):
