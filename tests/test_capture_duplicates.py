@@ -11,6 +11,7 @@ import re
 from mnemoscope.cli import main
 from mnemoscope.serve.operations import Operations
 from mnemoscope.store import MemoryStore
+from test_serve import http, http_server  # noqa: F401 - the real server, started as its tests start it
 
 STANDUP = "The standup is at 9:30 every weekday."
 STANDUP_AGAIN = "Every weekday the standup is at 9:30."  # the same by meaning, other words' order
@@ -86,3 +87,15 @@ def test_hidden_memories_change_nothing_a_low_trust_caller_gets_back():
     assert with_hidden == without
     assert named == []  # no hidden memory's id in any answer
     assert [json.loads(text)["created"] for text, _ in without] == [True, False, True, False, True, False]
+
+
+def test_the_http_capture_reinforces_a_repeat_and_can_be_forced(http_server):  # noqa: F811
+    base = http_server()
+    body = {"content": "Deployed v2.3 to staging.", "source_kind": "event"}
+    status, first = http("POST", base + "/capture", body)
+    assert status == 200 and first["created"] is True
+    status, again = http("POST", base + "/capture", body)
+    assert status == 200 and again["created"] is False and again["id"] == first["id"]
+    assert f"reinforced existing memory {first['id']}" in again["message"]
+    status, forced = http("POST", base + "/capture", {**body, "allow_duplicate": True})
+    assert status == 200 and forced["created"] is True and forced["id"] != first["id"]
