@@ -331,13 +331,21 @@ def _kept(store: MemoryStore) -> set[tuple[str, str]]:
     return set(store.conn.execute("SELECT src, dst FROM edges WHERE edge = ?", (KEPT,)).fetchall())
 
 
-def between(store: MemoryStore, newer: dict, older: dict) -> Conflict | None:
+def between(store: MemoryStore, newer: dict, older: dict, cache: dict | None = None) -> Conflict | None:
     """The conflict between two memories' rows (id, text, who, terms), ``newer`` written
-    after ``older``, or None (a pair a person kept both of is no conflict)."""
-    if (newer["id"], older["id"]) in _kept(store):
+    after ``older``, or None (a pair a person kept both of is no conflict). A caller that
+    compares many pairs of the same rows passes one ``cache`` dict to all the calls: each
+    row's claims and the kept pairs are then read once."""
+    cache = {} if cache is None else cache
+    if "kept pairs" not in cache:
+        cache["kept pairs"] = _kept(store)
+    if (newer["id"], older["id"]) in cache["kept pairs"]:
         return None
     sides = []
     for row in (newer, older):
-        subject = _subjects_one(store, row["id"], row["text"], row.get("who") or "")
-        sides.append((row["id"], row["text"], 0.0, _memory_claims(row["text"], subject, row.get("terms") or "")))
+        if row["id"] not in cache:
+            subject = _subjects_one(store, row["id"], row["text"], row.get("who") or "")
+            cache[row["id"]] = (row["id"], row["text"], 0.0,
+                                _memory_claims(row["text"], subject, row.get("terms") or ""))
+        sides.append(cache[row["id"]])
     return _conflicts_between(sides[0], sides[1])

@@ -251,7 +251,8 @@ class OpenAIEmbedder:
             vectors = [[float(x) for x in r["embedding"]] for r in rows]
         except (ValueError, KeyError, TypeError) as exc:
             raise EmbeddingError(f"{where} answered something that is not an embeddings response "
-                                 f"({type(exc).__name__}: {exc}): {raw[:120]!r}") from None
+                                 f"({type(exc).__name__}: {exc}): {raw[:120]!r}; check [embedder] url (the "
+                                 "API's base, ending in /v1) and name in the store's config") from None
         if len(vectors) != len(batch) or not vectors or len({len(v) for v in vectors}) != 1:
             raise EmbeddingError(f"{where} answered {len(vectors)} vectors of lengths "
                                  f"{sorted({len(v) for v in vectors})} for {len(batch)} texts")

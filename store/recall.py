@@ -255,10 +255,11 @@ def _newer_first(store: MemoryStore, hits: list[Hit], rows: dict[str, dict[str, 
     from .conflicts import between
 
     shown = [h for h in hits if not h.redacted]
+    seen: dict = {}  # each hit's claims, worked out once for all its pairs
     for i, a in enumerate(shown):
         for b in shown[i + 1:]:
             newer, older = (a, b) if rows[a.id]["created_at"] >= rows[b.id]["created_at"] else (b, a)
-            if older.outdated_by is None and between(store, rows[newer.id], rows[older.id]) is not None:
+            if older.outdated_by is None and between(store, rows[newer.id], rows[older.id], seen) is not None:
                 older.outdated_by = newer.id
                 if hits.index(older) < hits.index(newer):
                     hits.remove(newer)

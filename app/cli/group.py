@@ -5,6 +5,7 @@ The commands live beside it, one module per group of commands."""
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 from collections.abc import Callable
@@ -95,10 +96,19 @@ def handle_errors(fn: Callable) -> Callable:
 
 
 class MnemoscopeGroup(click.Group):
-    """Commands listed in the order they were added (the order a user meets them)."""
+    """Commands listed in the order a user meets them. A command's module is imported when
+    the command is asked for (``lazy``: its name to the module under mnemoscope.cli that
+    defines it), so that ``mnemoscope stats`` does not load the compiler nor the MCP SDK."""
+
+    lazy: dict[str, str] = {}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.commands)
+        return list(dict.fromkeys([*self.lazy, *self.commands]))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.lazy:
+            importlib.import_module(f"{__package__}.{self.lazy[name]}")
+        return self.commands.get(name)
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         cmd.callback = handle_errors(cmd.callback) if cmd.callback else None

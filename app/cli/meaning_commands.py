@@ -35,11 +35,16 @@ def backfill_first(store: MemoryStore) -> None:
     if store.read_only:
         return
     status = store.vector_status()
-    if status.memories > status.with_vector and (status.stored_by in (None, status.embedder)
-                                                 or not status.with_vector):
+    if status.memories > status.with_vector and status.unavailable:
+        click.echo(f"{status.memories - status.with_vector} memories are left without a vector for a later "
+                   f"backfill (they are found by keywords until then): {status.unavailable}", err=True)
+    elif status.memories > status.with_vector and (status.stored_by in (None, status.embedder)
+                                                   or not status.with_vector):
         report = _run(store, "embedding memories", store.backfill)
         for mid, why in report.skipped:
             click.echo(f"  {mid} has no vector: {why}", err=True)
+        if report.failed:
+            click.echo(report.note(), err=True)
 
 
 @cli.command("reembed")

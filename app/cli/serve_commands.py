@@ -44,10 +44,21 @@ def mcp_command(scopes: tuple[str, ...], trust: str, client_name: str | None) ->
     Tools: remember, recall, brief, tick, stats, update, forget, capture,
     compile_prompt, resolve_citations. Add it to Claude Desktop or any MCP client as
     the command 'mnemoscope mcp' (see README); open Mnemoscope to watch what it does."""
-    from ..serve.mcp_server import run_stdio
+    import sys
+
+    from ..serve.handshake import early_answer
 
     with open_store() as store:
-        run_stdio(_operations(store, scopes, trust, client_name or "mcp client", "mcp"))
+        # The handshake is answered before the SDK is imported (it takes a second or more).
+        first = sys.stdin.buffer.readline()
+        early = early_answer(first)
+        if early is not None:
+            sys.stdout.buffer.write(early[1])
+            sys.stdout.buffer.flush()
+        from ..serve.mcp_server import run_stdio
+
+        run_stdio(_operations(store, scopes, trust, client_name or "mcp client", "mcp"), first,
+                  early[0] if early is not None else None)
 
 
 @cli.command("serve")

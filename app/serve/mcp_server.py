@@ -22,15 +22,9 @@ from mnemoscope.store.errors import StoreError
 from pydantic import ValidationError as PydanticValidationError
 
 from .. import __version__
+from .handshake import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE
 from .operations import CALLER, Operations
 
-INSTRUCTIONS = (
-    "Mnemoscope is the user's long-term memory. Call brief once at the start of a conversation; call recall "
-    "before answering anything that may depend on what you were told before; call remember when you learn "
-    "something durable (one self-contained sentence: a preference, a fact about a person, a decision, a "
-    "lesson). Use update to correct a memory and forget when the user asks you to forget something. Memories "
-    "fade unless they are used; the user watches and edits them in the Mnemoscope inspector."
-)
 READ_ONLY = {"brief", "stats", "resolve_citations"}
 DESTRUCTIVE = {"forget", "update"}
 
@@ -122,7 +116,7 @@ def _tool(ops: Operations, name: str) -> Callable[..., dict[str, Any]]:
 
 def build_server(ops: Operations) -> MCPServer:
     """An MCP server whose tools are the operations over ``ops.store``."""
-    server = MCPServer("mnemoscope", title="Mnemoscope memory", version=__version__, instructions=INSTRUCTIONS,
+    server = MCPServer(SERVER_NAME, title=SERVER_TITLE, version=__version__, instructions=INSTRUCTIONS,
                        log_level="WARNING", middleware=[CallerMiddleware(ops)])
     for name in Operations.TOOLS:
         annotations = ToolAnnotations(readOnlyHint=name in READ_ONLY, destructiveHint=name in DESTRUCTIVE,
@@ -131,11 +125,13 @@ def build_server(ops: Operations) -> MCPServer:
     return server
 
 
-def run_stdio(ops: Operations) -> None:
+def run_stdio(ops: Operations, first: bytes = b"", answered: Any = None) -> None:
     """Serve MCP over standard input and output until the client closes them, answering
-    every request (see :mod:`.mcp_stdio`)."""
+    every request (see :mod:`.mcp_stdio`). ``first`` is a line already read from stdin,
+    ``answered`` the id of the ``initialize`` it holds when that was answered already
+    (:mod:`.handshake`)."""
     import anyio
 
     from .mcp_stdio import serve
 
-    anyio.run(serve, build_server(ops), ops)
+    anyio.run(serve, build_server(ops), ops, first, answered)

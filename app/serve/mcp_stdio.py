@@ -99,13 +99,24 @@ def _tool_call(line: str) -> str | None:
 class _Out:
     """The SDK's stdout, shared with the answers written here: one line at a time."""
 
-    def __init__(self, stream: anyio.AsyncFile[str]) -> None:
+    def __init__(self, stream: anyio.AsyncFile[str], answered: Any = None) -> None:
         self.stream = stream
         self.lock = anyio.Lock()
+        self.answered = answered  # the id of the initialize answered before the SDK loaded
 
     async def write(self, text: str) -> None:
+        if self.answered is not None and self._answers_initialize(text):
+            self.answered = None  # the client has this answer already (see .handshake)
+            return
         async with self.lock:
             await self.stream.write(text)
+
+    def _answers_initialize(self, text: str) -> bool:
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return False
+        return isinstance(message, dict) and message.get("id") == self.answered and "result" in message
 
     async def flush(self) -> None:
         async with self.lock:
@@ -120,16 +131,23 @@ class _Out:
 class _In:
     """The SDK's stdin: the lines it can read pass; the others are answered here."""
 
-    def __init__(self, stream: anyio.AsyncFile[str], out: _Out, ops: Operations) -> None:
+    def __init__(self, stream: anyio.AsyncFile[str], out: _Out, ops: Operations, first: str = "") -> None:
         self.stream = stream
         self.out = out
         self.ops = ops
+        self.first = first  # a line read before the SDK was loaded
 
     def __aiter__(self):
         return self._lines()
 
-    async def _lines(self):
+    async def _read(self):
+        if self.first:
+            yield self.first
         async for line in self.stream:
+            yield line
+
+    async def _lines(self):
+        async for line in self._read():
             started = time.perf_counter()
             answer = refusal(line)
             if answer is None:
@@ -141,10 +159,12 @@ class _In:
             await self.out.line(answer)
 
 
-async def serve(server: MCPServer, ops: Operations) -> None:
-    """Run ``server`` over this process's stdin and stdout until the client closes them."""
+async def serve(server: MCPServer, ops: Operations, first: bytes = b"", answered: Any = None) -> None:
+    """Run ``server`` over this process's stdin and stdout until the client closes them.
+    ``first`` is a line read from stdin already; ``answered`` the id of the initialize
+    request in it when that was answered already (:mod:`.handshake`)."""
     stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-    out = _Out(anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8")))
+    out = _Out(anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8")), answered)
     lowlevel = server._lowlevel_server  # noqa: SLF001 (MCPServer.run_stdio_async does just this)
-    async with stdio_server(stdin=_In(stdin, out, ops), stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
+    async with stdio_server(stdin=_In(stdin, out, ops, first.decode("utf-8", "replace")), stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
