@@ -54,6 +54,7 @@ def test_a_tick_runs_off_the_gui_thread_with_progress_and_lands_as_one_undo_step
     assert big.session.busy and not big.tick_action.isEnabled()  # nothing else writes meanwhile
     qtbot.waitUntil(lambda: big.cancel_button.isVisible(), timeout=3000)
     assert big.progress_label.text() == "Advancing 7 days…"
+    assert not big.read_only_badge.isVisible()  # busy is not read-only (the badge showed during every job)
     big.map.search_box.setText("mara")  # the window answers meanwhile
     assert big.map.search_matches
     release.set()

@@ -522,7 +522,8 @@ class MainWindow(QMainWindow):
         has_store = self.session.store is not None
         for control in (self.export_action, self.preview_slider):
             control.setEnabled(has_store)
-        self.read_only_badge.setVisible(has_store and not writable)
+        # the file's state, not a job's: while a tick runs the window writes nothing, but may again after
+        self.read_only_badge.setVisible(has_store and self.session.store.read_only)
 
     def _update_status(self) -> None:
         store = self.session.store
