@@ -12,6 +12,7 @@ and is never cancelled, so a committed write always reaches the undo stack.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -24,6 +25,7 @@ from . import heap
 
 PROGRESS_AFTER_MS = 300  # a job that lasts longer shows its progress line
 DROP_AFTER_S = 0.5
+FREE_SLICE = 2000  # objects freed at once when letting go of a big list
 CHECK_EVERY = 20_000  # SQLite virtual-machine steps between two looks at the cancel flag
 
 
@@ -91,7 +93,21 @@ class _Drop(QRunnable):
 
     def run(self) -> None:
         time.sleep(DROP_AFTER_S)  # the caller lets go of its own references meanwhile
-        self.objects = None
+        pending, self.objects = list(self.objects), None
+        # Freeing is C code that holds the interpreter lock until it is done: a list of a
+        # hundred thousand memories freed at once held it (and the GUI thread) for a tenth
+        # of a second. What only we hold now is freed in slices, between which the GUI
+        # thread may run; what someone still holds is only let go.
+        while pending:
+            obj = pending.pop()
+            if sys.getrefcount(obj) == 2:  # ``obj`` here and getrefcount's own argument
+                if isinstance(obj, list):
+                    while obj:
+                        del obj[-FREE_SLICE:]
+                elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+                    pending.extend(vars(obj).values())  # a MapData: its lists go the same way
+                    vars(obj).clear()
+            del obj
 
 
 def drop_elsewhere(*objects: Any) -> None:
