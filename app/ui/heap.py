@@ -7,7 +7,8 @@ the GUI thread could not run a line of Python (tests/perf/ui_bench.py --stalls).
 any job runs, automatic collection is off; when the last one has been applied, what the
 views now hold is frozen (``gc.freeze``: long-lived, never traversed again; objects frozen
 earlier are still freed as soon as nothing refers to them) and collection is on again.
-Only garbage in reference cycles made during a job stays uncollected, a few objects a job.
+After a small job the new objects are collected first; after a big one, only garbage in
+reference cycles made during it stays uncollected (a few objects a job).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from __future__ import annotations
 import gc
 import threading
 
+# Fewer new objects than this since the last collection: a pass over them takes a few
+# milliseconds, so a job's cycles are collected before the rest is frozen.
+COLLECT_BELOW = 50_000
 _lock = threading.Lock()
 _running: set[int] = set()
 _enabled_before = True
@@ -39,6 +43,8 @@ def resume(job: object) -> None:
         _running.discard(id(job))
         if _running:
             return
+        if gc.get_count()[0] < COLLECT_BELOW:
+            gc.collect()  # a small job's garbage (a small store's): collected, not frozen
         gc.freeze()
         if _enabled_before:
             gc.enable()
