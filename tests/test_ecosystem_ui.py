@@ -35,7 +35,7 @@ def test_import_previews_then_imports_as_one_undoable_step(window, monkeypatch):
         shown["summary"] = preview.summary()
         return QMessageBox.StandardButton.Yes
 
-    monkeypatch.setattr(type(window.ecosystem), "_ask", answer)
+    monkeypatch.setattr(type(window.ecosystem), "ask", answer)
     result = window.ecosystem.import_path(MCP_FILE, None)
     assert shown["summary"].startswith("would import 6 memories, 5 entities, 4 relations")
     assert result.memories_new == 6 and store.count() == before + 6

@@ -3,10 +3,12 @@ off it; the window answers meanwhile, shows progress past 300 ms with Cancel, ap
 result in one step, and a failed or cancelled job leaves no undo step and no write."""
 
 import json
+import os
 import sqlite3
 import threading
 
 import pytest
+from helpers import PLANTED, plant_write, unwritten, unwritten_unless
 
 pytest.importorskip("PySide6")
 
@@ -52,6 +54,7 @@ def test_a_tick_runs_off_the_gui_thread_with_progress_and_lands_as_one_undo_step
     assert big.session.busy and not big.tick_action.isEnabled()  # nothing else writes meanwhile
     qtbot.waitUntil(lambda: big.cancel_button.isVisible(), timeout=3000)
     assert big.progress_label.text() == "Advancing 7 days…"
+    assert not big.read_only_badge.isVisible()  # busy is not read-only (the badge showed during every job)
     big.map.search_box.setText("mara")  # the window answers meanwhile
     assert big.map.search_matches
     release.set()
@@ -143,3 +146,119 @@ def qtbot_left():
     from PySide6.QtCore import Qt
 
     return Qt.MouseButton.LeftButton
+
+
+def test_a_job_holds_off_the_full_collection_and_freezes_what_it_built(big, qtbot, held_tick):
+    """A full pass of Python's cycle collector over what a job builds at 100,000 memories
+    held the interpreter lock for 0.7-2.9 s (the GUI thread's longest stalls): off while a
+    job runs, and what the views took from it is frozen (never traversed again)."""
+    import gc
+
+    from mnemoscope.ui import heap
+
+    release, started = held_tick
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    steps = big.session.undo_stack.count()
+    big.advance(0)
+    assert started.wait(10)
+    assert not gc.isenabled() and heap.running() == 1
+    release.set()
+    qtbot.waitUntil(lambda: big.session.undo_stack.count() == steps + 1, timeout=10000)
+    assert gc.isenabled() and heap.running() == 0
+    assert gc.get_freeze_count() > frozen
+
+
+@pytest.fixture
+def held_apply(monkeypatch):
+    """Foreign imports wait for ``release`` before they write (their dry run does not)."""
+    import mnemoscope.ui.ecosystem as eco
+
+    release, started, threads = threading.Event(), threading.Event(), []
+    apply = eco.apply
+
+    def waiting(store, plan, **k):
+        threads.append(threading.current_thread())
+        if not k.get("dry_run"):
+            started.set()
+            assert release.wait(20)
+        return apply(store, plan, **k)
+
+    monkeypatch.setattr(eco, "apply", waiting)
+    yield release, started, threads
+    release.set()
+
+
+MCP_FILE = os.path.join(os.path.dirname(__file__), "data", "mcp_memory", "memory.jsonl")
+
+
+def _dialog(window):
+    from mnemoscope.ui.job_dialog import JobProgressDialog
+
+    return next((d for d in window.findChildren(JobProgressDialog) if d.isVisible()), None)
+
+
+def test_import_from_runs_off_the_gui_thread_with_a_progress_dialog(big, qtbot, monkeypatch, held_apply):
+    from PySide6.QtWidgets import QMessageBox
+
+    release, started, threads = held_apply
+    asked = []
+    monkeypatch.setattr(type(big.ecosystem), "ask",
+                        lambda self, preview: asked.append(preview.summary()) or QMessageBox.StandardButton.Yes)
+    n, steps = big.session.store.count(), big.session.undo_stack.count()
+    assert big.ecosystem.import_path(MCP_FILE, None) is None  # it lands later
+    qtbot.waitUntil(started.is_set, timeout=10000)  # the count comes back to the GUI thread first
+    assert asked[0].startswith("would import 6 memories") and big.session.store.count() == n  # counted first
+    qtbot.waitUntil(lambda: _dialog(big) is not None, timeout=3000)
+    assert _dialog(big).labelText().startswith("Importing mcp-memory…")
+    assert not big.cancel_button.isVisible()  # one progress, one Cancel: in the dialog
+    big.map.search_box.setText("mara")  # the window answers meanwhile
+    assert big.map.search_matches
+    release.set()
+    qtbot.waitUntil(lambda: big.session.undo_stack.count() == steps + 1, timeout=10000)
+    assert big.session.store.count() == n + 6 and _dialog(big) is None
+    assert threading.main_thread() not in threads
+    assert big.session.undo_stack.text(steps) == "Import mcp-memory"
+    big.undo_action.trigger()
+    assert big.session.store.count() == n
+
+
+@pytest.mark.parametrize(**PLANTED)
+def test_a_cancelled_import_from_writes_nothing_and_leaves_no_undo_step(big, qtbot, monkeypatch, held_apply,
+                                                                        planted):
+    from PySide6.QtWidgets import QMessageBox
+
+    release, started, _threads = held_apply
+    monkeypatch.setattr(type(big.ecosystem), "ask", lambda self, preview: QMessageBox.StandardButton.Yes)
+    steps = big.session.undo_stack.count()
+    with unwritten_unless(planted, big.session.store.path):
+        big.ecosystem.import_path(MCP_FILE, None)
+        qtbot.waitUntil(started.is_set, timeout=10000)  # the count comes back to the GUI thread first
+        qtbot.waitUntil(lambda: _dialog(big) is not None, timeout=3000)
+        qtbot.mouseClick(_dialog(big).cancel_button, qtbot_left())
+        release.set()
+        qtbot.waitUntil(lambda: not big.session.busy, timeout=10000)
+        if planted:
+            plant_write(big.session.store)
+    assert "cancelled; nothing was written" in big.statusBar().currentMessage()
+    assert big.session.undo_stack.count() == steps
+
+
+def test_file_import_counts_the_lines_off_the_gui_thread_before_it_writes(big, qtbot, monkeypatch, tmp_path):
+    from PySide6.QtWidgets import QMessageBox
+
+    lines = tmp_path / "new.jsonl"
+    lines.write_text("\n".join(json.dumps({"id": f"n{i}", "text": f"Counted line {i} about tea."}) for i in range(40)))
+    asked = []
+    answer = [QMessageBox.StandardButton.Cancel]
+    monkeypatch.setattr(type(big.ecosystem), "ask", lambda self, preview: asked.append(preview) or answer[0])
+    monkeypatch.setattr("mnemoscope.ui.main_window.QFileDialog.getOpenFileName", lambda *a, **k: (str(lines), ""))
+    n = big.session.store.count()
+    with unwritten(big.session.store.path):
+        big.import_action.trigger()
+        qtbot.waitUntil(lambda: bool(asked) and not big.session.busy, timeout=10000)
+    assert asked[0].memories_new == 40 and big.session.store.count() == n
+    answer[0] = QMessageBox.StandardButton.Yes
+    big.import_action.trigger()
+    qtbot.waitUntil(lambda: big.session.store.count() == n + 40 and not big.session.busy, timeout=10000)
+    assert big.table.model.rowCount() == n + 40

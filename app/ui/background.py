@@ -12,6 +12,7 @@ and is never cancelled, so a committed write always reaches the undo stack.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -20,8 +21,11 @@ from typing import Any
 from mnemoscope.store import MemoryStore
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from . import heap
+
 PROGRESS_AFTER_MS = 300  # a job that lasts longer shows its progress line
 DROP_AFTER_S = 0.5
+FREE_SLICE = 2000  # objects freed at once when letting go of a big list
 CHECK_EVERY = 20_000  # SQLite virtual-machine steps between two looks at the cancel flag
 
 
@@ -32,6 +36,7 @@ class Cancelled(Exception):
 class _Signals(QObject):
     done = Signal(object, object)  # what write returned, what read returned
     failed = Signal(object)        # the exception
+    progress = Signal(int, int)    # done, total
 
 
 class _Task(QRunnable):
@@ -42,8 +47,10 @@ class _Task(QRunnable):
 
     def _emit(self, name: str, *args: Any) -> None:
         # Once the window is gone (the job was dropped with it) there is nobody to tell.
-        with suppress(RuntimeError):
+        try:
             getattr(self.signals, name).emit(*args)
+        except RuntimeError:
+            heap.resume(self.job)
 
     def run(self) -> None:
         job = self.job
@@ -61,11 +68,11 @@ class _Task(QRunnable):
                     # One transaction round the whole write: a cancel that comes before its
                     # end rolls everything back, however short each statement was.
                     with store.tables.write():
-                        written = job.write(store)
+                        written = job.call(store)
                         if job.cancelled:
                             raise Cancelled()
                 else:
-                    written = job.write(store)
+                    written = job.call(store)
             except Exception as exc:
                 self._emit("failed", Cancelled() if job.cancelled else exc)
                 return
@@ -86,7 +93,21 @@ class _Drop(QRunnable):
 
     def run(self) -> None:
         time.sleep(DROP_AFTER_S)  # the caller lets go of its own references meanwhile
-        self.objects = None
+        pending, self.objects = list(self.objects), None
+        # Freeing is C code that holds the interpreter lock until it is done: a list of a
+        # hundred thousand memories freed at once held it (and the GUI thread) for a tenth
+        # of a second. What only we hold now is freed in slices, between which the GUI
+        # thread may run; what someone still holds is only let go.
+        while pending:
+            obj = pending.pop()
+            if sys.getrefcount(obj) == 2:  # ``obj`` here and getrefcount's own argument
+                if isinstance(obj, list):
+                    while obj:
+                        del obj[-FREE_SLICE:]
+                elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+                    pending.extend(vars(obj).values())  # a MapData: its lists go the same way
+                    vars(obj).clear()
+            del obj
 
 
 def drop_elsewhere(*objects: Any) -> None:
@@ -103,10 +124,11 @@ class Job(QObject):
 
     finished = Signal(object, object)
     failed = Signal(object)
+    progress = Signal(int, int)  # done, total: said by a ``write`` that ``reports``
 
     def __init__(self, store: MemoryStore, title: str, write: Callable[[MemoryStore], Any],
                  read: Callable[[MemoryStore, Any], Any] | None = None, *, cancellable: bool = True,
-                 writes: bool = True, parent: QObject | None = None) -> None:
+                 writes: bool = True, reports: bool = False, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.title = title
         self.path = store.path
@@ -115,11 +137,15 @@ class Job(QObject):
         self.read = read
         self.cancellable = cancellable
         self.writes = writes  # False: ``write`` only reads (no transaction, no write lock)
+        self.reports = reports  # True: ``write(store, report)``, where ``report(done, total)`` says how far
         self.cancelled = False
         self.running = False
+        self.shown_by: QObject | None = None  # a dialog of its own showing its progress (else the status bar)
+        self._said_at = 0.0
         self._signals = _Signals()
         self._signals.done.connect(self._done)
         self._signals.failed.connect(self._failed)
+        self._signals.progress.connect(self.progress)
         self._inline_store = store if store.path == ":memory:" else None
 
     def start(self) -> None:
@@ -127,13 +153,28 @@ class Job(QObject):
         if self._inline_store is not None:
             # An in-memory database has no file a second connection could open: it runs here.
             try:
-                written = self.write(self._inline_store)
+                written = self.call(self._inline_store)
             except Exception as exc:
                 self._failed(exc)
                 return
             self._done(written, self.read(self._inline_store, written) if self.read else None)
             return
+        heap.pause(self)  # a full collection over what the job builds would stall the GUI thread
         QThreadPool.globalInstance().start(_Task(self))
+
+    def call(self, store: MemoryStore) -> Any:
+        return self.write(store, self.report) if self.reports else self.write(store)
+
+    def report(self, done: int, total: int) -> None:
+        """How far the write is (called on its thread; said at most every 50 ms). A cancel
+        ends the write here too, between two steps that run no SQL (embedding a batch)."""
+        if self.cancelled:
+            raise Cancelled()
+        now = time.monotonic()
+        if done >= total or now - self._said_at >= 0.05:
+            self._said_at = now
+            with suppress(RuntimeError):  # the window is gone
+                self._signals.progress.emit(done, total)
 
     def cancel(self) -> None:
         if self.cancellable:
@@ -141,8 +182,14 @@ class Job(QObject):
 
     def _done(self, written: Any, read: Any) -> None:
         self.running = False
-        self.finished.emit(written, read)
+        try:
+            self.finished.emit(written, read)
+        finally:
+            heap.resume(self)  # after the views took the result: it is what gets frozen
 
     def _failed(self, exc: Exception) -> None:
         self.running = False
-        self.failed.emit(exc)
+        try:
+            self.failed.emit(exc)
+        finally:
+            heap.resume(self)

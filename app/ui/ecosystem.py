@@ -5,6 +5,7 @@ Connect an agent… (the same function as ``mnemoscope connect``)."""
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING
 
 from mnemoscope.connect import CLIENTS, SERVER_NAME, connect
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from .commands import StoreCommand
+from .job_dialog import watch
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -36,16 +38,25 @@ SOURCES = (("mcp-memory", "MCP memory server (memory.jsonl)…", "JSON Lines (*.
            ("mem0", "mem0 export (JSON)…", "JSON (*.json);;All (*)"))
 
 
-class ForeignImportCommand(StoreCommand):
-    """Write an import plan; undo takes back its memories, relations and new entities."""
+def _plan(store, path: str, fmt: str | None) -> tuple[ImportPlan, ImportResult]:
+    """The file read into a plan and what it would add (writes nothing)."""
+    plan = plan_import(store, path, fmt)
+    return plan, apply(store, plan, dry_run=True)
 
-    def __init__(self, session: StoreSession, plan: ImportPlan) -> None:
+
+class ForeignImportCommand(StoreCommand):
+    """Write an import plan; undo takes back its memories, relations and new entities.
+    Given the ``result`` of the plan already written (off the GUI thread), the first run
+    only shows it."""
+
+    def __init__(self, session: StoreSession, plan: ImportPlan, result: ImportResult | None = None) -> None:
         super().__init__(session, f"Import {plan.format}")
         self.plan = plan
-        self.result: ImportResult | None = None
+        self.result: ImportResult | None = result
 
     def apply(self) -> None:
-        self.result = apply(self.session.store, self.plan)
+        if self.result is None or self._done:
+            self.result = apply(self.session.store, self.plan)
         self.session.notify(None)
         if self.result.ids:
             self.session.select(self.result.ids[0])
@@ -139,29 +150,41 @@ class EcosystemTools:
             self.import_path(path, fmt)
 
     def import_path(self, path: str, fmt: str | None, *, confirm: bool = True) -> ImportResult | None:
-        """Preview the counts, then import as one undoable step (None if refused or cancelled)."""
+        """Read the file and count what it would add, ask, then import as one undoable step,
+        all or nothing. In a big store both run off the GUI thread (the import with a
+        progress dialog and Cancel) and None is returned: the window shows the result when
+        it lands. Here, the result (None if refused or cancelled)."""
         window = self.window
         session = window.session
         if not session.writable or not window.editor.confirm_leave():
             return None
+        landed: list[ImportResult] = []
+
+        def planned(found: tuple[ImportPlan, ImportResult]) -> None:
+            plan, preview = found
+            if confirm and self.ask(preview) != QMessageBox.StandardButton.Yes:
+                return
+            job = session.start(f"Importing {plan.format}", lambda store, report: apply(store, plan, progress=report),
+                                lambda result: landed.append(self._imported(ForeignImportCommand(session, plan, result))),
+                                "Import failed", reports=True, refused=lambda exc: window.show_error("Import failed",
+                                                                                                     str(exc)))
+            watch(job, window)
+
+        session.start(f"Reading {os.path.basename(path) or path}", lambda store: _plan(store, path, fmt), planned,
+                      "Import refused", writes=False, refused=lambda exc: window.show_error("Import refused", str(exc)))
+        return landed[0] if landed and landed[0] is not None else None
+
+    def _imported(self, command: ForeignImportCommand) -> ImportResult | None:
         try:
-            plan = plan_import(session.store, path, fmt)
-            preview = apply(session.store, plan, dry_run=True)
-        except StoreError as exc:
-            window.show_error("Import refused", str(exc))
-            return None
-        if confirm and self._ask(preview) != QMessageBox.StandardButton.Yes:
-            return None
-        command = ForeignImportCommand(session, plan)
-        try:
-            session.push(command)
+            self.window.session.push(command)
         except (StoreError, OSError) as exc:
-            window.show_error("Import failed", str(exc))
+            self.window.show_error("Import failed", str(exc))
             return None
-        window.statusBar().showMessage(f"{command.result.summary()}. Edit › Undo takes it back.", 10000)
+        self.window.statusBar().showMessage(f"{command.result.summary()}. Edit › Undo takes it back.", 10000)
         return command.result
 
-    def _ask(self, preview: ImportResult):
+    def ask(self, preview: ImportResult):
+        """What the import would add, and Yes or Cancel."""
         box = QMessageBox(QMessageBox.Icon.Question, "Import", preview.summary(),
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
         box.setDetailedText(preview_text(preview))

@@ -10,6 +10,7 @@ from mnemoscope.store import MemoryStore, StoreError
 from mnemoscope.store.backup import is_bulk_change
 from mnemoscope.store.demo import rebased_demo
 from mnemoscope.store.errors import ImportRefused
+from mnemoscope.store.importers.jsonl_preview import preview_jsonl
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
@@ -36,6 +37,7 @@ from .commands import ImportCommand, TickCommand, days_label
 from .decay_plot import DecayPlot
 from .ecosystem import EcosystemTools
 from .editor import MemoryEditor
+from .job_dialog import watch
 from .memory_map import RadialMap
 from .memory_table import MemoryTable
 from .owner_tools import OwnerTools
@@ -146,15 +148,21 @@ class MainWindow(QMainWindow):
     def _busy_changed(self, job) -> None:
         self._enable_writes()
         if job is not None:
+            self.progress_bar.setRange(0, 0)  # busy until the job says how far it is
+            job.progress.connect(self._job_progress)
             self._progress_timer.start()
             return
         self._progress_timer.stop()
         for widget in (self.progress_label, self.progress_bar, self.cancel_button):
             widget.hide()
 
+    def _job_progress(self, done: int, total: int) -> None:
+        self.progress_bar.setRange(0, max(total, 1))
+        self.progress_bar.setValue(done)
+
     def _show_progress(self) -> None:
         job = self.session.job
-        if job is None:
+        if job is None or job.shown_by is not None:  # an import shows its own progress dialog
             return
         self.progress_label.setText(f"{job.title}…")
         self.cancel_button.setEnabled(job.cancellable)
@@ -377,25 +385,40 @@ class MainWindow(QMainWindow):
     def _import_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import JSONL", "", "JSON Lines (*.jsonl);;All (*)")
         if path:
-            self.import_jsonl(path)
+            self.import_jsonl(path, confirm=True)
 
-    def import_jsonl(self, source, label: str = "Import JSONL") -> None:
+    def import_jsonl(self, source, label: str = "Import JSONL", *, confirm: bool = False) -> None:
         """Import as one undoable step (off the GUI thread in a big store, all or nothing,
-        and cancellable); the first imported memory is selected and shown."""
+        with a progress dialog and Cancel); the first imported memory is selected and shown.
+        ``confirm``: first count the lines against the store (off the GUI thread too) and ask."""
         if not self.session.writable or not self.editor.confirm_leave():
             return
-        self._import(source, label, partial=False)
+        if not confirm:
+            self._import(source, label, partial=False)
+            return
 
-    def _import(self, source, label: str, partial: bool) -> None:
+        def counted(preview) -> None:
+            if self.ecosystem.ask(preview) == QMessageBox.StandardButton.Yes:
+                self._import(source, label, partial=False)
+
+        self.session.start(f"Reading {os.path.basename(str(source))}", lambda store: preview_jsonl(store, source),
+                           counted, "Import refused", writes=False, refused=self._refused(source, label))
+
+    def _refused(self, source, label: str):
         def refused(exc: Exception) -> None:
             if isinstance(exc, ImportRefused):
                 self._offer_good_lines(source, label, str(exc))
             else:
                 self.show_error("Import failed", str(exc))
 
-        self.session.start(label, lambda store: store.import_jsonl(source, partial=partial),
-                           lambda report: self._imported(ImportCommand(self.session, source, label, report)),
-                           "Import failed", refused=refused)
+        return refused
+
+    def _import(self, source, label: str, partial: bool) -> None:
+        job = self.session.start(label, lambda store, report: store.import_jsonl(source, partial=partial,
+                                                                                  progress=report),
+                                 lambda report: self._imported(ImportCommand(self.session, source, label, report)),
+                                 "Import failed", reports=True, refused=self._refused(source, label))
+        watch(job, self)
 
     def _offer_good_lines(self, source, label: str, message: str) -> QMessageBox:
         """The refused import's bad lines, and the choice the message names: import only the good ones."""
@@ -501,7 +524,8 @@ class MainWindow(QMainWindow):
         has_store = self.session.store is not None
         for control in (self.export_action, self.preview_slider):
             control.setEnabled(has_store)
-        self.read_only_badge.setVisible(has_store and not writable)
+        # the file's state, not a job's: while a tick runs the window writes nothing, but may again after
+        self.read_only_badge.setVisible(has_store and self.session.store.read_only)
 
     def _update_status(self) -> None:
         store = self.session.store

@@ -80,6 +80,8 @@ class RadialMap(QWidget):
         self._x = self._y = np.zeros(0)
         self._mask = np.zeros(0, dtype=bool)
         self._visible_index = np.zeros(0, dtype=np.int64)
+        self._shown: tuple | None = None  # the dots and filters the visible set below was worked out for
+        self._members: dict[str, np.ndarray] | None = None
         self._preview_job = None
         self._fitted = False  # the first dots of a store are shown fitted to the pane
         self.by_meaning = False
@@ -325,6 +327,7 @@ class RadialMap(QWidget):
             data = map_data(self.session.memories(), projection, decay.habit_min_strength, decay.edge_below, days)
         old = self._positions
         if not animate or len(data.dots) > ANIMATE_MAX:
+            self._shown = self._members = None
             drop_elsewhere(self.data, self.dots, self.dot_index, self.entity_members, old, self._visible_dots)
             old = Positions({}, np.zeros(0), np.zeros(0))
         self.data = data
@@ -435,17 +438,26 @@ class RadialMap(QWidget):
 
     def redraw(self, positions: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Draw what is visible (at ``positions``, arrays over every dot, while animating)."""
-        mask = self._mask = self._visible_mask()
-        where = self._visible_index = np.flatnonzero(mask)
-        visible = [self.dots[i] for i in where.tolist()] if len(where) < len(self.dots) else list(self.dots)
-        self.visible_ids = self.data.ids[where].tolist()
+        # What is shown depends on the dots and the filters, not on where they are drawn: a
+        # rotation or an animation frame reuses it (at 100,000 dots, most of a redraw).
+        shown = (self.data, frozenset(self.hidden_kinds), frozenset(self.visible_layers), self.scope_filter,
+                 self.search_text)
+        if self._shown is None or self._shown[0] is not self.data or self._shown[1:] != shown[1:]:
+            self._shown, self._members = shown, None
+            mask = self._mask = self._visible_mask()
+            where = self._visible_index = np.flatnonzero(mask)
+            self._visible_dots = [self.dots[i] for i in where.tolist()] if len(where) < len(self.dots) \
+                else list(self.dots)
+            self.visible_ids = self.data.ids[where].tolist()
+            self.search_matches = {d.id for d in self._visible_dots if self._matches(d)} if self.search_text \
+                else set()
+            self._visible_cells = self.data.cells[where]
+            self._cell_keys = self.data.cell_keys
+        where, visible = self._visible_index, self._visible_dots
         all_x, all_y = positions if positions is not None else (self._x, self._y)
         xs, ys = all_x[where], all_y[where]
         pos = Positions(self.dot_index, all_x, all_y)
-        self.search_matches = {d.id for d in visible if self._matches(d)} if self.search_text else set()
-        self._visible_cells = self.data.cells[where]
-        self._cell_keys = self.data.cell_keys
-        self._visible_xy, self._visible_dots = (xs, ys), visible
+        self._visible_xy = (xs, ys)
         self._dots_stale = True  # the dots are drawn when they are shown, not under the density
         self._draw_entities(visible, pos)
         self._update_detail()
@@ -477,14 +489,16 @@ class RadialMap(QWidget):
         self._dots_stale = False
 
     def _draw_entities(self, visible: list[Dot], pos) -> None:
-        order = np.full(len(self.dots), -1, dtype=np.int64)  # a dot's place among the visible ones
-        order[self._visible_index] = np.arange(len(self._visible_index))
-        members: dict[str, np.ndarray] = {}  # entity name -> indices into visible
-        for name, idx in self.data.members.items():
-            shown = order[idx]
-            shown = shown[shown >= 0]
-            if len(shown):
-                members[name] = shown
+        members = self._members
+        if members is None:  # worked out again when what is shown changes (see redraw)
+            order = np.full(len(self.dots), -1, dtype=np.int64)  # a dot's place among the visible ones
+            order[self._visible_index] = np.arange(len(self._visible_index))
+            members = self._members = {}  # entity name -> indices into visible
+            for name, idx in self.data.members.items():
+                shown = order[idx]
+                shown = shown[shown >= 0]
+                if len(shown):
+                    members[name] = shown
         xs, ys = self._visible_xy
         norm = np.hypot(xs, ys)
         norm[norm == 0] = 1.0

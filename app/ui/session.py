@@ -103,13 +103,15 @@ class StoreSession(QObject):
         return memories, {key: prepare(store, memories) for key, prepare in list(self._preparers.items())}
 
     def start(self, title: str, write: Callable[[MemoryStore], Any], done: Callable[[Any], None],
-              failure: str, *, cancellable: bool = True,
+              failure: str, *, cancellable: bool = True, reports: bool = False, writes: bool = True,
               refused: Callable[[Exception], None] | None = None) -> Job | None:
         """Run ``write`` (a store operation) off the GUI thread when the store is big, else
         here; then ``done(result)`` on the GUI thread with the memories already read again,
-        so the command it pushes shows at once. A failure is reported under ``failure`` and
+        so the command it pushes shows at once (``reports``: ``write(store, report)`` says how
+        far it is through ``report(done, total)``). A failure is reported under ``failure`` and
         leaves no undo step (``refused(error)``, when given, is called instead); a cancelled
-        job leaves the database as it was."""
+        job leaves the database as it was. ``writes=False``: ``write`` only reads (an
+        import's plan and counts), and the memories are not read again after it."""
 
         def report(exc: Exception) -> None:
             if refused is not None:
@@ -121,16 +123,20 @@ class StoreSession(QObject):
             return None
         if not self.in_background():
             try:
-                result = write(self._store)
+                result = write(self._store, lambda _done, _total: None) if reports else write(self._store)
             except Exception as exc:
                 report(exc)
                 return None
             done(result)
             return None
-        job = Job(self._store, title, write, self.read_all, cancellable=cancellable, parent=self)
+        job = Job(self._store, title, write, self.read_all if writes else None, cancellable=cancellable,
+                  writes=writes, reports=reports, parent=self)
 
         def finished(written, read):
             if not self._ended(job):
+                return
+            if not writes:
+                done(written)
                 return
             self._install(read)
             self._fresh = isinstance(read, tuple)

@@ -1,6 +1,6 @@
 """Inspector speed: time to the first painted window and map redraw time.
 
-Run: python tests/perf/ui_bench.py [--stalls DB]
+Run: python tests/perf/ui_bench.py [--stalls DB [--where] | --huge DB]
 Each first-paint figure is measured in a fresh process, from before Qt and the UI are
 imported until the window has been painted once. Targets: demo database <= 1.5 s,
 10,000 memories <= 3 s, 100,000 memories <= 5 s. Redraw: the median time to redraw the
@@ -13,7 +13,10 @@ timer stamps each turn) during Tick, Advance +1 day, a time-travel press (+30 da
 import of 1,000 lines, from the press until the window shows the result. Target: no gap
 over 100 ms. The baseline is the same operation on the GUI thread, as before (the
 session's background threshold raised above the store's size), in the same process.
-``--stalls DB`` measures only these, on a copy of DB.
+``--stalls DB`` measures only these, on a copy of DB; ``--stalls DB --where`` also prints
+what the GUI thread was running while it did not answer (sampled every 4 ms). ``--huge DB``
+takes DB as the 100,000-memory database instead of building one (the same memories,
+``memories(100_000, seed=5)``, imported and ticked).
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ os._exit(0)
 
 
 STALLS = r"""
-import os, sys, time, json
+import os, sys, time, json, threading
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QSettings, QTimer
 QSettings.setDefaultFormat(QSettings.Format.IniFormat)
@@ -96,6 +99,25 @@ app.processEvents()
 w.grab()
 out = {{"first_paint_s": time.perf_counter() - t0}}
 stamps = []
+where = {{}}  # with --where: the GUI thread's innermost frames sampled while it did not answer
+
+def sample(main=threading.main_thread().ident):
+    while True:
+        time.sleep(0.004)
+        if stamps and time.perf_counter() - stamps[-1] > 0.03:
+            frame = sys._current_frames().get(main)
+            trail = []
+            while frame is not None and len(trail) < 40:
+                code = frame.f_code
+                if not trail or "/app/" in code.co_filename or "/store/" in code.co_filename:
+                    trail.append(f"{{os.path.basename(code.co_filename)}}:{{code.co_name}}:{{frame.f_lineno}}")
+                frame = frame.f_back
+            key = current[0] + " " + " < ".join(trail[:6])
+            where[key] = where.get(key, 0) + 4
+
+current = [""]
+if {where}:
+    threading.Thread(target=sample, daemon=True).start()
 timer = QTimer()
 timer.setInterval(5)
 timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
@@ -117,6 +139,7 @@ out["loaded_s"] = time.perf_counter() - t0
 lines = {lines!r}
 
 def run(name, action, done):
+    current[0] = name
     stamps.clear()
     stamps.append(time.perf_counter())
     t = time.perf_counter()
@@ -141,12 +164,16 @@ for mode in ("background", "gui"):
     settle()
     source = lines[mode]
     run(mode + "_import", lambda: w.import_jsonl(source), lambda: w.session.undo_stack.count() == steps + 3)
+ranked = sorted(where.items(), key=lambda kv: -kv[1])
+# the window as it is first (what is left to fix), then the baseline's largest
+out["where"] = [kv for kv in ranked if not kv[0].startswith("gui")][:25] + \
+    [kv for kv in ranked if kv[0].startswith("gui")][:10]
 print(json.dumps(out))
 os._exit(0)
 """
 
 
-def stalls(db: str) -> dict:
+def stalls(db: str, where: bool = False) -> dict:
     """The stall figures on a copy of ``db`` (a tick changes what the next one finds)."""
     import shutil
 
@@ -159,7 +186,7 @@ def stalls(db: str) -> dict:
         Path(path).write_text("\n".join(json.dumps(dict(json.loads(line), id=f"{mode[0]}{i:05d}"))
                                          for i, line in enumerate(memories(1000, seed))))
         lines[mode] = path
-    code = STALLS.format(db=copy, settings=tempfile.mkdtemp(), lines=lines)
+    code = STALLS.format(db=copy, settings=tempfile.mkdtemp(), lines=lines, where=where)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=3600)
     if out.returncode != 0:
         raise SystemExit(out.stderr)
@@ -204,7 +231,10 @@ def main() -> None:
     from mnemoscope.store.demo import load_demo
 
     if len(sys.argv) > 2 and sys.argv[1] == "--stalls":
-        print_stalls(stalls(sys.argv[2]))
+        result = stalls(sys.argv[2], where="--where" in sys.argv)
+        print_stalls(result)
+        for trail, ms in result["where"]:  # --where: what the GUI thread ran during the gaps
+            print(f"{ms:>6} ms  {trail}")
         return
     tmp = tempfile.mkdtemp()
     demo = os.path.join(tmp, "demo.db")
@@ -212,7 +242,11 @@ def main() -> None:
         load_demo(s)
     big = os.path.join(tmp, "big.db")
     huge = os.path.join(tmp, "huge.db")
-    for path, n in ((big, 10_000), (huge, 100_000)):
+    built = [(big, 10_000), (huge, 100_000)]
+    if len(sys.argv) > 2 and sys.argv[1] == "--huge":  # the 100,000 one built before (it embeds for minutes)
+        huge = sys.argv[2]
+        built = built[:1]
+    for path, n in built:
         with MemoryStore(path) as s:
             s.import_jsonl("\n".join(memories(n, seed=5)))
             s.tick()
