@@ -264,6 +264,24 @@ def recent(store: MemoryStore, limit: int = 500, *, client: str | None = None, t
     return [_entry(r, SENSITIVITY_RANK[trust]) for r in rows]
 
 
+def find(store: MemoryStore, where: str, params: list | tuple, *, trust: str = "medium", limit: int = 100,
+         oldest_first: bool = False) -> list[ActivityEntry]:
+    """The log's rows matching an SQL condition (written by the store's own modules, with
+    ``params`` for every value), read at ``trust`` as :func:`recent` reads them."""
+    if trust not in SENSITIVITY_RANK:
+        raise StoreError(f"trust must be one of {', '.join(SENSITIVITIES)}, got {trust!r}")
+    order = "ASC" if oldest_first else "DESC"
+    with store.tables.reading():
+        for columns in (COLUMNS, COLUMNS.replace("called_at", "NULL")):
+            try:
+                rows = store.conn.execute(f"SELECT {columns} FROM activity WHERE {where} ORDER BY id {order} LIMIT ?",
+                                          [*params, int(limit)]).fetchall()
+                break
+            except sqlite3.OperationalError:
+                rows = []
+    return [_entry(r, SENSITIVITY_RANK[trust]) for r in rows]
+
+
 def clients_and_tools(store: MemoryStore) -> tuple[list[str], list[str]]:
     with store.tables.reading():
         try:

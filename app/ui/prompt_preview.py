@@ -53,6 +53,7 @@ from .preview_text import (
     simulate_cache,
     slider_for,
 )
+from .provenance_view import ProvenancePane
 from .session import StoreSession
 from .token_bars import TokenBars
 
@@ -198,6 +199,9 @@ class PromptPreview(QWidget):
         self.future_pane = FuturePane(self.session, self)
         self.future_pane.memory_clicked.connect(self.session.select)
         self.tabs.addTab(self.future_pane, "Future")
+        self.provenance_pane = ProvenancePane(self.session, self)
+        self.provenance_pane.memory_clicked.connect(self.session.select)
+        self.tabs.addTab(self.provenance_pane, "Provenance")
         self.copy_buttons: dict[str, QPushButton] = {}
         exports = QGridLayout()
         for i, (fmt, label) in enumerate(FORMAT_LABELS):
