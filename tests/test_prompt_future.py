@@ -103,7 +103,10 @@ def test_the_preview_follows_the_slider_and_writes_nothing(mara_window, mara_db,
         settle(qtbot, window)
         if planted:
             plant_write(window.session.store)
-    assert preview.tabs.currentWidget() is preview.future_pane  # one glance
+    pane = preview.future_pane
+    assert pane.isVisible()  # one glance: at the top of the preview, in view without scrolling
+    top = pane.mapTo(window, pane.rect().topLeft())
+    assert window.preview_dock.geometry().contains(top) and top.y() + 60 < window.height()
     assert "peanuts" not in preview.result.ref_map.values()
     assert "As of +60 days" in preview.summary.text()
     pane = preview.future_pane
@@ -129,8 +132,24 @@ def test_one_click_pins_what_would_leave_and_undo_unpins(mara_window, qtbot):
     store = window.session.store
     assert store.get("peanuts").pinned
     assert window.session.undo_stack.undoText() == "Pin memory"
+    assert pane.isVisible() and "In 60 days" in pane.headline.text()
     assert not pane.future.left and "peanuts" not in pane.pin_buttons  # it stays in the day-60 prompt
     window.undo_action.trigger()
     settle(qtbot, window)
     assert not store.get("peanuts").pinned
     assert [c.id for c in pane.future.left] == ["peanuts"]
+
+
+def test_close_ends_the_comparison(mara_window, qtbot):
+    window, preview = mara_window, mara_window.preview
+    _ask(window, qtbot)
+    window.preview_slider.setValue(60)
+    settle(qtbot, window)
+    window.preview_slider.return_to_start()
+    settle(qtbot, window)
+    from PySide6.QtCore import Qt
+
+    qtbot.mouseClick(preview.future_pane.close_button, Qt.MouseButton.LeftButton)
+    settle(qtbot, window)
+    assert not preview.future_pane.isVisible() and preview.future is None
+    assert "peanuts" in preview.result.ref_map.values()

@@ -46,8 +46,13 @@ class PinCommand(StoreCommand):
         self.session.notify({self.memory_id})
 
 
-class FuturePane(QWidget):
+class FuturePane(QFrame):
+    """Shown at the top of the prompt preview while a later day is being looked at (or
+    was, until Close), so the change is seen at once without scrolling."""
+
     memory_clicked = Signal(str)
+    dismissed = Signal()
+    MAX_HEIGHT = 240
 
     def __init__(self, session: StoreSession, parent=None) -> None:
         super().__init__(parent)
@@ -59,12 +64,22 @@ class FuturePane(QWidget):
         self.headline.setObjectName("future_headline")
         self.headline.setWordWrap(True)
         self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.close_button = QPushButton("Close", self)
+        self.close_button.setToolTip("Stop comparing with that day (the slider shows another one again)")
+        self.close_button.clicked.connect(self.dismissed)
         self.cards = QWidget(self)
         self.cards_layout = QVBoxLayout(self.cards)
         self.cards_layout.setContentsMargins(0, 0, 0, 0)
         self.cards_layout.addStretch(1)
+        self.setObjectName("future_pane")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setMaximumHeight(self.MAX_HEIGHT)
+        top = QHBoxLayout()
+        top.addWidget(self.headline, 1)
+        top.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.headline)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
         layout.addWidget(scrolling(self.cards, self), 1)
 
     # -- what is shown -------------------------------------------------------------------

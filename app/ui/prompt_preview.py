@@ -198,10 +198,11 @@ class PromptPreview(QWidget):
         self.tabs.addTab(self.cache_pane, "Cache")
         self.future_pane = FuturePane(self.session, self)
         self.future_pane.memory_clicked.connect(self.session.select)
-        self.tabs.addTab(self.future_pane, "Future")
+        self.future_pane.dismissed.connect(self.forget_future)
+        self.future_pane.hide()
         self.provenance_pane = ProvenancePane(self.session, self)
         self.provenance_pane.memory_clicked.connect(self.session.select)
-        self.tabs.addTab(self.provenance_pane, "Provenance")
+        self.tabs.addTab(self.provenance_pane, "Answers")
         self.copy_buttons: dict[str, QPushButton] = {}
         exports = QGridLayout()
         for i, (fmt, label) in enumerate(FORMAT_LABELS):
@@ -215,6 +216,7 @@ class PromptPreview(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.future_pane)  # first: what the time-travel day changes, seen at once
         layout.addWidget(inputs)
         layout.addLayout(exports)  # above the summary, whose length changes: the buttons stay put
         layout.addWidget(self.bars)
@@ -228,7 +230,7 @@ class PromptPreview(QWidget):
         self.k.valueChanged.connect(self.schedule)
         self.model.currentTextChanged.connect(self._offer_formats)
         self._offer_formats(self.model.currentText())
-        self.price.valueChanged.connect(lambda _v: (self._show_summary(), self.future_pane.show_future(self.future, _v)))
+        self.price.valueChanged.connect(self._price_changed)
         self.budget_slider.valueChanged.connect(self._budget_from_slider)
         self.budget_spin.valueChanged.connect(self._budget_from_spin)
         self.bars.memory_clicked.connect(self.session.select)
@@ -248,6 +250,7 @@ class PromptPreview(QWidget):
         self.compare_pane.pinned = None  # a compile of another database compares with nothing
         self.future_days, self.future = 0.0, None
         self.future_pane.show_future(None, self.price.value())
+        self.future_pane.hide()
         self.schedule()
 
     def _set_budget_range(self, cap: int) -> None:
@@ -300,6 +303,8 @@ class PromptPreview(QWidget):
             self.hits = []
             self.bars.set_result(None)
             self.meaning.hide()
+            self.future = None
+            self.future_pane.hide()
             self.summary.setText("Type a user message to see the prompt the agent would send.")
             self.messages.clear()
             return
@@ -320,17 +325,27 @@ class PromptPreview(QWidget):
         self.kinds = {h.id: h.kind for h in hits}
         self.texts = {h.id: h.text or "" for h in hits}
         self.future_pane.show_future(self.future, self.price.value())
+        self.future_pane.setVisible(self.future is not None)
         self.result = self.base
         self._refresh(messages_now=True)
 
     def _preview_day(self, days: float) -> None:
         """The time-travel slider moved: compile as of that day (today again at 0), and
-        show what changes in the Future tab (raised the first time the slider leaves now)."""
+        show what changes at the top of the preview (kept after the slider springs back, until Close)."""
         self.as_of_days = days
         if days > 0:
-            if self.future_days == 0 and self.user_message.toPlainText().strip():
-                self.tabs.setCurrentWidget(self.future_pane)
             self.future_days = days
+        self.schedule()
+
+    def _price_changed(self, price: float) -> None:
+        self._show_summary()
+        self.future_pane.show_future(self.future, price)
+
+    def forget_future(self) -> None:
+        """Close the comparison with a later day."""
+        self.future_days, self.future = 0.0, None
+        self.future_pane.show_future(None, self.price.value())
+        self.future_pane.hide()
         self.schedule()
 
     def _budget_from_slider(self, position: int) -> None:

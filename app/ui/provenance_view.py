@@ -104,7 +104,7 @@ class ProvenancePane(QWidget):
         for c in provenance.conversations(store) if store is not None else []:
             trust = c.context.split("|", 1)[0] if c.context else "owner"
             self.conversation.addItem(f"{c.conversation_id} · {c.turns} turn{'s' * (c.turns != 1)} · "
-                                      f"{_when(c.last_at)} · trust {trust}", (c.conversation_id, c.context))
+                                      f"trust {trust} · {_when(c.last_at)}", (c.conversation_id, c.context))
         index = self.conversation.findData(current) if current is not None else -1
         self.conversation.setCurrentIndex(max(index, 0) if self.conversation.count() else -1)
         self.conversation.blockSignals(False)
