@@ -172,8 +172,9 @@ def record(store: MemoryStore, *, client: str, door: str, tool: str, scope: str 
         args = settings_only(args)
     summary = summarize(args) if summary is None else _text(summary)
     error = _INPUT_VALUE.sub("input_value=…", _text(error))
+    # the wall clock's moment: now, or for a given store time the moment it stands for today
+    called_at = time.time() if at is None else at - store.tables.clock_offset()
     at = store.now() if at is None else at
-    called_at = time.time()
     with store.tables.write():
         if sensitivity not in SENSITIVITY_RANK:
             sensitivity = _sensitivity_of(store, args, memory_ids, trust)
