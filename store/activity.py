@@ -48,7 +48,8 @@ SETTINGS = frozenset(("kind", "importance", "scope", "sensitivity", "k", "explai
                       "placement", "memory_id", "conversation_id", "turn", "pinned", "source_kind", "proposed_type",
                       "proposed_kind", "policy", "days", "trust", "first", "second"))
 _INPUT_VALUE = re.compile(r"input_value=.*?(?=, input_type=|\]|$)")
-COLUMNS = "id, at, client, door, tool, scope, trust, summary, args, memory_ids, duration_ms, ok, error, sensitivity"
+COLUMNS = ("id, at, client, door, tool, scope, trust, summary, args, memory_ids, duration_ms, ok, error, sensitivity, "
+           "called_at")
 
 
 @dataclass(frozen=True)
@@ -68,12 +69,21 @@ class ActivityEntry:
     error: str
     sensitivity: str = "low"  # of what the row holds
     redacted: bool = False    # its texts are left out for this reader
+    # When the call happened by the wall clock (``at`` is the store's clock, which Advance
+    # moves); None for a row logged before it was kept.
+    called_at: float | None = None
+
+    @property
+    def when(self) -> float:
+        """The moment to show a person: the wall clock's, else the store's."""
+        return self.at if self.called_at is None else self.called_at
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "at": self.at, "client": self.client, "door": self.door, "tool": self.tool,
                 "scope": self.scope, "trust": self.trust, "summary": self.summary, "args": self.args,
                 "memory_ids": list(self.memory_ids), "duration_ms": self.duration_ms, "ok": self.ok,
-                "error": self.error, "sensitivity": self.sensitivity, "redacted": self.redacted}
+                "error": self.error, "sensitivity": self.sensitivity, "redacted": self.redacted,
+                "called_at": self.called_at}
 
 
 def summarize(args: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:
@@ -162,16 +172,18 @@ def record(store: MemoryStore, *, client: str, door: str, tool: str, scope: str 
         args = settings_only(args)
     summary = summarize(args) if summary is None else _text(summary)
     error = _INPUT_VALUE.sub("input_value=…", _text(error))
+    # the wall clock's moment: now, or for a given store time the moment it stands for today
+    called_at = time.time() if at is None else at - store.tables.clock_offset()
     at = store.now() if at is None else at
     with store.tables.write():
         if sensitivity not in SENSITIVITY_RANK:
             sensitivity = _sensitivity_of(store, args, memory_ids, trust)
         row_id = store.conn.execute(
             "INSERT INTO activity (at, client, door, tool, scope, trust, summary, args, memory_ids, duration_ms, "
-            "ok, error, sensitivity) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "ok, error, sensitivity, called_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (at, _text(client)[:120], door, tool, _text(scope)[:SCOPE_CHARS], trust, summary[:SUMMARY_CHARS],
              kept_arguments(args), json.dumps(list(memory_ids)), round(float(duration_ms), 3), int(ok), error[:500],
-             sensitivity)).lastrowid
+             sensitivity, called_at)).lastrowid
         if row_id % PRUNE_EVERY == 0:
             prune(store, at)
     return row_id
@@ -223,7 +235,7 @@ def _entry(row: tuple, max_rank: int) -> ActivityEntry:
         summary = f"(texts above your trust: {sensitivity}) " + summarize(args)
     return ActivityEntry(row[0], row[1], row[2], row[3], row[4], row[5], row[6] or "", summary, args,
                          tuple(json.loads(row[9] or "[]")), row[10], bool(row[11]), row[12] or "", sensitivity,
-                         redacted)
+                         redacted, row[14])
 
 
 def recent(store: MemoryStore, limit: int = 500, *, client: str | None = None, tool: str | None = None,
@@ -239,12 +251,35 @@ def recent(store: MemoryStore, limit: int = 500, *, client: str | None = None, t
     if tool:
         where.append("tool = ?")
         params.append(tool)
-    sql = f"SELECT {COLUMNS} FROM activity WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
+    sql = f"SELECT {{}} FROM activity WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
     with store.tables.reading():
-        try:
-            rows = store.conn.execute(sql, [*params, int(limit)]).fetchall()
-        except sqlite3.OperationalError:  # a database opened read-only before the log existed
-            return []
+        rows = []
+        # a database opened read-only before the log existed has none; one from before the
+        # wall clock was kept (schema 11) has no ``called_at``
+        for columns in (COLUMNS, COLUMNS.replace("called_at", "NULL")):
+            try:
+                rows = store.conn.execute(sql.format(columns), [*params, int(limit)]).fetchall()
+                break
+            except sqlite3.OperationalError:
+                continue
+    return [_entry(r, SENSITIVITY_RANK[trust]) for r in rows]
+
+
+def find(store: MemoryStore, where: str, params: list | tuple, *, trust: str = "medium", limit: int = 100,
+         oldest_first: bool = False) -> list[ActivityEntry]:
+    """The log's rows matching an SQL condition (written by the store's own modules, with
+    ``params`` for every value), read at ``trust`` as :func:`recent` reads them."""
+    if trust not in SENSITIVITY_RANK:
+        raise StoreError(f"trust must be one of {', '.join(SENSITIVITIES)}, got {trust!r}")
+    order = "ASC" if oldest_first else "DESC"
+    with store.tables.reading():
+        for columns in (COLUMNS, COLUMNS.replace("called_at", "NULL")):
+            try:
+                rows = store.conn.execute(f"SELECT {columns} FROM activity WHERE {where} ORDER BY id {order} LIMIT ?",
+                                          [*params, int(limit)]).fetchall()
+                break
+            except sqlite3.OperationalError:
+                rows = []
     return [_entry(r, SENSITIVITY_RANK[trust]) for r in rows]
 
 

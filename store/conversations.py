@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import NotFound, ValidationError
@@ -41,6 +41,10 @@ class Turn:
     model: str
     query: str
     ref_map: dict[str, str]
+    # Why recall put each cited memory in the prompt (memory id → its score and the parts
+    # of it), when the door kept it; {} for a turn kept before.
+    why: dict[str, dict] = field(default_factory=dict)
+    context: str = ""
 
 
 def context_of(scopes: list[str] | tuple[str, ...], trust: str) -> str:
@@ -56,22 +60,26 @@ def check_conversation_id(value: object) -> str:
 
 
 def save_turn(store: MemoryStore, conversation_id: str, ref_map: dict[str, str], *, model: str = "",
-              query: str = "", context: str = "") -> Turn:
-    """Store ``ref_map`` as the next turn of ``conversation_id`` in ``context``."""
+              query: str = "", context: str = "", why: dict[str, dict] | None = None) -> Turn:
+    """Store ``ref_map`` as the next turn of ``conversation_id`` in ``context``, with
+    ``why`` recall put each of its memories there."""
+    why = {mid: why[mid] for mid in ref_map.values() if why and mid in why}
     conversation_id = check_conversation_id(conversation_id)
     at = store.now()
     with store.tables.write():
         last = store.conn.execute("SELECT max(turn) FROM conversations WHERE context = ? AND conversation_id = ?",
                                   (context, conversation_id)).fetchone()[0]
         turn = (last or 0) + 1
-        store.conn.execute("INSERT INTO conversations (context, conversation_id, turn, at, model, query, ref_map) "
-                           "VALUES (?,?,?,?,?,?,?)",
-                           (context, conversation_id, turn, at, model, query[:500], json.dumps(ref_map)))
-    return Turn(conversation_id, turn, at, model, query, dict(ref_map))
+        store.conn.execute("INSERT INTO conversations (context, conversation_id, turn, at, model, query, ref_map, "
+                           "why) VALUES (?,?,?,?,?,?,?,?)",
+                           (context, conversation_id, turn, at, model, query[:500], json.dumps(ref_map),
+                            json.dumps(why)))
+    return Turn(conversation_id, turn, at, model, query, dict(ref_map), why, context)
 
 
 def prompt_used(store: MemoryStore, ref_map: dict[str, str], conversation_id: str | None = None, *,
-                model: str = "", query: str = "", context: str = "") -> Turn | None:
+                model: str = "", query: str = "", context: str = "", why: dict[str, dict] | None = None
+                ) -> Turn | None:
     """What went into a compiled prompt was used: each memory of ``ref_map`` counts one
     recall (one forgotten since is skipped), and with ``conversation_id`` the map is kept
     as that conversation's next turn, all in one transaction."""
@@ -82,7 +90,7 @@ def prompt_used(store: MemoryStore, ref_map: dict[str, str], conversation_id: st
             store.tables.reinforce(memory_id, store.now())  # False for a memory deleted since
         if conversation_id is None:
             return None
-        return save_turn(store, conversation_id, ref_map, model=model, query=query, context=context)
+        return save_turn(store, conversation_id, ref_map, model=model, query=query, context=context, why=why)
 
 
 def get_turn(store: MemoryStore, conversation_id: str, turn: int | None = None, *, context: str = "") -> Turn:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
 # program's id is refused before anything is written to it.
@@ -255,6 +255,17 @@ def m011_vectors(db: Database) -> None:
                         ("filtered", "UPDATE OF scope, sensitivity ON memories")):
         db.execute(f'CREATE TRIGGER "vectors_{name}" AFTER {event} BEGIN\n  {bump};\nEND')
     db["meta"].insert({"key": "schema_version", "value": "11"}, replace=True)
+
+
+@migrations()
+def m012_wall_clock_and_reasons(db: Database) -> None:
+    """Each activity row also keeps the wall-clock moment of the call (``called_at``; ``at``
+    stays the store's clock, which Advance moves and pruning goes by), and each citation
+    map the recall explanation of every memory it cites (``why``, JSON), so an answer's
+    ``[Mem:N]`` can say why that memory was in the prompt. Older rows have neither."""
+    db.execute("ALTER TABLE activity ADD COLUMN called_at FLOAT")
+    db.execute("ALTER TABLE conversations ADD COLUMN why TEXT")
+    db["meta"].insert({"key": "schema_version", "value": "12"}, replace=True)
 
 
 # Every migration this version knows: all of them are pending on an empty database (asking

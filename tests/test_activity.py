@@ -110,9 +110,9 @@ def make_version_1(path):
     with conn:
         for table in ("activity", "forgotten", "conversations"):
             conn.execute(f"DROP TABLE {table}")
-        # the tables as m002 made them, before m010 added to them
+        # the tables as m002 made them, before m010 and m012 added to them
         conn.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m002_activity', "
-                     "'m010_trust_of_logs_and_conversations')")
+                     "'m010_trust_of_logs_and_conversations', 'm012_wall_clock_and_reasons')")
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.close()
 

@@ -155,7 +155,7 @@ def test_a_snapshot_from_an_earlier_version_is_brought_up_to_date_when_restored(
         old = sqlite3.connect(snap)  # as an earlier Mnemoscope wrote it: no activity log yet
         old.executescript("DROP TABLE activity; DROP TABLE forgotten; DROP TABLE conversations; "
                           "DELETE FROM _sqlite_migrations WHERE name IN ('m002_activity', "
-                          "'m010_trust_of_logs_and_conversations'); "
+                          "'m010_trust_of_logs_and_conversations', 'm012_wall_clock_and_reasons'); "
                           "UPDATE meta SET value = '1' WHERE key = 'schema_version';")
         old.close()
         restore(db, snap, confirm=True)

@@ -219,23 +219,39 @@ def quote_command(price: float, as_json: bool, **opts: Any) -> None:
 @click.option("-k", type=click.IntRange(1, 1000), default=DEFAULT_K, show_default=True, help="memories to recall")
 @click.option("--scope", default="global", show_default=True, help="scope to compile for")
 @click.option("--trust", default="medium", show_default=True, help="maximum sensitivity to compile for")
+@click.option("--in-days", "in_days", type=click.FloatRange(0, 36500), default=None, metavar="DAYS",
+              help="the prompt as of DAYS ahead (memories fade, some are archived); what leaves and enters "
+                   "it against today goes to standard error (with --json: under 'future')")
 @format_option
 @json_option
 def preview_command(user_message: str, history: str | None, model: str, max_tokens: int, placement: str,
-                    system: str | None, k: int, scope: str, trust: str, fmt: str, as_json: bool) -> None:
+                    system: str | None, k: int, scope: str, trust: str, in_days: float | None, fmt: str,
+                    as_json: bool) -> None:
     """Recall from a database and print the prompt the agent would send.
 
     Recalls memories for the user message (without writing) and compiles the prompt the
-    inspector's preview shows; prints what its copy buttons copy."""
+    inspector's preview shows; prints what its copy buttons copy. With --in-days, the
+    prompt of that later day (nothing is written or reinforced either)."""
     from ..bridge import DEFAULT_RULES, PreviewRequest, preview
+    from ..prompt_future import day_words, prompt_future
 
     request = PreviewRequest(user_message=user_message,
                              history=load_json_file(history, "history file") if history else [],
                              model_id=model, max_tokens=max_tokens, placement=placement,
                              rules=DEFAULT_RULES if system is None else system, k=k, scope=scope, trust=trust)
     with open_store() as store:
-        result = preview(store, request).result
-    click.echo(render(result, "json" if as_json else fmt, request.model_id))
+        if in_days is None:
+            click.echo(render(preview(store, request).result, "json" if as_json else fmt, request.model_id))
+            return
+        future = prompt_future(store, request, in_days)
+    if as_json:
+        prompt = json.loads(render(future.then.result, "json", request.model_id))
+        click.echo(json.dumps({**prompt, "future": future.to_dict()}, ensure_ascii=False, indent=2))
+        return
+    click.echo(render(future.then.result, fmt, request.model_id))
+    for line in future.sentences() or [f"{day_words(in_days)} the prompt carries the same memories."]:
+        click.echo(line, err=True)
+    click.echo(f"tokens {future.tokens_now:,} today, {future.tokens_then:,} then", err=True)
 
 
 @cli.group("profile")

@@ -350,7 +350,7 @@ def activity_command(limit: int, client: str | None, tool: str | None, trust: st
     if not entries:
         click.echo("no activity recorded")
     for e in entries:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.at))
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.when))
         status = "ok" if e.ok else f"refused: {e.error}"
         ids = f" → {', '.join(e.memory_ids[:5])}{' …' if len(e.memory_ids) > 5 else ''}" if e.memory_ids else ""
         click.echo(f"{when}  {e.client} [{e.door}] {e.tool}({e.summary}){ids}  {e.duration_ms:.1f} ms  {status}")

@@ -332,7 +332,7 @@ class Operations:
                                  max_tokens=max_tokens, placement=placement,
                                  rules=DEFAULT_RULES if rules is None else rules, k=k, scope=self._scope(scope),
                                  trust=self.trust)
-        hits = self.store.recall(user_message, k=k, scope=request.scope, trust=self.trust)
+        hits = self.store.recall(user_message, k=k, scope=request.scope, trust=self.trust, explain=True)
         try:
             result = compile_items(request, memory_items(hits))
         except (TypeError, ValueError) as exc:  # the compiler's word on the history, rules or model
@@ -342,8 +342,9 @@ class Operations:
         out: dict[str, Any] = {"messages": result.messages, "ref_map": result.ref_map,
                                "summary": _summary(result.metadata), "memory_ids": kept}
         # Everything was checked: what went into the prompt was used, and its map is kept, at once.
+        why = {h.id: {"score": h.score, **h.why} for h in hits if not h.redacted}  # kept for provenance
         turn = conversations.prompt_used(self.store, result.ref_map, conversation_id, model=model,
-                                         query=user_message, context=self.context)
+                                         query=user_message, context=self.context, why=why)
         if turn is not None:
             out.update(conversation_id=turn.conversation_id, turn=turn.turn)
         return out

@@ -15,7 +15,7 @@ from typing import Any
 
 from mnemoscope.store import activity
 from mnemoscope.store.activity import ActivityEntry, Forgotten
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QStyle,
+    QStyleOptionViewItem,
     QTableView,
     QTabWidget,
     QVBoxLayout,
@@ -159,7 +161,7 @@ class ActivityModel(QAbstractTableModel):
 
     def _display(self, e: ActivityEntry, column: str) -> str:
         if column == "time":
-            return _when(e.at, datetime.now().strftime("%Y-%m-%d"))
+            return _when(e.when, datetime.now().strftime("%Y-%m-%d"))
         if column == "memories":
             if not e.memory_ids:
                 return ""
@@ -173,7 +175,10 @@ class ActivityModel(QAbstractTableModel):
 
     def _tooltip(self, e: ActivityEntry, column: str) -> str:
         if column == "time":
-            return datetime.fromtimestamp(e.at).strftime("%Y-%m-%d %H:%M:%S")
+            said = datetime.fromtimestamp(e.when).strftime("%Y-%m-%d %H:%M:%S")
+            if e.called_at is not None and abs(e.at - e.called_at) >= 60:  # the store's clock was moved
+                said += f"\n(the store's clock: {datetime.fromtimestamp(e.at).strftime('%Y-%m-%d %H:%M')})"
+            return said
         if column == "memories":
             return "\n".join(f"{mid}: {_cut(self._memory_text(mid), 100)}" for mid in e.memory_ids)
         if column == "outcome" and not e.ok:
@@ -251,8 +256,7 @@ class ActivityDock(QDockWidget):
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
         header = self.view.horizontalHeader()
         header.setMinimumSectionSize(30)
-        metrics = self.view.fontMetrics()
-        self.widths = {name: metrics.horizontalAdvance(sample) + 16 for name, sample in SAMPLES.items()}
+        self.widths = {name: self._width_for(sample) for name, sample in SAMPLES.items()}
         for i, name in enumerate(COLUMNS):
             if name == "summary":
                 header.setSectionResizeMode(i, QHeaderView.ResizeMode.Stretch)
@@ -289,6 +293,20 @@ class ActivityDock(QDockWidget):
         layout.addWidget(self.tabs, 1)
         self.setWidget(body)
         self._update_buttons()
+
+    def _width_for(self, sample: str) -> int:
+        """A column as wide as the view's own delegate asks for ``sample`` (its font and the
+        style's cell margins), so the usual text of the column is never cut."""
+        metrics = self.view.fontMetrics()
+        widest_digit = max("0123456789", key=metrics.horizontalAdvance)
+        sample = "".join(widest_digit if c.isdigit() else c for c in sample)
+        option = QStyleOptionViewItem()
+        option.initFrom(self.view)
+        option.font = self.view.font()
+        option.text = sample
+        option.features |= QStyleOptionViewItem.ViewItemFeature.HasDisplay
+        hint = self.view.style().sizeFromContents(QStyle.ContentsType.CT_ItemViewItem, option, QSize(), self.view)
+        return max(hint.width(), metrics.horizontalAdvance(sample)) + 8
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -39,6 +39,8 @@ from ..compiler import PROFILES, CompileResult
 from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS
 from ..compiler.capabilities import DEFAULT_MODEL, capability_map, get_context_cap_for_model
 from ..compiler.providers import anthropic_model_id, render
+from ..prompt_future import PromptFuture, prompt_future
+from .future_pane import FuturePane
 from .history_editor import HistoryEditor
 from .preview_panes import CachePane, CitationsPane, ComparePane
 from .preview_text import (
@@ -51,6 +53,7 @@ from .preview_text import (
     simulate_cache,
     slider_for,
 )
+from .provenance_view import ProvenancePane
 from .session import StoreSession
 from .token_bars import TokenBars
 
@@ -74,6 +77,11 @@ class PromptPreview(QWidget):
         self.kinds: dict[str, str] = {}
         self.texts: dict[str, str] = {}
         self.error = ""
+        # The time-travel slider's day (0: today), and the last day it showed, whose changes
+        # the Future tab keeps after the slider springs back to now.
+        self.as_of_days = 0.0
+        self.future_days = 0.0
+        self.future: PromptFuture | None = None
         # Asked before a copy leaves the window (the owner tools' privacy warning), if set.
         self.confirm_output: Callable[[list[str], str], bool] | None = None
         self._build()
@@ -87,6 +95,7 @@ class PromptPreview(QWidget):
         self._messages_timer.timeout.connect(self._show_messages)
         session.changed.connect(lambda _ids: self.schedule())
         session.store_replaced.connect(self._store_replaced)
+        session.preview_changed.connect(self._preview_day)
 
     # -- construction ----------------------------------------------------------------
     def _build(self) -> None:
@@ -187,6 +196,13 @@ class PromptPreview(QWidget):
         self.tabs.addTab(self.compare_pane, "Compare")
         self.tabs.addTab(self.citations_pane, "Citations")
         self.tabs.addTab(self.cache_pane, "Cache")
+        self.future_pane = FuturePane(self.session, self)
+        self.future_pane.memory_clicked.connect(self.session.select)
+        self.future_pane.dismissed.connect(self.forget_future)
+        self.future_pane.hide()
+        self.provenance_pane = ProvenancePane(self.session, self)
+        self.provenance_pane.memory_clicked.connect(self.session.select)
+        self.tabs.addTab(self.provenance_pane, "Answers")
         self.copy_buttons: dict[str, QPushButton] = {}
         exports = QGridLayout()
         for i, (fmt, label) in enumerate(FORMAT_LABELS):
@@ -200,6 +216,7 @@ class PromptPreview(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.future_pane)  # first: what the time-travel day changes, seen at once
         layout.addWidget(inputs)
         layout.addLayout(exports)  # above the summary, whose length changes: the buttons stay put
         layout.addWidget(self.bars)
@@ -213,7 +230,7 @@ class PromptPreview(QWidget):
         self.k.valueChanged.connect(self.schedule)
         self.model.currentTextChanged.connect(self._offer_formats)
         self._offer_formats(self.model.currentText())
-        self.price.valueChanged.connect(lambda _v: self._show_summary())
+        self.price.valueChanged.connect(self._price_changed)
         self.budget_slider.valueChanged.connect(self._budget_from_slider)
         self.budget_spin.valueChanged.connect(self._budget_from_spin)
         self.bars.memory_clicked.connect(self.session.select)
@@ -231,6 +248,9 @@ class PromptPreview(QWidget):
         self.scope.setCurrentText(current if current in scopes or current == "global" else "global")
         self.scope.blockSignals(False)
         self.compare_pane.pinned = None  # a compile of another database compares with nothing
+        self.future_days, self.future = 0.0, None
+        self.future_pane.show_future(None, self.price.value())
+        self.future_pane.hide()
         self.schedule()
 
     def _set_budget_range(self, cap: int) -> None:
@@ -283,20 +303,50 @@ class PromptPreview(QWidget):
             self.hits = []
             self.bars.set_result(None)
             self.meaning.hide()
+            self.future = None
+            self.future_pane.hide()
             self.summary.setText("Type a user message to see the prompt the agent would send.")
             self.messages.clear()
             return
         try:
-            self.hits, items = recall_for(store, request)
-            self.base = compile_for(store, request, items)
+            if self.future_days > 0:  # today and that day, both recalled without writing
+                self.future = prompt_future(store, request, self.future_days)
+                shown = self.future.then if self.as_of_days > 0 else self.future.today
+                self.hits, self.base = shown.hits, shown.result
+            else:
+                self.future = None
+                self.hits, items = recall_for(store, request)
+                self.base = compile_for(store, request, items)
         except (StoreError, ValueError, TypeError) as exc:
             self._set_error(str(exc))
             return
         self.error = ""
-        self.kinds = {h.id: h.kind for h in self.hits}
-        self.texts = {h.id: h.text or "" for h in self.hits}
+        hits = [*self.future.today.hits, *self.future.then.hits] if self.future else self.hits
+        self.kinds = {h.id: h.kind for h in hits}
+        self.texts = {h.id: h.text or "" for h in hits}
+        self.future_pane.show_future(self.future, self.price.value())
+        self.future_pane.setVisible(self.future is not None)
         self.result = self.base
         self._refresh(messages_now=True)
+
+    def _preview_day(self, days: float) -> None:
+        """The time-travel slider moved: compile as of that day (today again at 0), and
+        show what changes at the top of the preview (kept after the slider springs back, until Close)."""
+        self.as_of_days = days
+        if days > 0:
+            self.future_days = days
+        self.schedule()
+
+    def _price_changed(self, price: float) -> None:
+        self._show_summary()
+        self.future_pane.show_future(self.future, price)
+
+    def forget_future(self) -> None:
+        """Close the comparison with a later day."""
+        self.future_days, self.future = 0.0, None
+        self.future_pane.show_future(None, self.price.value())
+        self.future_pane.hide()
+        self.schedule()
 
     def _budget_from_slider(self, position: int) -> None:
         tokens = budget_for(position, self.budget_cap)
@@ -315,6 +365,8 @@ class PromptPreview(QWidget):
         """Re-select the last compile at another budget: no recall, no tokenizing."""
         if self.base is None:
             return
+        if self.future is not None:  # what leaves at that day depends on the budget: compare again
+            self.schedule()
         self.result = self.base.rebudget(tokens)
         if "meaning_unavailable" in self.base.metadata:  # said by the bridge, not by the plan
             self.result.metadata["meaning_unavailable"] = self.base.metadata["meaning_unavailable"]
@@ -362,8 +414,10 @@ class PromptPreview(QWidget):
         approx = "" if v["exact"] else " (approximate: " + v["tokenizer"] + ")"
         over = " · <b style='color:#D55E00'>over budget: rules, history and turn alone do not fit</b>" \
             if self.result.metadata["budget_exceeded"] else ""
+        as_of = f"<b>As of +{self.as_of_days:g} days</b> (time travel; nothing is written) · " \
+            if self.as_of_days > 0 and self.future is not None else ""
         self.summary.setText(
-            f"<b>{v['tokens']:,} / {v['budget']:,} tokens</b> (prompt / budget){approx} · memories kept {v['kept']} of "
+            f"{as_of}<b>{v['tokens']:,} / {v['budget']:,} tokens</b> (prompt / budget){approx} · memories kept {v['kept']} of "
             f"{v['offered']} · {v['trimmed_tokens']:,} tokens trimmed · {v['history_dropped']} history messages "
             f"dropped · cacheable prefix {v['prefix']:,} tokens ({caching}) · est. ${v['cost']:.5f} for "
             f"{v['billed']:,} billed tokens (the prompt + {v['billed'] - v['tokens']:,} for message framing){over}")
