@@ -360,3 +360,34 @@ def test_an_entity_known_by_an_alias_is_reused(store):
     moved = next(m for m in store.list() if m.text == "Moved the new parser from C++ to Zig")
     assert moved.entities == ["Parser Group"] and known.id not in result.entity_ids
     assert ("Mara Lindqvist", "relation:leads", "Parser Group") in relations(store)
+
+
+def test_basic_memory_imports_without_pyyaml_as_in_the_frozen_app(empty_db, monkeypatch, capsys):
+    # The desktop bundle excludes PyYAML (packaging/mnemoscope.spec); the notes basic-memory
+    # wrote must import all the same, frontmatter tags and all, from the command line.
+    import sys
+
+    monkeypatch.setitem(sys.modules, "yaml", None)  # "import yaml" raises ImportError now
+    assert main(["--db", empty_db, "import", BM_PROJECT, "--format", "basic-memory"]) == 0
+    assert "imported 6 memories, 5 entities, 5 relations" in capsys.readouterr().out
+    with MemoryStore(empty_db) as store:
+        tip = next(m for m in store.list() if m.topic == "tip")
+        assert set(tip.tags) == {"coffee", "brewing"} and tip.entities == ["Coffee Brewing Methods"]
+
+
+def test_frontmatter_reads_what_yaml_reads_in_basic_memory_notes(tmp_path):
+    import yaml
+    from mnemoscope.store.importers import frontmatter
+
+    blocks = []
+    for root, _, files in os.walk(BM_PROJECT):
+        for f in files:
+            blocks.append(read(os.path.join(root, f)).split("---\n")[1])
+    blocks += ["title: 'It''s quoted'\ntags: [green, \"japan, tea\"]  # a comment\ncreated: 2026-01-05\n",
+               "title: 2026\naliases:\n  - Mara L\n"]
+    for block in blocks:
+        expected = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in yaml.safe_load(block).items()}
+        expected = {k: ([str(x) for x in v] if isinstance(v, list) else str(v)) for k, v in expected.items()}
+        assert frontmatter.parse(block) == expected
+    with pytest.raises(Exception, match="line 3: 'just words' is not 'key: value'"):
+        frontmatter.parse("title: x\njust words\n")
