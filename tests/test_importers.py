@@ -349,8 +349,12 @@ def test_cli_shows_progress_on_a_big_file(empty_db, tmp_path, capsys):
     path.write_text("\n".join(lines), encoding="utf-8")
     assert main(["--db", empty_db, "import", str(path)]) == 0
     captured = capsys.readouterr()
-    assert "importing: 50% (1,050 of 2,100)" in captured.err and "importing: 100% (2,100 of 2,100)" in captured.err
+    # 700 memories embedded, then 2,100 records written: one count from the first to the last.
+    assert "importing: 9% (256 of 2,800)" in captured.err and "importing: 100% (2,800 of 2,800)" in captured.err
     assert captured.out.startswith("imported 700 memories, 700 entities, 700 relations")
+    with MemoryStore(empty_db) as store:  # every memory found by meaning at once, as after a JSONL import
+        status = store.vector_status()
+        assert (status.with_vector, status.memories, status.stored_by) == (700, 700, store.embedder_id())
 
 
 def test_an_entity_known_by_an_alias_is_reused(store):
