@@ -395,3 +395,30 @@ def test_frontmatter_reads_what_yaml_reads_in_basic_memory_notes(tmp_path):
         assert frontmatter.parse(block) == expected
     with pytest.raises(Exception, match="line 3: 'just words' is not 'key: value'"):
         frontmatter.parse("title: x\njust words\n")
+
+
+BROKEN_DOCUMENTS = {
+    "a Letta file nested too deep": ("agent.af", b'{"agents": [{"name": "a", "core_memory": ' + b"[" * 5000 + b"]" * 5000
+                                     + b"}]}", "letta", "line 1: JSON nested deeper than 32 levels"),
+    "a truncated Letta file": ("agent.af", b'{\n  "agents": [],\n  "blocks": [\n    {"label": "human", "val',
+                               "letta", "line 1: not valid JSON"),
+    "a mem0 export that is not UTF-8": ("mem0.json", b'{"results": [\n  {"id": "1", "memory": "caf\xe9",'
+                                        b' "user_id": "u"}\n]}', "mem0", "line 2: is not UTF-8 text (byte 29 of the line: 0xe9"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_DOCUMENTS))
+def test_cli_a_broken_document_is_refused_by_its_own_format_and_writes_nothing(empty_db, tmp_path, capsys, case):
+    # Recognised by the keys it starts with, not sent to the JSONL reader (which called it
+    # "bad JSONL lines" and offered a partial import of another tool's file).
+    name, data, fmt, message = BROKEN_DOCUMENTS[case]
+    path = tmp_path / name
+    path.write_bytes(data)
+    with MemoryStore(empty_db) as store:
+        store.remember("Mara likes tea", now=NOW)
+    before = rows(empty_db)  # the memory; the activity log records the refused call
+    assert detect(path) == fmt
+    assert main(["--db", empty_db, "import", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "nothing was imported" in err and "partial" not in err
+    assert rows(empty_db) == before
