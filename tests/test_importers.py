@@ -251,6 +251,22 @@ def test_cli_import_dry_run_then_import_then_export(empty_db, tmp_path, capsys):
 def test_cli_wrong_format_fails_with_the_format_it_looks_like(empty_db, capsys):
     assert main(["--db", empty_db, "import", MEM0_FILE, "--format", "letta"]) == 1
     assert "it looks like a mem0 export; import it with --format mem0" in capsys.readouterr().err
+    # Named as Mnemoscope's own JSONL, another tool's file is not read as bad JSONL lines.
+    before = rows(empty_db)
+    for wrong, looks in ((MCP_FILE, "an MCP memory server file (memory.jsonl); import it with --format mcp-memory"),
+                         (LETTA_FILE, "a Letta agent file (.af); import it with --format letta")):
+        for dry in ([], ["--dry-run"]):
+            assert main(["--db", empty_db, "import", wrong, "--format", "jsonl", *dry]) == 1
+            assert f"is not a Mnemoscope JSONL export: it looks like {looks}" in capsys.readouterr().err
+    assert rows(empty_db) == before
+
+
+def test_cli_dry_run_into_a_database_not_made_yet_creates_nothing(tmp_path, capsys):
+    path = tmp_path / "new.db"
+    assert main(["--db", str(path), "import", MCP_FILE, "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith("would import 6 memories, 5 entities, 4 relations from mcp-memory")
+    assert not path.exists()
+    assert main(["--db", str(path), "import", MCP_FILE]) == 0 and path.exists()  # the real one makes it
 
 
 # -- basic-memory (notes its own markdown writer wrote; tests/data/basic_memory/make_fixture.py) ---
