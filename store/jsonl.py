@@ -294,7 +294,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     if report.errors and not partial:
         raise ImportRefused(name, report.errors)
     tick_now = store.tables.now(now)
-    blobs = _vectors_for(store, [rec for _, rec in parsed], progress)
+    blobs = vectors.for_records(store, [rec for _, rec in parsed], progress)
     with store.tables.write():
         for _, rec in parsed:
             exists = store.exists(rec["id"])
@@ -330,25 +330,6 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                         if edge == SUPERSEDES:  # the replaced memory stays archived
                             store.tables.refresh_state(other)
     return report
-
-
-def _vectors_for(store: MemoryStore, records: list[dict[str, Any]], progress: Any) -> dict[str, bytes]:
-    """The stored form of each record's vector (none when this database's vectors are
-    another model's, or it is read-only: the write will refuse then)."""
-    if store.read_only or not records:
-        return {}
-    with store.tables.reading():
-        if not vectors.writable_for(store):
-            return {}
-    out: dict[str, bytes] = {}
-    records = [r for r in records if vectors.embeddable(r["text"])]  # the rest: keywords alone
-    for first in range(0, len(records), vectors.BATCH):
-        chunk = records[first:first + vectors.BATCH]
-        for rec, vec in zip(chunk, store.embedder.embed([r["text"] for r in chunk])):
-            out[rec["id"]] = vectors.encode(vec)
-        if progress is not None:
-            progress(min(first + vectors.BATCH, len(records)), len(records))
-    return out
 
 
 def _insert(store: MemoryStore, rec: dict[str, Any], now: float) -> None:

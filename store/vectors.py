@@ -157,6 +157,29 @@ def vector_for(store: MemoryStore, text: str) -> np.ndarray | None:
     return store.embedder.embed([text])[0]
 
 
+def for_records(store: MemoryStore, records: Sequence[dict], progress: Callable[[int, int], None] | None = None,
+                ) -> dict[str, bytes]:
+    """The stored form of the vector of each record (a dict with ``id`` and ``text``) about
+    to be imported, embedded ``BATCH`` at a time before the import's write transaction
+    (``progress(done, total)`` after each batch). None for a record whose text has nothing
+    to embed (found by its keywords alone), and none at all when this database's vectors
+    are another model's or it is read-only (the write refuses then)."""
+    if store.read_only or not records:
+        return {}
+    with store.tables.reading():
+        if not writable_for(store):
+            return {}
+    out: dict[str, bytes] = {}
+    records = [r for r in records if embeddable(r["text"])]
+    for first in range(0, len(records), BATCH):
+        chunk = records[first:first + BATCH]
+        for rec, vec in zip(chunk, store.embedder.embed([r["text"] for r in chunk])):
+            out[rec["id"]] = encode(vec)
+        if progress is not None:
+            progress(min(first + BATCH, len(records)), len(records))
+    return out
+
+
 def load(store: MemoryStore, ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
     """The stored unit vectors of ``ids`` (of every memory with one when None), in the
     order of the ids returned (a memory without a vector is left out)."""

@@ -129,3 +129,33 @@ def test_readme_example_runs(capsys):
     exec(compile(block, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "{'content': 'Ana drinks green tea every morning'}" in out and "lg-" in out and "keyword" in out
+
+
+def test_a_retriever_call_and_its_log_entry_are_one_commit_and_a_failure_is_still_logged(store):
+    # Its second commit (the log entry's own transaction) was most of what the retriever
+    # added to a recall (tests/perf/adapter_bench.py).
+    pytest.importorskip("langchain_core")
+    from mnemoscope.adapters.langchain import MnemoscopeRetriever
+
+    store.remember("Mara is allergic to peanuts", scope="group:team")
+    retriever = MnemoscopeRetriever(store=store, scope="group:team", k=3)
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    try:
+        docs = retriever.invoke("what is Mara allergic to")
+    finally:
+        store.conn.set_trace_callback(None)
+    assert [d.page_content for d in docs] == ["Mara is allergic to peanuts"]
+    assert sum(s.strip().upper() == "COMMIT" for s in statements) == 1
+    assert store.get(docs[0].metadata["id"]).recall_count == 1
+    entry = activity.recent(store, 1)[0]
+    assert (entry.client, entry.tool, entry.ok, entry.memory_ids) == ("langchain", "recall", True, (docs[0].id,))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the embedder fell over")
+
+    store.recall = broken  # a recall that fails: its entry is written all the same, marked failed
+    with pytest.raises(RuntimeError):
+        retriever.invoke("Mara")
+    entry = activity.recent(store, 1)[0]
+    assert (entry.client, entry.ok) == ("langchain", False) and "the embedder fell over" in entry.error

@@ -251,6 +251,22 @@ def test_cli_import_dry_run_then_import_then_export(empty_db, tmp_path, capsys):
 def test_cli_wrong_format_fails_with_the_format_it_looks_like(empty_db, capsys):
     assert main(["--db", empty_db, "import", MEM0_FILE, "--format", "letta"]) == 1
     assert "it looks like a mem0 export; import it with --format mem0" in capsys.readouterr().err
+    # Named as Mnemoscope's own JSONL, another tool's file is not read as bad JSONL lines.
+    before = rows(empty_db)
+    for wrong, looks in ((MCP_FILE, "an MCP memory server file (memory.jsonl); import it with --format mcp-memory"),
+                         (LETTA_FILE, "a Letta agent file (.af); import it with --format letta")):
+        for dry in ([], ["--dry-run"]):
+            assert main(["--db", empty_db, "import", wrong, "--format", "jsonl", *dry]) == 1
+            assert f"is not a Mnemoscope JSONL export: it looks like {looks}" in capsys.readouterr().err
+    assert rows(empty_db) == before
+
+
+def test_cli_dry_run_into_a_database_not_made_yet_creates_nothing(tmp_path, capsys):
+    path = tmp_path / "new.db"
+    assert main(["--db", str(path), "import", MCP_FILE, "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith("would import 6 memories, 5 entities, 4 relations from mcp-memory")
+    assert not path.exists()
+    assert main(["--db", str(path), "import", MCP_FILE]) == 0 and path.exists()  # the real one makes it
 
 
 # -- basic-memory (notes its own markdown writer wrote; tests/data/basic_memory/make_fixture.py) ---
@@ -349,8 +365,12 @@ def test_cli_shows_progress_on_a_big_file(empty_db, tmp_path, capsys):
     path.write_text("\n".join(lines), encoding="utf-8")
     assert main(["--db", empty_db, "import", str(path)]) == 0
     captured = capsys.readouterr()
-    assert "importing: 50% (1,050 of 2,100)" in captured.err and "importing: 100% (2,100 of 2,100)" in captured.err
+    # 700 memories embedded, then 2,100 records written: one count from the first to the last.
+    assert "importing: 9% (256 of 2,800)" in captured.err and "importing: 100% (2,800 of 2,800)" in captured.err
     assert captured.out.startswith("imported 700 memories, 700 entities, 700 relations")
+    with MemoryStore(empty_db) as store:  # every memory found by meaning at once, as after a JSONL import
+        status = store.vector_status()
+        assert (status.with_vector, status.memories, status.stored_by) == (700, 700, store.embedder_id())
 
 
 def test_an_entity_known_by_an_alias_is_reused(store):
@@ -360,3 +380,61 @@ def test_an_entity_known_by_an_alias_is_reused(store):
     moved = next(m for m in store.list() if m.text == "Moved the new parser from C++ to Zig")
     assert moved.entities == ["Parser Group"] and known.id not in result.entity_ids
     assert ("Mara Lindqvist", "relation:leads", "Parser Group") in relations(store)
+
+
+def test_basic_memory_imports_without_pyyaml_as_in_the_frozen_app(empty_db, monkeypatch, capsys):
+    # The desktop bundle excludes PyYAML (packaging/mnemoscope.spec); the notes basic-memory
+    # wrote must import all the same, frontmatter tags and all, from the command line.
+    import sys
+
+    monkeypatch.setitem(sys.modules, "yaml", None)  # "import yaml" raises ImportError now
+    assert main(["--db", empty_db, "import", BM_PROJECT, "--format", "basic-memory"]) == 0
+    assert "imported 6 memories, 5 entities, 5 relations" in capsys.readouterr().out
+    with MemoryStore(empty_db) as store:
+        tip = next(m for m in store.list() if m.topic == "tip")
+        assert set(tip.tags) == {"coffee", "brewing"} and tip.entities == ["Coffee Brewing Methods"]
+
+
+def test_frontmatter_reads_what_yaml_reads_in_basic_memory_notes(tmp_path):
+    import yaml
+    from mnemoscope.store.importers import frontmatter
+
+    blocks = []
+    for root, _, files in os.walk(BM_PROJECT):
+        for f in files:
+            blocks.append(read(os.path.join(root, f)).split("---\n")[1])
+    blocks += ["title: 'It''s quoted'\ntags: [green, \"japan, tea\"]  # a comment\ncreated: 2026-01-05\n",
+               "title: 2026\naliases:\n  - Mara L\n"]
+    for block in blocks:
+        expected = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in yaml.safe_load(block).items()}
+        expected = {k: ([str(x) for x in v] if isinstance(v, list) else str(v)) for k, v in expected.items()}
+        assert frontmatter.parse(block) == expected
+    with pytest.raises(Exception, match="line 3: 'just words' is not 'key: value'"):
+        frontmatter.parse("title: x\njust words\n")
+
+
+BROKEN_DOCUMENTS = {
+    "a Letta file nested too deep": ("agent.af", b'{"agents": [{"name": "a", "core_memory": ' + b"[" * 5000 + b"]" * 5000
+                                     + b"}]}", "letta", "line 1: JSON nested deeper than 32 levels"),
+    "a truncated Letta file": ("agent.af", b'{\n  "agents": [],\n  "blocks": [\n    {"label": "human", "val',
+                               "letta", "line 1: not valid JSON"),
+    "a mem0 export that is not UTF-8": ("mem0.json", b'{"results": [\n  {"id": "1", "memory": "caf\xe9",'
+                                        b' "user_id": "u"}\n]}', "mem0", "line 2: is not UTF-8 text (byte 29 of the line: 0xe9"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_DOCUMENTS))
+def test_cli_a_broken_document_is_refused_by_its_own_format_and_writes_nothing(empty_db, tmp_path, capsys, case):
+    # Recognised by the keys it starts with, not sent to the JSONL reader (which called it
+    # "bad JSONL lines" and offered a partial import of another tool's file).
+    name, data, fmt, message = BROKEN_DOCUMENTS[case]
+    path = tmp_path / name
+    path.write_bytes(data)
+    with MemoryStore(empty_db) as store:
+        store.remember("Mara likes tea", now=NOW)
+    before = rows(empty_db)  # the memory; the activity log records the refused call
+    assert detect(path) == fmt
+    assert main(["--db", empty_db, "import", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "nothing was imported" in err and "partial" not in err
+    assert rows(empty_db) == before

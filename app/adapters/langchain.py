@@ -7,7 +7,7 @@ recall ``score`` and its explanation (``why``), and its kind, scope, layer, stre
 entities. A memory above the trust comes back from recall redacted and is left out here:
 a Document has no way to say "something is here". Each call is an agent's use of what it
 recalls, so the memories returned are reinforced, and the call is logged in the activity
-log as client ``langchain`` (door ``python``).
+log as client ``langchain`` (door ``python``), in the same transaction as the reinforcement.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class MnemoscopeRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 **kwargs: Any) -> list[Document]:
-        with logged(self.store, self.client, "recall", self.scope, self.trust, {"query": query, "k": self.k}) as ids:
+        with logged(self.store, self.client, "recall", self.scope, self.trust, {"query": query, "k": self.k},
+                    writes=self.reinforce) as ids:
             hits = self.store.recall(query, k=self.k, scope=self.scope, trust=self.trust, explain=True,
                                      reinforce=self.reinforce)
             docs = [Document(page_content=h.text, id=h.id,

@@ -7,13 +7,15 @@ writes nothing. Both report where each part of the file went and what was left o
 
 from __future__ import annotations
 
+import os
+
 import click
 from mnemoscope.store import KINDS, LAYERS, privacy
-from mnemoscope.store.importers import FORMATS, detect, export_mcp_memory, import_file
+from mnemoscope.store.importers import FORMATS, NAMES, detect, export_mcp_memory, import_file
 from mnemoscope.store.importers.jsonl_preview import preview_jsonl
 from mnemoscope.store.jsonl import POLICIES
 
-from .group import cli, client_option, db_option, emit_json, json_option, open_store
+from .group import cli, client_option, db_option, db_path, emit_json, json_option, open_store
 from .store_commands import _snapshot_first, logged
 
 
@@ -60,14 +62,18 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
     kind is one of fact, lesson, skill, reflection, event; importance runs from 0 to 1.
     A line without an "id" gets one made from its content, so importing the same file
     again skips it. The lines "mnemoscope export" writes import as they are."""
-    fmt = fmt or detect(path) or fmt
+    seen = detect(path)
+    if fmt == "jsonl" and seen not in (None, "jsonl"):
+        raise click.ClickException(f"{path} is not {NAMES['jsonl']}: it looks like {NAMES[seen]}; "
+                                   f"import it with --format {seen}")
+    fmt = fmt or seen
     if fmt in (None, "jsonl") and not dry_run:
         _import_jsonl(path, on_conflict, partial, client_name, as_json)
         return
     if partial or on_conflict != "skip":
         raise click.UsageError("--partial and --on-conflict are for jsonl; other formats import whole, "
                                "and a memory already imported is left as it is")
-    with open_store(create=not dry_run, read_only=dry_run) as store:
+    with _store_for(dry_run) as store:
         if dry_run and fmt == "jsonl":
             result = preview_jsonl(store, path)
         elif dry_run:
@@ -88,6 +94,17 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
             click.echo(f"  {item}")
         if len(result.left_out) > 200:
             click.echo(f"  … and {len(result.left_out) - 200} more (--json lists them all)")
+
+
+def _store_for(dry_run: bool):
+    """The database to import into; for a dry run into a database not made yet, an empty
+    one in memory (what it would hold is what the file gives), so nothing is created."""
+    path = db_path()
+    if dry_run and path is not None and not os.path.exists(path):
+        from mnemoscope.store import MemoryStore
+
+        return MemoryStore(":memory:")
+    return open_store(create=not dry_run, read_only=dry_run)
 
 
 def _import_jsonl(path: str, on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:

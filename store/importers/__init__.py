@@ -54,6 +54,21 @@ def detect(path: str | os.PathLike) -> str | None:
             return "letta"
         if mem0.looks_like(doc):
             return "mem0"
+        return None
+    return _by_its_keys(head, line)
+
+
+def _by_its_keys(head: str, first_line: Any) -> str | None:
+    """The format of a JSON document that does not parse (truncated, nested too deep, not
+    UTF-8), by the keys its beginning names: its own reader then refuses it with the line
+    and reason, instead of the JSONL reader calling it bad JSONL."""
+    start = head.lstrip()[:1]
+    if start not in ("{", "[") or isinstance(first_line, dict):
+        return None
+    if '"core_memory"' in head or ('"agents"' in head and '"blocks"' in head):
+        return "letta"
+    if '"memory"' in head and (start == "[" or '"results"' in head or '"memories"' in head):
+        return "mem0"
     return None
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ImportRefused, StoreError, ValidationError
 from ..model import parse_time
+from . import frontmatter
 from .plan import ImportPlan, check_name, check_relation, entity_kind, new_plan
 from .source import decode
 
@@ -78,25 +79,12 @@ def _frontmatter(text: str) -> tuple[dict[str, Any], list[str], int]:
     if lines and lines[0].strip() == "---":
         for i in range(1, len(lines)):
             if lines[i].strip() == "---":
-                meta = _yaml("\n".join(lines[1:i]))
+                meta = frontmatter.parse("\n".join(lines[1:i]))
                 if not isinstance(meta, dict):
                     raise ValidationError("frontmatter", "must be a mapping of keys to values")
                 return meta, lines[i + 1:], i + 2
         raise ValidationError("frontmatter", "starts with '---' but never ends")
     return {}, lines, 1
-
-
-def _yaml(text: str) -> Any:
-    # Imported here: the desktop bundle leaves PyYAML out, and only this reader needs it.
-    try:
-        import yaml
-    except ModuleNotFoundError:
-        raise StoreError("reading basic-memory frontmatter needs PyYAML, which this build leaves out; "
-                         "import the folder with the command line installed by pip") from None
-    try:
-        return yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise ValidationError("frontmatter", f"is not valid YAML: {exc}") from None
 
 
 def _time(meta: dict[str, Any], keys: tuple[str, ...], fallback: float) -> float:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import decay
+from .. import decay, vectors
 from ..capture import ENTITY_TYPES
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
 from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
@@ -252,15 +252,8 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
     result = ImportResult(plan.format, plan.source, plan.scope, dry_run, placed=dict(plan.placed),
                           left_out=list(plan.left_out))
     at = store.tables.now(now)
-    total = len(plan.memories) + len(plan.entities) + len(plan.relations)
-    step = max(1, total // 100)
+    writes = len(plan.memories) + len(plan.entities) + len(plan.relations)
     done = 0
-
-    def tick(n: int = 1) -> None:
-        nonlocal done
-        done += n
-        if progress is not None and (done % step == 0 or done == total):
-            progress(done, total)
 
     if dry_run:
         with store.tables.reading():
@@ -273,6 +266,29 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
             result.relations_new = len(set(plan.relations))
         result.seconds = time.perf_counter() - started
         return result
+    # The new memories' vectors first, outside the transaction (it is most of an import's
+    # time with a real model); progress counts them and then every write.
+    with store.tables.reading():
+        stored = _stored_ids(store, [rec["id"] for rec in plan.memories])
+    to_embed = [rec for rec in plan.memories if rec["id"] not in stored]
+    total = len(to_embed) + writes
+    step = max(1, total // 100)
+
+    def tick(n: int = 1) -> None:
+        nonlocal done
+        before, done = done, done + n
+        if progress is not None and (done // step != before // step or done == total):
+            progress(done, total)
+
+    embedded = 0
+
+    def embedding(n: int, _of: int) -> None:
+        nonlocal embedded
+        tick(n - embedded)
+        embedded = n
+
+    blobs = vectors.for_records(store, to_embed, embedding)
+    tick(len(to_embed) - embedded)  # the ones with nothing to embed
     with store.tables.write():
         entity_ids: dict[str, str] = {}
         aliases = _aliases(store, plan.scope)
@@ -289,7 +305,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
             else:
                 result.entities_existing += 1
             entity_ids[key] = eid
-            tick()
+        tick(len(plan.entities))
         store.conn.executemany("INSERT INTO entities (id, name, kind, scope, aliases, created_at) VALUES (?,?,?,?,?,?)",
                                fresh_entities)
         result.entities_new = len(fresh_entities)
@@ -297,36 +313,47 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         fresh = [rec for rec in plan.memories if rec["id"] not in known]
         result.memories_existing = len(plan.memories) - len(fresh)
         tick(result.memories_existing)
+        with_vectors = bool(blobs) and vectors.writable_for(store)
+        if with_vectors:
+            vectors.claim(store)
         for start in range(0, len(fresh), BATCH):
             chunk = fresh[start:start + BATCH]
             # The decay state of a batch in one numpy pass: per row it is most of an insert's time.
             strengths, layers, nexts = decay.tick_states([decay.inputs(r) for r in chunk], at, store.config.decay)
+            rows = [dict({k: v for k, v in rec.items() if k not in _NOT_COLUMNS},
+                         tags=json.dumps(rec["tags"], ensure_ascii=False), pinned=int(rec["pinned"]), ticked_at=at)
+                    for rec in chunk]
+            rowids = store.tables.insert_memories(rows, [
+                {"strength": s, "layer": layer, "ticked_at": at, "next_change_at": n}
+                for s, layer, n in zip(strengths, layers, nexts)])
+            if with_vectors:
+                store.conn.executemany("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
+                                       [(rowid, blobs[rec["id"]]) for rowid, rec in zip(rowids, chunk)
+                                        if rec["id"] in blobs])
             mentions = []
-            for rec, strength, layer, next_at in zip(chunk, strengths, layers, nexts):
-                row = {k: v for k, v in rec.items() if k not in _NOT_COLUMNS}
-                row.update(tags=json.dumps(row["tags"], ensure_ascii=False), pinned=int(row["pinned"]), ticked_at=at)
-                # The first row works its state out itself, which notes the decay settings in use.
-                given = None if start == 0 and rec is chunk[0] else {
-                    "strength": strength, "layer": layer, "ticked_at": at, "next_change_at": next_at}
-                store.tables.insert_memory(row, at, given)
+            for rec in chunk:
                 for spec in rec["entities"]:
                     eid = entity_ids[spec["name"].lower()]
                     mentions += [(rec["id"], "mentions_entity", eid, at), (eid, "mentioned_in", rec["id"], at)]
                 result.ids.append(rec["id"])
-                tick()
             store.conn.executemany("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
                                    mentions)
+            tick(len(chunk))
         result.memories_new = len(fresh)
+        # Relations already stored are counted, not written again (one look, then one statement).
+        stored_edges = set(store.conn.execute("SELECT src, edge, dst FROM edges WHERE edge LIKE ?",
+                                              (RELATION_PREFIX + "%",)))
         for src, rel, dst in plan.relations:
             edge = (entity_ids[src.lower()], RELATION_PREFIX + rel, entity_ids[dst.lower()])
-            cur = store.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
-                                     (*edge, at))
-            if cur.rowcount:
-                result.relations_new += 1
-                result.edges.append(edge)
-            else:
+            if edge in stored_edges:
                 result.relations_existing += 1
-            tick()
+            else:
+                stored_edges.add(edge)
+                result.edges.append(edge)
+        result.relations_new = len(result.edges)
+        store.conn.executemany("INSERT INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
+                               [(*edge, at) for edge in result.edges])
+        tick(len(plan.relations))
     result.seconds = time.perf_counter() - started
     return result
 
