@@ -12,7 +12,11 @@ the other, or the same thing liked and then not. A last, generic rule catches "X
 :func:`scan` finds conflicts among all memories; it compares each claim only with the
 newest claim of its bucket, so it is linear in the number of memories.
 :func:`likely_conflicts` checks one memory against the others through the full-text
-index, cheaply enough to run on every ``remember``. :func:`supersede` records that one
+index, cheaply enough to run on every ``remember``. Both also find conflicts by meaning
+(:mod:`store.changes`): a newer memory about the same subject, close in meaning, that
+tells of a change ("Priya eats fish again since the spring" after "Priya is vegetarian");
+where the rules compared two memories' claims (the same subject and slot), their verdict
+stands. :func:`supersede` records that one
 memory replaces another: a ``supersedes`` edge with its inverse ``superseded_by``, and the
 older memory archived (out of recall, and kept archived by every later tick);
 :func:`keep_both` records that a person read both and keeps both (``kept_with``).
@@ -24,6 +28,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from . import changes, vectors
 from .claims import Claim, claims, compatible, is_cjk, statement_key, subject_from
 from .edges import KEPT, MENTIONS, SUPERSEDED_BY, SUPERSEDES
 from .errors import NotFound, ValidationError
@@ -124,6 +131,25 @@ def _conflicts_between(new: tuple[str, str, float, list[Claim]],
     return None
 
 
+def _rules_compared(a: list[Claim], b: list[Claim]) -> bool:
+    """True when the rules weighed these claims' values (the same subject and a slot with
+    one value: where someone lives or works, the same statement): then their verdict
+    stands, by meaning or not. What someone likes they only check for a "not", so a
+    change of habit ("eats lunch at her desk", "…in the canteen this term") is meaning's."""
+    keys = {k for c in a if c.exclusive or c.slot == "statement" for k in _bucket_keys(c)}
+    return any(k in keys for c in b if c.exclusive or c.slot == "statement" for k in _bucket_keys(c))
+
+
+def _changed(nid: str, ntext: str, oid: str, otext: str, subject: str, cosine: float,
+             words: set[str] | None = None) -> Conflict | None:
+    """The conflict by meaning between a newer and an older memory of one subject, if the
+    newer tells of a change (store.changes)."""
+    word = changes.change_between(ntext, otext, cosine, words)
+    if word is None:
+        return None
+    return Conflict(nid, oid, _shown_subject(subject, ntext), f"changed ({word})", ntext, otext, ntext, otext)
+
+
 def _shown_subject(subject: str, text: str) -> str:
     """The subject as the text spells it ("Theo", not "theo"); a statement's, found in it."""
     if subject == "*":
@@ -149,11 +175,11 @@ def scan(store: MemoryStore, *, include_archived: bool = False) -> list[Conflict
     Each claim is compared with the newest claim of the same subject and slot."""
     where = "" if include_archived else " WHERE layer != 'archived'"
     with store.tables.reading():
-        rows = store.conn.execute(f"SELECT id, text, who, created_at, terms FROM memory_rows{where}").fetchall()
+        rows = store.conn.execute(f"SELECT id, text, who, created_at, terms, kind FROM memory_rows{where}").fetchall()
     subjects = _subjects(store, rows)
     parsed = {}
     buckets: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for mid, text, _, created, stored_terms in rows:
+    for mid, text, _, created, stored_terms, _ in rows:
         cl = _memory_claims(text, subjects[mid], stored_terms)
         if not cl:
             continue
@@ -175,7 +201,49 @@ def scan(store: MemoryStore, *, include_archived: bool = False) -> list[Conflict
             conflict = _conflicts_between(newest, parsed[other])
             if conflict:
                 found[(newest[0], other)] = conflict
-    return sorted(found.values(), key=lambda c: (-parsed[c.newer][2], c.newer, -parsed[c.older][2], c.older))
+    if changes.applies(store):
+        _scan_by_meaning(store, rows, subjects, parsed, found, kept)
+    created_at = {r[0]: r[3] for r in rows}
+    return sorted(found.values(), key=lambda c: (-created_at[c.newer], c.newer, -created_at[c.older], c.older))
+
+
+def _scan_by_meaning(store: MemoryStore, rows: list[tuple], subjects: dict[str, str], parsed: dict,
+                     found: dict[tuple[str, str], Conflict], kept: set[tuple[str, str]]) -> None:
+    """Add to ``found`` the conflicts by meaning: within each subject's memories, each one
+    that tells of a change against its nearest older ones in the cosine band."""
+    groups: dict[str, list[tuple]] = defaultdict(list)
+    words: dict[str, set[str]] = {}
+    for mid, text, _, created, _, kind in rows:
+        subject = changes.subject_of(text, subjects[mid]) if kind in changes.KINDS else ""
+        if subject:
+            groups[changes.subject_key(subject)].append((-created, mid, text, subject))
+            said = changes.change_words(text)
+            if said:
+                words[mid] = said
+    groups = {s: g for s, g in ((s, sorted(g)) for s, g in groups.items() if len(g) > 1)
+              if any(m[1] in words for m in g[:-1])}
+    ids, matrix = vectors.load(store, [m[1] for g in groups.values() for m in g])
+    at = {m: i for i, m in enumerate(ids)}
+    for members in groups.values():
+        members = [m for m in members if m[1] in at]  # newest first
+        newer = [i for i, m in enumerate(members[:-1]) if m[1] in words]
+        if not newer:
+            continue
+        group = matrix[[at[m[1]] for m in members]]
+        cos = group[newer] @ group.T
+        for row, i in enumerate(newer):
+            _, nid, ntext, subject = members[i]
+            older = [j for j in range(i + 1, len(members)) if cos[row, j] >= changes.LOW
+                     and changes.same_subject(subject, members[j][3])]
+            for j in sorted(older, key=lambda j: -cos[row, j])[:changes.NEIGHBOURS]:
+                oid, otext = members[j][1], members[j][2]
+                if (nid, oid) in found or (nid, oid) in kept or (
+                        nid in parsed and oid in parsed and _rules_compared(parsed[nid][3], parsed[oid][3])):
+                    continue
+                conflict = _changed(nid, ntext, oid, otext, subject, float(cos[row, j]), words[nid])
+                if conflict:
+                    found[(nid, oid)] = conflict
+
 
 
 def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) -> list[Conflict]:
@@ -184,11 +252,11 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
     cannot write above its trust, so nothing above its trust is named). Looks only at the
     candidates the full-text index finds for each claim, so it stays fast on big stores."""
     with store.tables.reading():
-        row = store.conn.execute("SELECT id, text, who, created_at, scope, sensitivity, terms FROM memories "
+        row = store.conn.execute("SELECT id, text, who, created_at, scope, sensitivity, terms, kind FROM memories "
                                  "WHERE id = ?", (memory_id,)).fetchone()
         if row is None:
             raise NotFound("memory", memory_id)
-        mid, text, who, created, scope, sensitivity, stored_terms = row
+        mid, text, who, created, scope, sensitivity, stored_terms, kind = row
         mine = _memory_claims(text, _subjects_one(store, mid, text, who), stored_terms)
         queries = set()
         for c in mine:
@@ -224,10 +292,58 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
         new = (mid, text, created, mine)
         for cid, ctext, cwho, ccreated, cterms in candidates.values():
             csubject = _subjects_one(store, cid, ctext, cwho)
-            conflict = _conflicts_between(new, (cid, ctext, ccreated, _memory_claims(ctext, csubject, cterms)))
+            cclaims = _memory_claims(ctext, csubject, cterms)
+            conflict = _conflicts_between(new, (cid, ctext, ccreated, cclaims))
             if conflict:
                 out.append(conflict)
+        said = changes.change_words(text) if kind in changes.KINDS else set()
+        subject = changes.subject_of(text, _subjects_one(store, mid, text, who)) if said else ""
+        if subject and changes.applies(store):
+            found = {c.older for c in out}
+            out += [c for c in _likely_by_meaning(store, (mid, text, mine), subject, said, scope, visible, limit)
+                    if c.older not in found]
     return sorted(out, key=lambda c: c.older)
+
+
+def _likely_by_meaning(store: MemoryStore, new: tuple[str, str, list[Claim]], subject: str, said: set[str],
+                       scope: str, visible: tuple[str, ...], limit: int) -> list[Conflict]:
+    """The conflicts by meaning of a memory that tells of a change: its subject's memories
+    that its writer may see, the nearest in meaning in the cosine band."""
+    mid, text, mine = new
+    # a Chinese subject by its first two characters (terms are bigrams), or one's prefix
+    words = [_quoted(t) for t in dict.fromkeys(terms(subject))] if not is_cjk(subject[:1]) \
+        else [_quoted(subject[:2]) + ("*" if len(subject) < 2 else "")]
+    if not words:
+        return []
+    rows = {}
+    for cid, ctext, cwho, cterms, ckind in store.conn.execute(
+            "SELECT m.id, m.text, m.who, m.terms, m.kind FROM memories_fts f CROSS JOIN memories m "
+            "ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
+            "WHERE memories_fts MATCH ? AND m.id != ? AND m.scope IN (?, 'global') "
+            f"AND s.layer != 'archived' AND m.sensitivity IN ({','.join('?' * len(visible))}) LIMIT ?",
+            (" AND ".join(words), mid, scope, *visible, limit)):
+        if ckind not in changes.KINDS:
+            continue
+        known = cwho.lower() if cwho else _subjects_one(store, cid, ctext, "")
+        if changes.same_subject(changes.subject_of(ctext, known), subject):
+            rows[cid] = (ctext, known, cterms)
+    ids, matrix = vectors.load(store, [mid, *rows])
+    if not ids or ids[0] != mid or len(ids) < 2:
+        return []
+    cos = matrix[1:] @ matrix[0]
+    out = []
+    for k in np.argsort(-cos, kind="stable"):
+        if cos[k] < changes.LOW:
+            break
+        cid = ids[k + 1]
+        ctext, known, cterms = rows[cid]
+        if not _rules_compared(mine, _memory_claims(ctext, known, cterms)):
+            conflict = _changed(mid, text, cid, ctext, subject, float(cos[k]), said)
+            if conflict:
+                out.append(conflict)
+        if len(out) >= changes.NEIGHBOURS:
+            break
+    return out
 
 
 _SLOT_VERBS = {"location": [*dict.fromkeys(terms("lives live moved relocated based resides settled"))],
@@ -332,20 +448,32 @@ def _kept(store: MemoryStore) -> set[tuple[str, str]]:
 
 
 def between(store: MemoryStore, newer: dict, older: dict, cache: dict | None = None) -> Conflict | None:
-    """The conflict between two memories' rows (id, text, who, terms), ``newer`` written
-    after ``older``, or None (a pair a person kept both of is no conflict). A caller that
-    compares many pairs of the same rows passes one ``cache`` dict to all the calls: each
-    row's claims and the kept pairs are then read once."""
+    """The conflict between two memories' rows (id, text, who, terms, kind), ``newer``
+    written after ``older``, by the rules or by meaning, or None (a pair a person kept
+    both of is no conflict). A caller that compares many pairs of the same rows passes one
+    ``cache`` dict to all the calls: each row's claims and the kept pairs are then read once."""
     cache = {} if cache is None else cache
     if "kept pairs" not in cache:
         cache["kept pairs"] = _kept(store)
     if (newer["id"], older["id"]) in cache["kept pairs"]:
         return None
-    sides = []
+    sides, subjects = [], []
     for row in (newer, older):
         if row["id"] not in cache:
             subject = _subjects_one(store, row["id"], row["text"], row.get("who") or "")
-            cache[row["id"]] = (row["id"], row["text"], 0.0,
-                                _memory_claims(row["text"], subject, row.get("terms") or ""))
-        sides.append(cache[row["id"]])
-    return _conflicts_between(sides[0], sides[1])
+            cache[row["id"]] = ((row["id"], row["text"], 0.0,
+                                 _memory_claims(row["text"], subject, row.get("terms") or "")),
+                                changes.subject_of(row["text"], subject))
+        side, subject_of = cache[row["id"]]
+        sides.append(side)
+        subjects.append(subject_of)
+    conflict = _conflicts_between(sides[0], sides[1])
+    if conflict is not None or not changes.same_subject(*subjects) \
+            or not {newer.get("kind", "fact"), older.get("kind", "fact")} <= changes.KINDS \
+            or not changes.change_words(newer["text"]) or _rules_compared(sides[0][3], sides[1][3]) \
+            or not changes.applies(store):
+        return conflict
+    ids, matrix = vectors.load(store, [newer["id"], older["id"]])
+    if len(ids) < 2:
+        return None
+    return _changed(newer["id"], newer["text"], older["id"], older["text"], subjects[0], float(matrix[0] @ matrix[1]))

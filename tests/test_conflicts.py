@@ -90,10 +90,14 @@ def test_labelled_pairs_reach_the_precision_and_recall_targets():
     spec = importlib.util.spec_from_file_location("conflicts_eval", EVAL)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    r = module.evaluate()
-    assert r["pairs"] >= 60 and set(r["per_language"]) == {"en", "zh"}
-    for name in ("scan", "remember"):
-        assert r[name]["precision"] >= 0.8 and r[name]["recall"] >= 0.6, (name, r[name])
+    for path in module.SETS.values():
+        r = module.evaluate(path)
+        assert {"en", "zh", "unlike rules"} <= set(r["parts"]), path
+        for name in ("scan", "remember"):
+            assert r[name]["precision"] >= 0.8 and r[name]["recall"] >= 0.8, (path.name, name, r[name])
+        unlike = r["parts"]["unlike rules"]
+        assert unlike["pairs"] >= r["pairs"] / 3 and unlike["precision"] >= 0.8 and unlike["recall"] >= 0.8, unlike
+    assert module.evaluate()["pairs"] >= 120
 
 
 def test_an_agent_is_not_told_about_memories_above_what_it_wrote(store):
@@ -163,3 +167,83 @@ def test_a_persons_decisions_survive_a_jsonl_round_trip(tmp_path):
         assert older not in [h.id for h in s.recall("Mara lives in Lisbon", k=10, trust="hyper")]
         assert not {tuple(sorted((c.newer, c.older))) for c in scan(s)} & {tuple(sorted((tea, no_tea)))}
         assert s.export_jsonl() == exported
+
+
+# Conflicts by meaning (store/changes.py): pairs no template reads.
+ISSUE_PAIRS = [("Priya is vegetarian.", "Priya eats fish again since the spring.", ""),
+               ("Theo drinks his coffee black.", "Theo now takes oat milk in his coffee.", ""),
+               ("玛拉住在里斯本。", "玛拉搬到了波尔图。", "Mara"),
+               ("玛拉住在里斯本。", "玛拉上个月搬到了波尔图。", "Mara"),
+               ("玛拉住在里斯本。", "玛拉上个月搬到了波尔图。", "")]
+
+
+@pytest.mark.parametrize("older, newer, who", ISSUE_PAIRS)
+def test_the_issues_contradictions_are_found_by_remember_and_by_the_scan(store, older, newer, who):
+    old = store.remember(older, who=who, now=T0).memory.id
+    result = store.remember(newer, who=who, now=T0 + DAY)
+    assert [c.older for c in result.conflicts] == [old]
+    assert f"it may conflict with {old}" in result.message
+    [found] = scan(store)
+    assert (found.newer, found.older) == (result.memory.id, old)
+    assert found.newer_text == newer and found.older_text == older
+
+
+def test_a_conflict_by_meaning_says_what_changed_and_can_be_kept(store):
+    from mnemoscope.store.conflicts import keep_both
+
+    old = store.remember("Theo drinks his coffee black.", now=T0).memory.id
+    new = store.remember("Theo now takes oat milk in his coffee.", now=T0 + DAY).memory.id
+    [c] = scan(store)
+    assert (c.subject, c.slot) == ("Theo", "changed (now)")
+    keep_both(store, new, old)
+    assert scan(store) == []
+
+
+@pytest.mark.parametrize("newer, who", [
+    ("Theo still takes his coffee without milk.", ""),      # a paraphrase, with a time word
+    ("Theo now also drinks green tea in the afternoon.", ""),  # an addition
+    ("Priya now takes oat milk in her coffee.", ""),        # someone else
+    ("Theo visited the coffee roastery again last week.", ""),  # an event, not a change
+])
+def test_close_in_meaning_is_not_a_conflict(store, newer, who):
+    store.remember("Theo drinks his coffee black.", now=T0)
+    assert store.remember(newer, who=who, now=T0 + DAY).conflicts == []
+    assert scan(store) == []
+
+
+def test_events_and_reflections_are_not_compared_by_meaning(store):
+    store.remember("Theo drinks his coffee black.", now=T0)
+    assert store.remember("Theo now takes oat milk in his coffee.", kind="event", now=T0 + DAY).conflicts == []
+    assert scan(store) == []
+
+
+def test_by_meaning_the_writer_is_told_only_of_what_it_may_see(store):
+    high = store.remember("Theo drinks his coffee black.", sensitivity="high", now=T0).memory.id
+    private = store.remember("Theo drinks his coffee black, always.", scope="private:theo", now=T0,
+                             dedupe=False).memory.id
+    result = store.remember("Theo now takes oat milk in his coffee.", sensitivity="low", now=T0 + DAY)
+    assert result.conflicts == []
+    assert {c.older for c in scan(store)} == {high, private}  # the owner's scan sees them all
+    mine = store.remember("Theo now takes soy milk in his coffee.", scope="private:theo", sensitivity="high",
+                          now=T0 + 2 * DAY)
+    assert {c.older for c in mine.conflicts} == {high, private}
+
+
+def test_the_hash_embedder_finds_no_conflict_by_meaning(tmp_path, monkeypatch):
+    from mnemoscope.store import MemoryStore
+
+    monkeypatch.setenv("MNEMOSCOPE_EMBEDDER", "hash")
+    with MemoryStore(tmp_path / "h.db") as s:
+        s.remember("Theo drinks his coffee black.", now=T0)
+        assert s.remember("Theo now takes oat milk in his coffee.", now=T0 + DAY).conflicts == []
+        assert scan(s) == []
+        s.remember("Theo lives in Porto.", now=T0)  # the rules still work
+        assert [c.slot for c in s.remember("Theo moved to Lisbon.", now=T0 + DAY).conflicts] == ["location"]
+
+
+def test_recall_ranks_the_newer_of_a_pair_by_meaning_first(store):
+    old = store.remember("Priya is vegetarian.", now=T0).memory.id
+    new = store.remember("Priya eats fish again since the spring.", now=T0 + DAY).memory.id
+    hits = {h.id: h for h in store.recall("Priya vegetarian fish", k=5, now=T0 + 2 * DAY)}
+    assert hits[old].outdated_by == new
+    assert [h for h in hits][:2] == [new, old]

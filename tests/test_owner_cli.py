@@ -89,3 +89,14 @@ def test_remember_on_the_command_line_says_it_may_conflict(tmp_path, capsys):
     assert main(["--db", str(db), "remember", "Theo works at Acme Corp."]) == 0
     assert main(["--db", str(db), "remember", "Theo joined Globex last week."]) == 0
     assert "it may conflict with" in capsys.readouterr().out
+
+
+def test_conflicts_by_meaning_from_the_command_line(tmp_path, capsys):
+    db = tmp_path / "m.db"
+    assert main(["--db", str(db), "remember", "Priya is vegetarian."]) == 0
+    assert main(["--db", str(db), "remember", "Priya eats fish again since the spring."]) == 0
+    assert "it may conflict with" in capsys.readouterr().out
+    assert main(["--db", str(db), "conflicts"]) == 0
+    out, err = capsys.readouterr()
+    assert "Priya, changed (again)" in out and "Priya eats fish again since the spring." in out
+    assert "1 conflicts" in err
