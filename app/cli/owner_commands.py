@@ -16,9 +16,13 @@ from .store_commands import logged
 
 
 def _current_path() -> str:
+    """The database file backups are of (a PostgreSQL memory has none yet: refused)."""
+    from mnemoscope.store.backend import refuse_on_postgres
     from mnemoscope.store.demo import default_db_path
 
-    return db_path() or default_db_path()
+    path = db_path() or default_db_path()
+    refuse_on_postgres(path, "backups and restoring them", "take a consistent snapshot with pg_dump")
+    return path
 
 
 @cli.command("backup")
