@@ -295,6 +295,12 @@ class PostgresConnection:
             except psycopg.Error as exc:
                 raise _error(exc) from None
 
+    def renumber(self) -> None:
+        """After rows were inserted with their ids (a copy): the server numbers on from the highest."""
+        for table, column in (("ticks", "id"), ("activity", "id")):
+            self.execute(f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                         f"coalesce(max({column}), 0) + 1, false) FROM {table}")
+
     def close(self) -> None:
         self._conn.close()
 

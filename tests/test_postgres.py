@@ -257,3 +257,60 @@ def test_connect_refuses_to_write_a_password_into_a_clients_configuration(tmp_pa
     assert main(["--db", url, "connect", "claude-desktop", "--config", str(config)]) != 0
     out = capsys.readouterr()
     assert "PGPASSWORD" in out.err and PASSWORD not in out.out + out.err and not config.exists()
+
+
+# -- moving between backends ----------------------------------------------------------------
+def _everything(store):
+    """What a copy must carry, read the same way on either backend."""
+    ids, matrix = store.vectors()
+    return {
+        "export": store.export_jsonl(),
+        "vectors": dict(zip(ids, (row.tobytes() for row in matrix))),
+        "ticks": store.conn.execute("SELECT id, at, undone, summary, undo FROM ticks ORDER BY id").fetchall(),
+        "tick_log": store.conn.execute("SELECT tick_id, memory_id, to_layer FROM tick_log ORDER BY rowid").fetchall(),
+        "activity": store.conn.execute("SELECT id, tool, summary FROM activity ORDER BY id").fetchall(),
+        "forgotten": store.conn.execute("SELECT memory_id, payload FROM forgotten ORDER BY memory_id").fetchall(),
+        "events": store.conn.execute("SELECT memory_id, at FROM recall_events ORDER BY memory_id, at").fetchall(),
+        "clock": store.clock_offset,
+    }
+
+
+def test_copy_moves_a_whole_memory_to_postgres_and_back(tmp_path, pg_url, capsys):
+    from mnemoscope.store import activity
+    from mnemoscope.store.demo import load_demo
+
+    lite = str(tmp_path / "lite.db")
+    with MemoryStore(lite) as s:
+        load_demo(s, now=T0)
+        s.recall("coffee", now=T0 + DAY, reinforce=True)
+        s.tick(advance_days=40)
+        activity.forget(s, s.list()[0].id, client="test")
+        activity.record(s, client="test", door="cli", tool="tick")
+        original = _everything(s)
+    assert original["ticks"] and original["vectors"] and original["activity"] and original["events"]
+    assert main(["copy", lite, pg_url]) == 0
+    assert "copied" in capsys.readouterr().out
+    with MemoryStore(pg_url) as pg:
+        assert _everything(pg) == original
+        tick_id = original["ticks"][-1][0]
+        pg.undo_tick(tick_id)  # the copied tick undoes on the copy
+        assert pg.tick(advance_days=1).tick_id == tick_id + 1  # and the numbering goes on after it
+    back = str(tmp_path / "back.db")
+    with MemoryStore(pg_url) as pg:
+        pg.redo_tick(tick_id)
+    assert main(["copy", pg_url, back]) == 0
+    with MemoryStore(back) as s, MemoryStore(pg_url) as pg:
+        assert _everything(s) == _everything(pg)
+
+
+def test_copy_only_into_an_empty_memory(tmp_path, pg_server, pg_url, capsys):
+    lite = str(tmp_path / "lite.db")
+    with MemoryStore(lite) as s:
+        s.remember("One thing.", now=T0)
+    with MemoryStore(pg_url) as pg:
+        pg.remember("Already here.", now=T0)
+    before = _catalogue(pg_server, _dbname(pg_url))
+    assert main(["copy", lite, pg_url]) != 0
+    err = capsys.readouterr().err
+    assert "is not empty (it has memories)" in err and len(err.strip().splitlines()) == 1
+    assert _catalogue(pg_server, _dbname(pg_url)) == before

@@ -25,6 +25,29 @@ def _current_path() -> str:
     return path
 
 
+@cli.command("copy")
+@click.argument("source", metavar="SRC")
+@click.argument("target", metavar="DST")
+@json_option
+def copy_command(source: str, target: str, as_json: bool) -> None:
+    """Copy a whole memory (memories, vectors, entities, edges, ticks, activity, forgotten
+    memories) from SRC to DST, each a file or a postgresql:// URL; DST must be new or empty."""
+    import os
+
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.store.backend import is_url
+    from mnemoscope.store.copying import copy_memory
+
+    if not is_url(source) and not os.path.isfile(source):
+        raise Failure(f"{source} does not exist; nothing was copied")
+    with MemoryStore(source, read_only=True) as src, MemoryStore(target) as dst:
+        report = copy_memory(src, dst)
+    if as_json:
+        emit_json({"source": report.source, "target": report.target, "counts": report.counts})
+    else:
+        click.echo(report.summary())
+
+
 @cli.command("backup")
 @db_option
 @click.option("--to", "to_dir", metavar="DIR",
@@ -36,6 +59,7 @@ def _current_path() -> str:
 def backup_command(to_dir: str | None, keep: int, list_only: bool, as_json: bool) -> None:
     """Snapshot the database (consistent while agents write), checked and named by time.
     Only this database's own snapshots are listed and rotated."""
+    _current_path()  # a PostgreSQL memory: refused before anything is opened
     with open_store() as store:
         path = store.path
         if list_only:
