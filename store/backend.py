@@ -20,7 +20,7 @@ differ before the server sees them:
   (:func:`~.text.term_string`: folded words, CJK and Korean bigrams) unstemmed, so a
   query matches what it matches on SQLite;
 * ``CROSS JOIN ... ON`` (SQLite's planner hint) is an inner join; ``LIKE`` is ``ILIKE``
-  (SQLite's LIKE ignores case);
+  (SQLite's LIKE ignores case); ``instr`` is ``strpos``;
 * ``PRAGMA data_version`` (changes when someone commits) is the server's WAL position.
 
 Server errors are raised as :class:`PostgresError`, a ``sqlite3.DatabaseError``, so the
@@ -165,7 +165,7 @@ def translate(sql: str, params: Any = ()) -> tuple[str, list[Any], str | None]:
             sql += f" RETURNING {returning}"
     elif head.startswith("PRAGMA DATA_VERSION"):
         return "SELECT (pg_current_wal_lsn() - '0/0')::bigint", [], None
-    sql = sql.replace(" CROSS JOIN ", " JOIN ").replace(" LIKE ", " ILIKE ")
+    sql = sql.replace(" CROSS JOIN ", " JOIN ").replace(" LIKE ", " ILIKE ").replace(" instr(", " strpos(")
     fts = re.search(r"\bmemories_fts\s+(\w+)", sql)
     if fts:
         alias = fts.group(1)

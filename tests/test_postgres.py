@@ -314,3 +314,61 @@ def test_copy_only_into_an_empty_memory(tmp_path, pg_server, pg_url, capsys):
     err = capsys.readouterr().err
     assert "is not empty (it has memories)" in err and len(err.strip().splitlines()) == 1
     assert _catalogue(pg_server, _dbname(pg_url)) == before
+
+
+# -- the doors on PostgreSQL ------------------------------------------------------------------
+def test_forget_and_restore_from_the_command_line(pg_url, capsys):
+    assert main(["--db", pg_url, "demo"]) == 0
+    assert main(["--db", pg_url, "forget", "mem-001"]) == 0
+    with MemoryStore(pg_url) as s:
+        assert not s.exists("mem-001")
+    assert main(["--db", pg_url, "restore", "mem-001"]) == 0
+    with MemoryStore(pg_url) as s:
+        assert s.exists("mem-001")
+    capsys.readouterr()
+
+
+def test_the_http_api_serves_a_postgres_memory(pg_url, tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with MemoryStore(pg_url) as s:
+        s.remember("Mara has a peanut allergy.", now=T0, memory_id="m-peanut")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = dict(os.environ, MNEMOSCOPE_HOME=str(tmp_path / "home"))
+    proc = subprocess.Popen([sys.executable, "-m", "mnemoscope", "--db", pg_url, "--embedder", "hash", "serve",
+                             "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def call(method, path, body=None):
+        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", "User-Agent": "pytest/1"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read())
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = call("GET", "/health")
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else ""
+                time.sleep(0.2)
+        assert health["ok"] is True and sum(health["counts"].values()) == 1
+        hits = call("POST", "/recall", {"query": "peanut allergy", "k": 2, "explain": True})["hits"]
+        assert hits[0]["id"] == "m-peanut" and hits[0]["why"]
+        made = call("POST", "/remember", {"text": "Mara runs on Tuesdays.", "kind": "fact"})
+        call("POST", "/update", {"memory_id": made["id"], "text": "Mara runs on Thursdays."})
+        call("POST", "/forget", {"memory_id": "m-peanut"})
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    with MemoryStore(pg_url) as s:
+        assert [m.text for m in s.list()] == ["Mara runs on Thursdays."]
