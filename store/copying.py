@@ -37,7 +37,8 @@ TABLES = {
 # Kept by the target itself: its schema, the count its triggers keep, and its identity (a
 # copy is another database: its backups are its own).
 OWN_META = ("schema_version", "vectors_generation", "database_id")
-ORDERED = {"recall_events": "rowid", "tick_log": "rowid"}  # kept in the order they were written
+# kept in the order they were written (exports read entities and edges in that order)
+ORDERED = {"entities": "rowid", "edges": "rowid", "recall_events": "rowid", "tick_log": "rowid"}
 CHUNK = 2000
 
 

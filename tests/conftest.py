@@ -54,14 +54,17 @@ def backend():
 
 
 @pytest.fixture
-def db_path(tmp_path):
+def db_path(request, backend, tmp_path):
+    """Where the test's database lives: a SQLite file, or (a test run on PostgreSQL) a new
+    database on the test server, as the URL ``--db`` takes."""
+    if backend == "postgresql":
+        return request.getfixturevalue("pg_url")
     return str(tmp_path / "memories.db")
 
 
 @pytest.fixture
-def store_target(request, backend, db_path):
-    """Where ``store`` lives: the SQLite file, or a new PostgreSQL database."""
-    return request.getfixturevalue("pg_url") if backend == "postgresql" else db_path
+def store_target(db_path):
+    return db_path
 
 
 @pytest.fixture
