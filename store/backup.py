@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
+from .backend import refuse_on_postgres
 from .config import KINDS
 from .errors import StoreError, ValidationError
 from .model import LAYERS
@@ -91,6 +92,7 @@ class RestoreResult:
 
 
 def _db_path(source: MemoryStore | str | os.PathLike) -> str:
+    refuse_on_postgres(source, "backup", "take a consistent snapshot with pg_dump")
     path = getattr(source, "path", source)
     path = os.fspath(path)
     if path == ":memory:":
@@ -317,6 +319,8 @@ def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparis
     """What differs between the database ``current`` and ``snapshot``; writes nothing."""
     from .files import check_file
 
+    refuse_on_postgres(current, "comparing with a snapshot", "snapshots are SQLite files; use pg_dump")
+
     for p in (current, snapshot):
         if not os.path.isfile(p):
             raise StoreError(f"cannot compare: {p} does not exist")
@@ -355,6 +359,7 @@ def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm:
     outlasts its patience. Stopped at any point, the database is the old one or the new
     one whole. ``progress(status, remaining, total)`` is called after each step of the copy.
     A snapshot of another database (another identity) is refused."""
+    refuse_on_postgres(current, "restoring a snapshot", "restore a pg_dump with pg_restore")
     comparison = compare(current, snapshot)
     if not confirm:
         raise StoreError("restoring replaces the current database; confirm it to go ahead "

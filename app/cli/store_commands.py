@@ -51,6 +51,10 @@ def _snapshot_first(store: MemoryStore, **change: Any) -> None:
 
 
 def _create_at(path: str | None) -> str:
+    from mnemoscope.store.backend import is_url
+
+    if path is not None and is_url(path):
+        return path
     path = path or default_db_path()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     return path
@@ -259,6 +263,10 @@ def stats_command(as_json: bool) -> None:
         emit_json(dict(stats, vectors=meaning))
         return
     click.echo(f"{stats['path']}: {stats['memories']} memories, {stats['entities']} entities")
+    engine = stats["backend"]
+    click.echo(f"backend: {engine['backend']} {engine['server_version']}"
+               + (f", extensions {', '.join(f'{k} {v}' for k, v in engine['extensions'].items())}"
+                  if engine["extensions"] else "") + f"; vectors: {engine['vectors']}")
     for label in ("layers", "kinds", "scopes"):
         click.echo(f"{label + ':':7} " + ", ".join(f"{k} {v}" for k, v in stats[label].items()))
     if stats["clock_offset_days"]:

@@ -85,6 +85,12 @@ def no_display_reason() -> str | None:
 
 
 def run_gui(db_path: str | None = None) -> int:
+    from mnemoscope.store.backend import is_url, redact
+
+    if db_path is not None and is_url(db_path):
+        print(f"mnemoscope: not yet supported on PostgreSQL: the inspector window ({redact(db_path)}); "
+              "use the command line, 'serve' or 'mcp' on it", file=sys.stderr)
+        return 2
     reason = no_display_reason()
     if reason:
         print(f"mnemoscope: {reason}", file=sys.stderr)

@@ -1,0 +1,340 @@
+"""The storage backend seam: where a store's connection comes from, and the one SQL dialect
+every store module writes.
+
+Every module of the store talks to ``store.conn`` (through :class:`~.tables.Tables`) in
+one dialect: SQLite's, limited to what both engines can do. On SQLite the connection is
+``sqlite3``'s own, untouched, so files stay byte-for-byte what they were. On PostgreSQL
+it is a :class:`PostgresConnection`: the same ``execute`` / ``executemany`` /
+``in_transaction`` / ``close`` over psycopg 3, which rewrites the few constructs that
+differ before the server sees them:
+
+* ``?`` placeholders become ``%s``;
+* ``BEGIN IMMEDIATE`` (SQLite's write lock) is ``BEGIN`` plus a transaction-scoped
+  advisory lock, so writers in any number of processes queue as they do on one file;
+* ``INSERT OR IGNORE`` / ``INSERT OR REPLACE`` become ``ON CONFLICT`` upserts on the
+  table's key (:data:`KEYS`);
+* an insert into a table whose key the server numbers returns it (``lastrowid``);
+* full text: ``memories_fts f ... memories_fts MATCH ?`` with the store's FTS5 query
+  (quoted terms joined by OR or AND) becomes ``f.tsv @@ tsquery``, ``ORDER BY f.rank``
+  becomes ``ts_rank`` best first. The tsvector holds the very terms the store makes
+  (:func:`~.text.term_string`: folded words, CJK and Korean bigrams) unstemmed, so a
+  query matches what it matches on SQLite;
+* ``CROSS JOIN ... ON`` (SQLite's planner hint) is an inner join; ``LIKE`` is ``ILIKE``
+  (SQLite's LIKE ignores case); ``instr`` is ``strpos``;
+* ``PRAGMA data_version`` (changes when someone commits) is the server's WAL position.
+
+Server errors are raised as :class:`PostgresError`, a ``sqlite3.DatabaseError``, so the
+store's handlers (which turn them into a sentence for the user) stay one code path.
+Vectors are the same int8 blobs in a ``bytea`` column on both, searched with numpy
+(store/vectors.py): that is the documented fallback when the server has no pgvector, and
+for now the only path (pgvector is reported by ``stats`` when present, not yet used).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from .errors import DatabaseRefused, StoreError
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+# Writers take this transaction-scoped advisory lock (BEGIN IMMEDIATE's equivalent): "MNEM".
+WRITE_LOCK = int.from_bytes(b"MNEM", "big")
+# The key of each table an upsert names (ON CONFLICT needs it).
+KEYS = {
+    "meta": ("key",), "vectors": ("rowid",), "forgotten": ("memory_id",), "edges": ("src", "edge", "dst"),
+    "conversations": ("context", "conversation_id", "turn"), "memories": ("id",), "entities": ("id",),
+    "memory_state": ("rowid",),
+}
+# Tables whose key the server numbers, and its column: what ``lastrowid`` reads back.
+NUMBERED = {"memories": "rowid", "ticks": "id", "activity": "id", "recall_events": "rowid"}
+CONNECT_TIMEOUT_S = 10
+
+
+def is_url(target: str | os.PathLike) -> bool:
+    return isinstance(target, str) and target.startswith(URL_SCHEMES)
+
+
+def refuse_on_postgres(target: Any, what: str, instead: str) -> None:
+    """Refuse, in one line, an operation the PostgreSQL backend does not do yet."""
+    path = getattr(target, "path", target)
+    if is_url(os.fspath(path) if isinstance(path, os.PathLike) else path):
+        raise StoreError(f"not yet supported on PostgreSQL: {what} ({instead}); nothing was written")
+
+
+class PostgresError(sqlite3.DatabaseError):
+    """An error of the PostgreSQL server or its connection (its first line)."""
+
+
+def redact(url: str) -> str:
+    """The URL without its password (what is shown, logged and stored as the path)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    user = parts.netloc.rsplit("@", 1)[0].split(":", 1)[0]
+    tail = url[url.index(parts.netloc) + len(parts.netloc):]
+    return f"{parts.scheme}://{user + '@' if user else ''}{host}{tail}"
+
+
+def parse_url(url: str) -> dict[str, Any]:
+    """The connection parameters of a ``postgresql://user[:password]@host[:port]/dbname``
+    URL; a URL that does not parse is refused, naming what is wrong (never its password)."""
+    shown = redact(url) if "@" in url else url
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise DatabaseRefused(shown, "not_a_database", f"cannot use {shown}: not a PostgreSQL URL ({exc}); "
+                              "write postgresql://user@host:port/dbname") from None
+    dbname = unquote(parts.path.lstrip("/"))
+    if not parts.hostname or not dbname or "/" in dbname:
+        raise DatabaseRefused(shown, "not_a_database",
+                              f"cannot use {shown}: a PostgreSQL URL needs a host and a database name, "
+                              "as in postgresql://user@host:port/dbname")
+    params: dict[str, Any] = {"host": parts.hostname, "dbname": dbname, "connect_timeout": CONNECT_TIMEOUT_S}
+    if port is not None:
+        params["port"] = port
+    if parts.username:
+        params["user"] = unquote(parts.username)
+    if parts.password is not None:
+        params["password"] = unquote(parts.password)
+    # Anything else (sslmode, passfile …) as libpq knows it; PGPASSWORD and ~/.pgpass
+    # are libpq's own: a password not in the URL is looked up there.
+    for pair in filter(None, parts.query.split("&")):
+        key, _, value = pair.partition("=")
+        params[unquote(key)] = unquote(value)
+    return params
+
+
+_PARAM = re.compile(r"\?|\x00MATCH\x00|\x00RANK\x00|'(?:[^']|'')*'")
+_FTS_TOKEN = re.compile(r'"((?:[^"]|"")*)"|(\()|(\))|(\S+)')
+
+
+def _lexeme(term: str) -> str:
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def fts_to_tsquery(query: str) -> str:
+    """The store's FTS5 query (quoted terms, AND, OR, NOT, parentheses; terms side by side
+    mean AND) as tsquery text."""
+    out: list[str] = []
+    for m in _FTS_TOKEN.finditer(query):
+        quoted, opening, closing, bare = m.groups()
+        if bare in ("AND", "OR", "NOT"):
+            out.append({"AND": "&", "OR": "|", "NOT": "& !"}[bare])
+            continue
+        if out and out[-1] not in ("&", "|", "& !", "(") and closing is None:
+            out.append("&")  # FTS5: terms side by side must all match
+        if opening:
+            out.append("(")
+        elif closing:
+            out.append(")")
+        else:
+            out.append(_lexeme(quoted.replace('""', '"') if quoted is not None else bare))
+    return " ".join(out) or "''"
+
+
+def translate(sql: str, params: Any = ()) -> tuple[str, list[Any], str | None]:
+    """The PostgreSQL form of a statement of the store's dialect, its parameters, and the
+    column an insert returns (``lastrowid``), if any."""
+    params = list(params or ())
+    returning = None
+    head = sql.lstrip()[:40].upper()
+    if head.startswith("INSERT OR "):
+        upsert = re.match(r"\s*INSERT OR (IGNORE|REPLACE) INTO (\w+)\s*\(([^)]*)\)", sql, re.I)
+        if not upsert:
+            raise PostgresError(f"the PostgreSQL backend cannot translate: {sql[:80]}")
+        how, table, cols = upsert.group(1).upper(), upsert.group(2), [c.strip() for c in upsert.group(3).split(",")]
+        sql = "INSERT INTO" + sql[upsert.start(2) - 1:]
+        key = KEYS[table]
+        if how == "IGNORE":
+            sql += " ON CONFLICT DO NOTHING"
+        else:
+            rest = [c for c in cols if c not in key]
+            sets = ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)
+            sql += f" ON CONFLICT ({', '.join(key)}) " + (f"DO UPDATE SET {sets}" if sets else "DO NOTHING")
+    elif head.startswith("INSERT INTO"):
+        table = re.match(r"\s*INSERT INTO (\w+)", sql, re.I).group(1)
+        if table in NUMBERED and "RETURNING" not in sql.upper():
+            returning = NUMBERED[table]
+            sql += f" RETURNING {returning}"
+    elif head.startswith("PRAGMA DATA_VERSION"):
+        return "SELECT (pg_current_wal_lsn() - '0/0')::bigint", [], None
+    sql = sql.replace(" CROSS JOIN ", " JOIN ").replace(" LIKE ", " ILIKE ").replace(" instr(", " strpos(")
+    fts = re.search(r"\bmemories_fts\s+(\w+)", sql)
+    if fts:
+        alias = fts.group(1)
+        sql = sql.replace("memories_fts MATCH ?", "\x00MATCH\x00").replace(f"ORDER BY {alias}.rank", "\x00RANK\x00")
+    out: list[Any] = []
+    pieces: list[str] = []
+    at, query = 0, None
+    last = 0
+    for m in _PARAM.finditer(sql):
+        token = m.group(0)
+        if token.startswith("'"):
+            continue
+        pieces.append(sql[last:m.start()])
+        last = m.end()
+        if token == "?":
+            out.append(params[at])
+            at += 1
+            pieces.append("%s")
+        elif token == "\x00MATCH\x00":
+            query = fts_to_tsquery(params[at])
+            at += 1
+            out.append(query)
+            pieces.append(f"{alias}.tsv @@ CAST(%s AS tsquery)")
+        else:
+            out.append(query)
+            pieces.append(f"ORDER BY ts_rank({alias}.tsv, CAST(%s AS tsquery)) DESC")
+    pieces.append(sql[last:])
+    text = "".join(pieces)
+    if "%" in text.replace("%s", ""):  # a literal % (LIKE patterns come as parameters)
+        text = re.sub(r"%(?!s)", "%%", text)
+    return text, out, returning
+
+
+class _Cursor:
+    """What the store reads of an sqlite3 cursor, over a psycopg one."""
+
+    def __init__(self, cur: Any, lastrowid: Any = None) -> None:
+        self._cur = cur
+        self.lastrowid = lastrowid
+
+    @property
+    def description(self):
+        return self._cur.description
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
+
+    def fetchone(self):
+        return self._cur.fetchone() if self._cur.description else None
+
+    def fetchall(self):
+        return self._cur.fetchall() if self._cur.description else []
+
+    def __iter__(self):
+        return iter(self.fetchall())
+
+
+class PostgresConnection:
+    """An sqlite3-like connection to a PostgreSQL database (see the module's docstring)."""
+
+    dialect = "postgresql"
+
+    def __init__(self, conn: Any, url: str) -> None:
+        self._conn = conn
+        self.url = url  # without its password
+        self._lock = threading.RLock()
+        self.total_changes = 0  # rows inserted, changed or deleted by statements (as sqlite3 counts)
+
+    def _count(self, sql: str, rowcount: int) -> None:
+        if rowcount > 0 and sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
+            self.total_changes += rowcount
+
+    @property
+    def in_transaction(self) -> bool:
+        import psycopg.pq
+
+        return self._conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+    def _run(self, sql: str, params: Any = ()) -> _Cursor:
+        import psycopg
+
+        if sql.strip().upper() == "BEGIN IMMEDIATE":
+            with self._lock:
+                try:
+                    self._conn.execute("BEGIN")
+                    self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                except psycopg.Error as exc:
+                    raise _error(exc) from None
+            return _Cursor(None)
+        text, values, returning = translate(sql, params)
+        with self._lock:
+            try:
+                cur = self._conn.execute(text, values)
+            except psycopg.Error as exc:
+                raise _error(exc) from None
+            self._count(text, cur.rowcount)
+            if returning:
+                return _Cursor(cur, cur.fetchone()[0])
+            return _Cursor(cur)
+
+    def execute(self, sql: str, params: Any = ()) -> _Cursor:
+        return self._run(sql, params)
+
+    def executemany(self, sql: str, seq: Any) -> None:
+        import psycopg
+
+        rows = [list(p) for p in seq]
+        if not rows:
+            return
+        text, _, _ = translate(sql, rows[0])
+        with self._lock:
+            try:
+                with self._conn.cursor() as cur:
+                    cur.executemany(text, [translate(sql, p)[1] for p in rows])
+                    self._count(text, cur.rowcount)
+            except psycopg.Error as exc:
+                raise _error(exc) from None
+
+    def execute_script(self, sql: str) -> None:
+        """Run statements as written, in PostgreSQL's own dialect (the schema's steps)."""
+        import psycopg
+
+        with self._lock:
+            try:
+                self._conn.execute(sql)
+            except psycopg.Error as exc:
+                raise _error(exc) from None
+
+    def renumber(self) -> None:
+        """After rows were inserted with their ids (a copy): the server numbers on from the highest."""
+        for table, column in (("ticks", "id"), ("activity", "id")):
+            self.execute(f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                         f"coalesce(max({column}), 0) + 1, false) FROM {table}")
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def server(self) -> dict[str, Any]:
+        """Which server: its version and the extensions installed in this database."""
+        version = self.execute("SHOW server_version").fetchone()[0]
+        extensions = {name: v for name, v in self.execute("SELECT extname, extversion FROM pg_extension "
+                                                          "ORDER BY extname").fetchall()}
+        return {"backend": "postgresql", "server_version": version, "extensions": extensions,
+                "vectors": "pgvector available, not used yet: numpy over stored vectors"
+                if "vector" in extensions else "numpy over stored vectors (no pgvector)"}
+
+
+def _error(exc: BaseException) -> PostgresError:
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return PostgresError(text)
+
+
+def connect_postgres(url: str, *, read_only: bool) -> PostgresConnection:
+    """A connection to the database the URL names; a refused login or an unreachable
+    server is refused in one line naming it (the password is never in it)."""
+    import psycopg
+    from psycopg.types.numeric import FloatLoader
+
+    shown = redact(url)
+    params = parse_url(url)
+    try:
+        conn = psycopg.connect(autocommit=True, **params)
+    except psycopg.Error as exc:
+        why = (str(exc).strip().splitlines() or ["failed"])[0]
+        if params.get("password"):
+            why = why.replace(params["password"], "***")
+        raise DatabaseRefused(shown, "unreadable", f"cannot connect to {shown}: {why}") from None
+    conn.adapters.register_loader("numeric", FloatLoader)  # sum() and the like: floats, as SQLite gives
+    if read_only:
+        conn.execute("SET default_transaction_read_only = on")
+    return PostgresConnection(conn, shown)

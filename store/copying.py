@@ -1,0 +1,104 @@
+"""Copy a whole memory from one store to another, across backends (SQLite and PostgreSQL
+either way): memories with their decay state and vectors, entities, edges, recall
+history, ticks with their log and undo, the activity log, forgotten memories and the
+agents' citation maps, and the clock. Into an empty store only, in one transaction of
+the target: stopped at any point, the target is empty or the copy is whole.
+
+Row numbers (the ``rowid`` that ties a memory to its state and vector) are the target's
+own; ticks and activity keep their ids (the inspector names ticks by id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import StoreError
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+MEMORY_BODY = ("id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
+               "source_kind", "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at",
+               "pinned", "half_life_days", "terms", "context", "reason_to_remember")
+STATE = ("strength", "layer", "ticked_at", "next_change_at")
+# Every other table, with its columns, in an order that keeps references valid.
+TABLES = {
+    "entities": ("id", "name", "kind", "scope", "aliases", "created_at"),
+    "edges": ("src", "edge", "dst", "created_at"),
+    "recall_events": ("memory_id", "at"),
+    "ticks": ("id", "at", "offset_before", "offset_after", "created", "undone", "summary", "undo"),
+    "tick_log": ("tick_id", "memory_id", "from_layer", "to_layer", "strength_before", "strength_after"),
+    "activity": ("id", "at", "client", "door", "tool", "scope", "trust", "summary", "args", "memory_ids",
+                 "duration_ms", "ok", "error", "sensitivity"),
+    "forgotten": ("memory_id", "at", "client", "text", "payload"),
+    "conversations": ("context", "conversation_id", "turn", "at", "model", "query", "ref_map"),
+}
+# Kept by the target itself: its schema, the count its triggers keep, and its identity (a
+# copy is another database: its backups are its own).
+OWN_META = ("schema_version", "vectors_generation", "database_id")
+# kept in the order they were written (exports read entities and edges in that order)
+ORDERED = {"entities": "rowid", "edges": "rowid", "recall_events": "rowid", "tick_log": "rowid"}
+CHUNK = 2000
+
+
+@dataclass
+class CopyReport:
+    source: str
+    target: str
+    counts: dict[str, int]
+
+    def summary(self) -> str:
+        return f"copied {self.source} to {self.target}: " + ", ".join(f"{n} {t}" for t, n in self.counts.items())
+
+
+def copy_memory(src: MemoryStore, dst: MemoryStore) -> CopyReport:
+    """Copy everything of ``src`` into ``dst``, which must hold nothing yet."""
+    if dst.read_only:
+        raise StoreError(f"{dst.path} is open read-only; nothing was written")
+    counts: dict[str, int] = {}
+    with dst.tables.write():
+        held = [t for t in ("memories", "entities", "ticks", "activity", "forgotten")
+                if dst.conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone()]
+        if held:
+            raise StoreError(f"{dst.path} is not empty (it has {', '.join(held)}); copy only into a new, empty "
+                             "memory; nothing was written")
+        with src.tables.reading():
+            meta = [r for r in src.conn.execute("SELECT key, value FROM meta ORDER BY key") if r[0] not in OWN_META]
+            for key, value in meta:
+                dst.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+            counts["memories"] = _copy_memories(src, dst)
+            for table, columns in TABLES.items():
+                counts[table] = _copy_table(src, dst, table, columns)
+        if hasattr(dst.conn, "renumber"):  # PostgreSQL: the numbering goes on after the copied ids
+            dst.conn.renumber()
+    return CopyReport(src.path, dst.path, counts)
+
+
+def _copy_memories(src: MemoryStore, dst: MemoryStore) -> int:
+    cols = ", ".join(f"m.{c}" for c in MEMORY_BODY) + ", " + ", ".join(f"s.{c}" for c in STATE)
+    cur = src.conn.execute(f"SELECT {cols}, v.vec FROM memories m JOIN memory_state s ON s.rowid = m.rowid "
+                           "LEFT JOIN vectors v ON v.rowid = m.rowid ORDER BY m.rowid")
+    body = ", ".join(MEMORY_BODY)
+    n = 0
+    for row in cur.fetchall():
+        rowid = dst.conn.execute(f"INSERT INTO memories ({body}) VALUES ({', '.join('?' * len(MEMORY_BODY))})",
+                                 row[:len(MEMORY_BODY)]).lastrowid
+        state = row[len(MEMORY_BODY):len(MEMORY_BODY) + len(STATE)]
+        dst.conn.execute("INSERT INTO memory_state (rowid, strength, layer, ticked_at, next_change_at) "
+                         "VALUES (?, ?, ?, ?, ?)", (rowid, *state))
+        if row[-1] is not None:
+            dst.conn.execute("INSERT INTO vectors (rowid, vec) VALUES (?, ?)", (rowid, bytes(row[-1])))
+        n += 1
+    return n
+
+
+def _copy_table(src: MemoryStore, dst: MemoryStore, table: str, columns: tuple[str, ...]) -> int:
+    names = ", ".join(columns)
+    order = ORDERED.get(table, columns[0])
+    rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r)
+            for r in src.conn.execute(f"SELECT {names} FROM {table} ORDER BY {order}").fetchall()]
+    insert = f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(columns))})"
+    for start in range(0, len(rows), CHUNK):
+        dst.conn.executemany(insert, rows[start:start + CHUNK])
+    return len(rows)

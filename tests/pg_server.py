@@ -1,0 +1,95 @@
+"""A throwaway PostgreSQL server for the test run: ``initdb`` in a temporary folder,
+started on a free loopback port, stopped and deleted afterwards.
+
+It uses the server binaries of the machine (``initdb`` on PATH, or Debian's
+``/usr/lib/postgresql/<n>/bin``; ``.ci/run`` installs them on a fresh machine). initdb
+refuses to run as root, so as root the server runs as ``nobody`` in a folder it owns.
+Trust authentication on 127.0.0.1 only, except for the user ``secret`` whose password
+is checked (the tests of a refused login and of a password never shown).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+PASSWORD_USER = "secret"
+PASSWORD = "s3cr3t-pw-Zq9"
+
+
+def binaries() -> str | None:
+    """The folder of initdb and pg_ctl, or None when this machine has no PostgreSQL."""
+    found = shutil.which("initdb")
+    if found:
+        return os.path.dirname(os.path.realpath(found))
+    for folder in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.path.exists(os.path.join(folder, "initdb")):
+            return folder
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    folder: str
+    port: int
+    bindir: str
+    as_user: list[str]
+
+    def url(self, dbname: str = "postgres", user: str = "postgres") -> str:
+        return f"postgresql://{user}@127.0.0.1:{self.port}/{dbname}"
+
+    def psql(self, sql: str, dbname: str = "postgres") -> None:
+        import psycopg
+
+        with psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", dbname=dbname,
+                             autocommit=True) as conn:
+            conn.execute(sql)
+
+    def new_database(self, name: str) -> str:
+        self.psql(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def stop(self) -> None:
+        subprocess.run([*self.as_user, os.path.join(self.bindir, "pg_ctl"), "-D", self.data, "-m", "immediate",
+                        "stop"], capture_output=True, check=False)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    @property
+    def data(self) -> str:
+        return os.path.join(self.folder, "data")
+
+
+def start() -> Server:
+    bindir = binaries()
+    if bindir is None:
+        raise RuntimeError("no PostgreSQL server binaries (initdb) on this machine: install PostgreSQL "
+                           "(Debian: apt-get install postgresql) to run the PostgreSQL tests")
+    folder = tempfile.mkdtemp(prefix="mnemoscope-pg-")
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        os.chown(folder, 65534, 65534)
+        as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    data = os.path.join(folder, "data")
+    env = dict(os.environ, LC_ALL="C", LANG="C")
+    subprocess.run([*as_user, os.path.join(bindir, "initdb"), "-D", data, "-U", "postgres", "-E", "UTF8",
+                    "--no-locale", "-A", "trust"], check=True, capture_output=True, env=env)
+    with open(os.path.join(data, "pg_hba.conf"), "w") as fh:
+        fh.write(f"host all {PASSWORD_USER} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n")
+    port = _free_port()
+    opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c full_page_writes=off"
+    subprocess.run([*as_user, os.path.join(bindir, "pg_ctl"), "-D", data, "-o", opts, "-l",
+                    os.path.join(folder, "log"), "-w", "start"], check=True, capture_output=True, env=env)
+    server = Server(folder, port, bindir, as_user)
+    server.psql(f"CREATE ROLE {PASSWORD_USER} LOGIN SUPERUSER PASSWORD '{PASSWORD}'")
+    return server

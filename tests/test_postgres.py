@@ -1,0 +1,382 @@
+"""A memory on PostgreSQL (store/backend.py, store/pg_schema.py): the URL ``--db`` takes,
+its refusals, the same behaviour as on SQLite, and what is not supported yet. The server
+is the one the run starts (tests/pg_server.py); the store's core test modules also run on
+it (``both_backends``)."""
+
+import json
+import logging
+import threading
+
+import pytest
+from mnemoscope.cli import main
+from mnemoscope.store import DatabaseRefused, MemoryStore, StoreError
+from mnemoscope.store.backend import fts_to_tsquery, parse_url, redact, translate
+from mnemoscope.store.decay import DAY
+from mnemoscope.store.pg_schema import ORDER, STEPS
+from mnemoscope.store.schema import KNOWN_MIGRATIONS, SCHEMA_VERSION
+from pg_server import PASSWORD, PASSWORD_USER
+
+pytestmark = pytest.mark.both_backends
+
+T0 = 1_790_000_000.0
+
+
+def _catalogue(server, dbname):
+    """Every table of a database with its row count: what "nothing was written" compares."""
+    import psycopg
+
+    with psycopg.connect(host="127.0.0.1", port=server.port, user="postgres", dbname=dbname) as conn:
+        tables = [r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables "
+                                             "WHERE table_schema = 'public' ORDER BY table_name")]
+        return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+
+
+def _dbname(url):
+    return url.rsplit("/", 1)[1]
+
+
+# -- the seam --------------------------------------------------------------------------------
+def test_every_migration_has_its_postgres_step():
+    assert set(STEPS) == KNOWN_MIGRATIONS == set(ORDER)
+
+
+def test_the_store_dialect_becomes_postgresqls():
+    sql, params, returning = translate("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("a", "b"))
+    assert sql == "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+    assert params == ["a", "b"] and returning is None
+    # a ? inside a literal is not a placeholder; an insert into a numbered table returns its key
+    sql, params, returning = translate("INSERT INTO ticks (summary, at) VALUES ('why?', ?)", (1.0,))
+    assert sql.endswith("VALUES ('why?', %s) RETURNING id") and params == [1.0] and returning == "id"
+    sql, params, _ = translate("SELECT m.id FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "
+                               "WHERE memories_fts MATCH ? AND m.scope = ? ORDER BY f.rank LIMIT ?",
+                               ('"tea" OR "cof""fee"', "global", 5))
+    assert "f.tsv @@ CAST(%s AS tsquery)" in sql and "JOIN memories m" in sql and "CROSS" not in sql
+    assert "ORDER BY ts_rank(f.tsv, CAST(%s AS tsquery)) DESC LIMIT %s" in sql
+    assert params == ["'tea' | 'cof\"fee'", "global", "'tea' | 'cof\"fee'", 5]
+    assert fts_to_tsquery('"a" AND "b" AND ("c" OR "d")') == "'a' & 'b' & ( 'c' | 'd' )"
+    assert fts_to_tsquery('"it\'s"') == "'it''s'"
+
+
+def test_a_url_names_host_port_database_and_user_and_its_password_is_never_shown():
+    url = f"postgresql://{PASSWORD_USER}:{PASSWORD}@db.example:6543/team"
+    assert parse_url(url) == {"host": "db.example", "port": 6543, "dbname": "team", "user": PASSWORD_USER,
+                              "password": PASSWORD, "connect_timeout": 10}
+    assert redact(url) == f"postgresql://{PASSWORD_USER}@db.example:6543/team"
+
+
+@pytest.mark.parametrize("url, says", [
+    ("postgresql://u@db.example:port/team", "not a PostgreSQL URL"),
+    ("postgresql://u@db.example:5432/", "needs a host and a database name"),
+    ("postgresql:///team", "needs a host and a database name"),
+])
+def test_a_url_that_does_not_parse_is_one_line_naming_it(url, says, capsys):
+    with pytest.raises(DatabaseRefused, match=says) as err:
+        MemoryStore(url)
+    assert "\n" not in str(err.value)
+    assert main(["--db", url, "stats"]) != 0
+    out = capsys.readouterr()
+    assert says in out.err and len(out.err.strip().splitlines()) == 1
+
+
+# -- refusals: each one line, nothing written ------------------------------------------------
+def test_a_refused_login_is_one_line_and_never_shows_the_password(pg_server, pg_url, capsys, caplog):
+    caplog.set_level(logging.DEBUG)
+    name = _dbname(pg_url)
+    wrong = f"postgresql://{PASSWORD_USER}:not-{PASSWORD}@127.0.0.1:{pg_server.port}/{name}"
+    before = _catalogue(pg_server, name)
+    assert main(["--db", wrong, "stats"]) != 0
+    out = capsys.readouterr()
+    assert "password authentication failed" in out.err and len(out.err.strip().splitlines()) == 1
+    assert PASSWORD not in out.out + out.err + caplog.text
+    assert _catalogue(pg_server, name) == before == {}
+
+
+def test_the_password_comes_from_the_url_pgpassword_or_pgpass_and_is_never_printed(
+        pg_server, pg_url, capsys, caplog, monkeypatch, tmp_path):
+    caplog.set_level(logging.DEBUG)
+    name = _dbname(pg_url)
+    bare = f"postgresql://{PASSWORD_USER}@127.0.0.1:{pg_server.port}/{name}"
+    with_password = f"postgresql://{PASSWORD_USER}:{PASSWORD}@127.0.0.1:{pg_server.port}/{name}"
+    assert main(["--db", with_password, "init"]) == 0
+    assert main(["--db", with_password, "remember", "The deploy runs on Fridays."]) == 0
+    assert main(["--db", with_password, "stats"]) == 0
+    out = capsys.readouterr().out
+    assert bare in out and "backend: postgresql 15" in out
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "nothing"))
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    assert main(["--db", bare, "stats"]) != 0  # no password anywhere: refused
+    assert "password" in capsys.readouterr().err
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    assert main(["--db", bare, "recall", "deploy", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["text"] == "The deploy runs on Fridays."
+    monkeypatch.delenv("PGPASSWORD")
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:{pg_server.port}:{name}:{PASSWORD_USER}:{PASSWORD}\n")
+    pgpass.chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    assert main(["--db", bare, "stats", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["memories"] == 1 and stats["path"] == bare
+    assert stats["backend"]["backend"] == "postgresql" and stats["backend"]["server_version"].startswith("15")
+    assert "plpgsql" in stats["backend"]["extensions"]
+    assert PASSWORD not in capsys.readouterr().out + caplog.text
+
+
+def test_another_programs_database_is_never_migrated_into_ours(pg_server, pg_url, capsys):
+    name = _dbname(pg_url)
+    pg_server.psql("CREATE TABLE customers (id int); INSERT INTO customers VALUES (1)", name)
+    before = _catalogue(pg_server, name)
+    with pytest.raises(DatabaseRefused, match="not a Mnemoscope database .*customers") as err:
+        MemoryStore(pg_url)
+    assert err.value.reason == "not_a_database" and "\n" not in str(err.value)
+    assert main(["--db", pg_url, "remember", "x"]) != 0
+    assert "customers" in capsys.readouterr().err
+    assert _catalogue(pg_server, name) == before == {"customers": 1}
+
+
+def test_a_newer_schema_is_refused_and_nothing_is_written(pg_server, pg_url):
+    name = _dbname(pg_url)
+    MemoryStore(pg_url).close()
+    pg_server.psql(f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema_version'", name)
+    before = _catalogue(pg_server, name)
+    with pytest.raises(DatabaseRefused, match="newer Mnemoscope") as err:
+        MemoryStore(pg_url)
+    assert err.value.reason == "newer_version"
+    assert _catalogue(pg_server, name) == before
+    # the comparison catches a write: opening an older-schema database (a migration pending) writes
+    pg_server.psql(f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version'; "
+                   "DELETE FROM _sqlite_migrations WHERE name = 'm011_vectors'", name)
+    before = _catalogue(pg_server, name)
+    MemoryStore(pg_url).close()
+    assert _catalogue(pg_server, name) != before
+
+
+def test_the_same_migrations_create_the_schema_once(pg_server, pg_url):
+    with MemoryStore(pg_url) as s:
+        s.remember("Kept across opening again.", now=T0)
+    with MemoryStore(pg_url) as s:
+        assert s.count() == 1
+    assert _catalogue(pg_server, _dbname(pg_url))["_sqlite_migrations"] == len(KNOWN_MIGRATIONS)
+
+
+def test_opened_read_only_a_postgres_memory_reads_and_refuses_writes(pg_url):
+    with MemoryStore(pg_url) as s:
+        s.remember("Read me.", now=T0)
+    with MemoryStore(pg_url, read_only=True) as s:
+        assert s.read_only and s.get(s.list()[0].id).text == "Read me."
+        with pytest.raises(StoreError, match="read-only"):
+            s.remember("Not me.")
+
+
+# -- the same behaviour on both backends ----------------------------------------------------
+def test_chinese_and_korean_are_found_by_keyword(store):
+    zh = store.remember("我们团队每周五部署新版本", now=T0, dedupe=False).memory.id
+    ko = store.remember("회의는 매주 월요일 오전에 있습니다", now=T0, dedupe=False).memory.id
+    store.remember("The garden needs water.", now=T0)
+    hits = store.recall("部署", now=T0, explain=True)
+    assert hits[0].id == zh and hits[0].why["keyword"] == 1.0
+    hits = store.recall("월요일 회의", now=T0, explain=True)
+    assert hits[0].id == ko and hits[0].why["keyword"] == 1.0
+
+
+def test_scope_and_trust_are_hard_rules(store):
+    store.remember("Team A ships on Tuesday.", scope="group:a", now=T0)
+    store.remember("The vault code is 4412 for shipping.", sensitivity="hyper", now=T0)
+    assert [h.text for h in store.recall("ships", scope="group:b", now=T0)] == []
+    assert [h.text for h in store.recall("ships", scope="group:a", now=T0)] == ["Team A ships on Tuesday."]
+    assert store.recall("vault code", trust="medium", now=T0) == []
+
+
+def test_tick_and_undo_put_every_memory_back(store):
+    ids = [store.remember(f"note {i} about the {w}", kind="event", now=T0, dedupe=False).memory.id
+           for i, w in enumerate(["garden", "kitchen", "roof"])]
+    before = {i: store.get(i).layer for i in ids}
+    report = store.tick(now=T0 + 200 * DAY)
+    assert report.transitions and {store.get(i).layer for i in ids} != set(before.values())
+    store.undo_tick(report.tick_id)
+    assert {i: store.get(i).layer for i in ids} == before
+
+
+def _same_story(store):
+    """The same operations, at the same times, with the same ids."""
+    a = store.remember("Ada prefers tea in the morning.", who="Ada", now=T0, memory_id="m-a").memory.id
+    store.remember("Ada works at Acme.", who="Ada", now=T0 + 1, memory_id="m-b", tags=["work"])
+    store.remember("回顾会议在周四", now=T0 + 2, memory_id="m-c", scope="group:x")
+    store.update(a, now=T0 + DAY, text="Ada prefers green tea in the morning.")
+    gone = store.delete("m-b")
+    store.restore(gone)
+    store.recall("tea", now=T0 + 2 * DAY, reinforce=True)
+    store.tick(now=T0 + 90 * DAY)
+    return store.export_jsonl()
+
+
+def test_exporting_the_same_story_gives_the_same_jsonl_on_both(tmp_path, pg_url):
+    with MemoryStore(str(tmp_path / "a.db")) as lite, MemoryStore(pg_url) as pg:
+        assert _same_story(lite) == _same_story(pg)
+
+
+def test_two_ticks_at_once_run_once(store_target, backend):
+    with MemoryStore(store_target) as s:
+        for i in range(40):
+            s.remember(f"event {i} in the shed", kind="event", now=T0, dedupe=False)
+    reports, errors = [], []
+
+    def tick():
+        try:
+            with MemoryStore(store_target) as s:
+                reports.append(s.tick(now=T0 + 200 * DAY))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=tick) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert sorted(len(r.transitions) for r in reports) == [0, 40]
+
+
+# -- what is not supported yet says so --------------------------------------------------------
+def test_backup_is_not_yet_supported_on_postgres(pg_url, capsys):
+    from mnemoscope.store.backup import backup
+
+    with MemoryStore(pg_url) as s, pytest.raises(StoreError, match="^not yet supported on PostgreSQL: backup"):
+        backup(s)
+    assert main(["--db", pg_url, "backup"]) != 0
+    err = capsys.readouterr().err
+    assert "not yet supported on PostgreSQL: backup" in err and len(err.strip().splitlines()) == 1
+    assert main(["--db", pg_url, "restore-backup", "snapshot.db"]) != 0
+    err = capsys.readouterr().err
+    assert "not yet supported on PostgreSQL: backups and restoring them" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_inspector_window_is_not_yet_supported_on_postgres(capsys):
+    url = f"postgresql://{PASSWORD_USER}:{PASSWORD}@127.0.0.1:5432/team"
+    assert main(["--db", url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mnemoscope: not yet supported on PostgreSQL: the inspector window")
+    assert len(err.strip().splitlines()) == 1 and PASSWORD not in err
+
+
+def test_connect_refuses_to_write_a_password_into_a_clients_configuration(tmp_path, capsys):
+    config = tmp_path / "client.json"
+    url = f"postgresql://{PASSWORD_USER}:{PASSWORD}@127.0.0.1:5432/team"
+    assert main(["--db", url, "connect", "claude-desktop", "--config", str(config)]) != 0
+    out = capsys.readouterr()
+    assert "PGPASSWORD" in out.err and PASSWORD not in out.out + out.err and not config.exists()
+
+
+# -- moving between backends ----------------------------------------------------------------
+def _everything(store):
+    """What a copy must carry, read the same way on either backend."""
+    ids, matrix = store.vectors()
+    return {
+        "export": store.export_jsonl(),
+        "vectors": dict(zip(ids, (row.tobytes() for row in matrix))),
+        "ticks": store.conn.execute("SELECT id, at, undone, summary, undo FROM ticks ORDER BY id").fetchall(),
+        "tick_log": store.conn.execute("SELECT tick_id, memory_id, to_layer FROM tick_log ORDER BY rowid").fetchall(),
+        "activity": store.conn.execute("SELECT id, tool, summary FROM activity ORDER BY id").fetchall(),
+        "forgotten": store.conn.execute("SELECT memory_id, payload FROM forgotten ORDER BY memory_id").fetchall(),
+        "events": store.conn.execute("SELECT memory_id, at FROM recall_events ORDER BY memory_id, at").fetchall(),
+        "clock": store.clock_offset,
+    }
+
+
+def test_copy_moves_a_whole_memory_to_postgres_and_back(tmp_path, pg_url, capsys):
+    from mnemoscope.store import activity
+    from mnemoscope.store.demo import load_demo
+
+    lite = str(tmp_path / "lite.db")
+    with MemoryStore(lite) as s:
+        load_demo(s, now=T0)
+        s.recall("coffee", now=T0 + DAY, reinforce=True)
+        s.tick(advance_days=40)
+        activity.forget(s, s.list()[0].id, client="test")
+        activity.record(s, client="test", door="cli", tool="tick")
+        original = _everything(s)
+    assert original["ticks"] and original["vectors"] and original["activity"] and original["events"]
+    assert main(["copy", lite, pg_url]) == 0
+    assert "copied" in capsys.readouterr().out
+    with MemoryStore(pg_url) as pg:
+        assert _everything(pg) == original
+        tick_id = original["ticks"][-1][0]
+        pg.undo_tick(tick_id)  # the copied tick undoes on the copy
+        assert pg.tick(advance_days=1).tick_id == tick_id + 1  # and the numbering goes on after it
+    back = str(tmp_path / "back.db")
+    with MemoryStore(pg_url) as pg:
+        pg.redo_tick(tick_id)
+    assert main(["copy", pg_url, back]) == 0
+    with MemoryStore(back) as s, MemoryStore(pg_url) as pg:
+        assert _everything(s) == _everything(pg)
+
+
+def test_copy_only_into_an_empty_memory(tmp_path, pg_server, pg_url, capsys):
+    lite = str(tmp_path / "lite.db")
+    with MemoryStore(lite) as s:
+        s.remember("One thing.", now=T0)
+    with MemoryStore(pg_url) as pg:
+        pg.remember("Already here.", now=T0)
+    before = _catalogue(pg_server, _dbname(pg_url))
+    assert main(["copy", lite, pg_url]) != 0
+    err = capsys.readouterr().err
+    assert "is not empty (it has memories)" in err and len(err.strip().splitlines()) == 1
+    assert _catalogue(pg_server, _dbname(pg_url)) == before
+
+
+# -- the doors on PostgreSQL ------------------------------------------------------------------
+def test_forget_and_restore_from_the_command_line(pg_url, capsys):
+    assert main(["--db", pg_url, "demo"]) == 0
+    assert main(["--db", pg_url, "forget", "mem-001"]) == 0
+    with MemoryStore(pg_url) as s:
+        assert not s.exists("mem-001")
+    assert main(["--db", pg_url, "restore", "mem-001"]) == 0
+    with MemoryStore(pg_url) as s:
+        assert s.exists("mem-001")
+    capsys.readouterr()
+
+
+def test_the_http_api_serves_a_postgres_memory(pg_url, tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with MemoryStore(pg_url) as s:
+        s.remember("Mara has a peanut allergy.", now=T0, memory_id="m-peanut")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = dict(os.environ, MNEMOSCOPE_HOME=str(tmp_path / "home"))
+    proc = subprocess.Popen([sys.executable, "-m", "mnemoscope", "--db", pg_url, "--embedder", "hash", "serve",
+                             "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def call(method, path, body=None):
+        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", "User-Agent": "pytest/1"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read())
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = call("GET", "/health")
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else ""
+                time.sleep(0.2)
+        assert health["ok"] is True and sum(health["counts"].values()) == 1
+        hits = call("POST", "/recall", {"query": "peanut allergy", "k": 2, "explain": True})["hits"]
+        assert hits[0]["id"] == "m-peanut" and hits[0]["why"]
+        made = call("POST", "/remember", {"text": "Mara runs on Tuesdays.", "kind": "fact"})
+        call("POST", "/update", {"memory_id": made["id"], "text": "Mara runs on Thursdays."})
+        call("POST", "/forget", {"memory_id": "m-peanut"})
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    with MemoryStore(pg_url) as s:
+        assert [m.text for m in s.list()] == ["Mara runs on Thursdays."]
