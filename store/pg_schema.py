@@ -4,7 +4,8 @@ has and a newer one is refused the same way on both.
 
 Each SQLite migration has its PostgreSQL step in :data:`STEPS`. The PostgreSQL backend
 arrived with schema version 11: its first step creates the tables as they are after
-m011, and the steps of m002…m011 are empty (their changes are in that first step). Tables
+m011, and the steps of m002…m011 are empty (their changes are in that first step); later
+steps are each migration's own change. Tables
 whose rows the store reads in the order they were written have a ``rowid`` column, as
 every SQLite table has one. A
 migration added from now on needs both forms; ``tests/test_postgres.py`` fails while one
@@ -96,10 +97,17 @@ CREATE TRIGGER vectors_changed AFTER INSERT OR UPDATE OR DELETE ON vectors FOR E
 INSERT INTO meta (key, value) VALUES ('schema_version', '11'), ('clock_offset', '0'), ('vectors_generation', '0');
 """
 
-STEPS: dict[str, str] = {"m001_initial": _BASELINE, **{name: "" for name in KNOWN_MIGRATIONS - {"m001_initial"}}}
+STEPS: dict[str, str] = {
+    "m001_initial": _BASELINE, **{name: "" for name in KNOWN_MIGRATIONS - {"m001_initial"}},
+    "m012_wall_clock_and_reasons": """
+ALTER TABLE activity ADD COLUMN called_at DOUBLE PRECISION;
+ALTER TABLE conversations ADD COLUMN why TEXT;
+UPDATE meta SET value = '12' WHERE key = 'schema_version';
+""",
+}
 ORDER = ("m001_initial", "m002_activity", "m003_application_id", "m004_every_script", "m005_capture_context",
          "m006_layer_clock", "m007_scopes_nfkc", "m008_one_layer_index", "m009_memory_state",
-         "m010_trust_of_logs_and_conversations", "m011_vectors")
+         "m010_trust_of_logs_and_conversations", "m011_vectors", "m012_wall_clock_and_reasons")
 
 
 def _tables(conn: PostgresConnection) -> set[str]:
