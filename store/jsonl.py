@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import json_input, vectors
+from . import decay, json_input, vectors
 from .edges import KEPT, MENTIONS, REFERENCES, SUPERSEDED_BY, SUPERSEDES
 from .errors import ImportRefused, StoreError, ValidationError
 from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
@@ -295,8 +295,11 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
         raise ImportRefused(name, report.errors)
     tick_now = store.tables.now(now)
     blobs = vectors.for_records(store, [rec for _, rec in parsed], progress)
+    # When each memory's layer next changes, for all of them in one numpy pass: one by one
+    # it was a third of an import's time beside the model.
+    next_changes = decay.next_changes([decay.inputs(rec) for _, rec in parsed], tick_now, store.config.decay)
     with store.tables.write():
-        for _, rec in parsed:
+        for (_, rec), next_change in zip(parsed, next_changes):
             exists = store.exists(rec["id"])
             if exists and policy == "skip":
                 report.skipped += 1
@@ -311,7 +314,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                 report.overwritten += 1
             else:
                 report.imported += 1
-            _insert(store, rec, tick_now)
+            _insert(store, rec, tick_now, next_change)
             if rec["id"] in blobs and vectors.writable_for(store):
                 store.conn.execute("INSERT OR REPLACE INTO vectors (rowid, vec) SELECT rowid, ? FROM memories "
                                    "WHERE id = ?", (blobs[rec["id"]], rec["id"]))
@@ -332,12 +335,12 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     return report
 
 
-def _insert(store: MemoryStore, rec: dict[str, Any], now: float) -> None:
+def _insert(store: MemoryStore, rec: dict[str, Any], now: float, next_change: float | None) -> None:
     row = {k: v for k, v in rec.items() if k not in ("entities", "recall_events", *LINK_FIELDS)}
     row["tags"] = json.dumps(row["tags"], ensure_ascii=False)
     row["pinned"] = int(row["pinned"])
     row["ticked_at"] = now
-    store.tables.insert_memory(row, now)
+    store.tables.insert_memory(row, now, store.tables.state(row, now, next_change))
     store.tables.set_entities(rec["id"], rec["entities"], rec["scope"], rec["created_at"], [], [])
     store.tables.add_recall_events(rec["id"], rec["recall_events"])
 

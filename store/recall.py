@@ -215,12 +215,13 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
                    "semantic_by": store.embedder_id() if r["by_meaning"] else "hash (character bigrams)",
                    } if explain else {}
             ranked.append((score, Hit(r["id"], round(score, 4), r["kind"], r["layer"], r["scope"],
-                                      r["sensitivity"], r["text"], False, r["strength"], r["importance"], why,
-                                      sorted(_names(store, entity_map.get(r["id"], set()))))))
+                                      r["sensitivity"], r["text"], False, r["strength"], r["importance"], why)))
         # A redacted hit keeps its place (an agent may say that something relevant exists)
         # but shows no score: the place is all a caller learns of how well it matched.
         ranked.sort(key=lambda sh: (-sh[0], sh[1].id))
-        hits = _newer_first(store, [h for _, h in ranked[:k]], scored)
+        hits = [h for _, h in ranked[:k]]
+        _name_entities(store, [h for h in hits if not h.redacted], entity_map)  # of the hits kept only
+        hits = _newer_first(store, hits, scored)
     if reinforce and not store.read_only:  # a read-only store answers, and counts nothing
         _reinforce(store, hits, now)
     return hits
@@ -289,11 +290,18 @@ def _redacted_hit(r: dict[str, Any], explain: bool) -> Hit:
                {"redacted": True} if explain else {}, [])
 
 
-def _names(store: MemoryStore, ids: set[str]) -> list[str]:
+def _name_entities(store: MemoryStore, hits: list[Hit], entity_map: dict[str, set[str]]) -> None:
+    """Each hit's entities, by name (sorted), in one query for all of them."""
+    ids = sorted({e for h in hits for e in entity_map.get(h.id, ())})
     if not ids:
-        return []
-    ph = ",".join("?" * len(ids))
-    return [r["name"] for r in store.tables.rows(f"SELECT name FROM entities WHERE id IN ({ph})", list(ids))]
+        return
+    names: dict[str, str] = {}
+    for first in range(0, len(ids), 500):
+        chunk = ids[first:first + 500]
+        names.update((r["id"], r["name"]) for r in store.tables.rows(
+            f"SELECT id, name FROM entities WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+    for h in hits:
+        h.entities = sorted(names[e] for e in entity_map.get(h.id, ()) if e in names)
 
 
 def _entities_of(store: MemoryStore, memory_ids: list[str]) -> dict[str, set[str]]:

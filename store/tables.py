@@ -192,15 +192,17 @@ class Tables:
                     out.setdefault(src, ([], []))[1].append(dst)
         return out
 
-    def state(self, row: dict[str, Any], at: float) -> dict[str, Any]:
+    def state(self, row: dict[str, Any], at: float, next_change: float | None | bool = False) -> dict[str, Any]:
         """The columns a memory's decay inputs determine at ``at``: strength, layer, the
-        time they were worked out, and when the layer will next change."""
+        time they were worked out, and when the layer will next change (``next_change``
+        when the caller worked it out, for many rows in one pass: decay.next_changes)."""
         self._note_decay_config()
         s, layer = decay.state_at(row, at, self.config.decay)
         if row.get("id") is not None and self.is_superseded(row["id"]):
             return {"strength": s, "layer": "archived", "ticked_at": at, "next_change_at": None}
         return {"strength": s, "layer": layer, "ticked_at": at,
-                "next_change_at": decay.next_change(row, at, self.config.decay)}
+                "next_change_at": decay.next_change(row, at, self.config.decay) if next_change is False
+                else next_change}
 
     def is_superseded(self, memory_id: str) -> bool:
         """Another memory replaced this one (store.conflicts.supersede): it stays archived,

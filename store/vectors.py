@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -313,10 +313,22 @@ class Index:
     ranks: np.ndarray        # sensitivity rank (unknown: 99)
     buffer: np.ndarray       # float32 unit rows; the first len(ids) are the vectors
     last_rowid: int          # the highest vector rowid held
+    # The rows each (scopes, maximum rank) may see, worked out once: a recall or a
+    # remember's duplicate check asks the same few again and again (forgotten on append).
+    _allowed: dict = field(default_factory=dict, repr=False)
 
     @property
     def matrix(self) -> np.ndarray:
         return self.buffer[:len(self.ids)]
+
+    def allowed(self, scopes: Sequence[str], max_rank: int) -> np.ndarray:
+        """The positions of the rows in ``scopes`` and at most ``max_rank`` sensitive."""
+        key = (frozenset(scopes), max_rank)
+        rows = self._allowed.get(key)
+        if rows is None:
+            wanted = [i for i, name in enumerate(self.scope_names) if name in key[0]]
+            rows = self._allowed[key] = np.flatnonzero(np.isin(self.scopes, wanted) & (self.ranks <= max_rank))
+        return rows
 
     def cosines(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         q = np.asarray(query, dtype=np.float32)
@@ -346,6 +358,7 @@ class Index:
         self.ids += [r[1] for r in rows]
         self.last_rowid = rows[-1][0]
         self.key = key
+        self._allowed.clear()
 
 
 _ROWS = "SELECT v.rowid, m.id, m.scope, m.sensitivity, v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
@@ -394,9 +407,7 @@ def nearest(idx: Index, query: np.ndarray, scopes: Sequence[str], max_rank: int,
     the archived ones: a tick moves layers without touching the index), as (id, cosine,
     standing): how many standard deviations the cosine is above the mean of all those
     memories' (a query about nothing they hold has no memory that stands out)."""
-    wanted = [i for i, name in enumerate(idx.scope_names) if name in set(scopes)]
-    allowed = np.isin(idx.scopes, wanted) & (idx.ranks <= max_rank)
-    rows = np.flatnonzero(allowed)
+    rows = idx.allowed(scopes, max_rank)
     if not len(rows):
         return []
     # Every row at once and then the allowed ones: one pass over the matrix, where taking

@@ -160,7 +160,8 @@ def main(n: int, path: str, sample: int) -> None:
         print(f"reusing {path}, built {figures['built']} (its import figures are from that run)")
     how = "" if figures["sample"] >= n else f"estimated from embedding {figures['sample']:,} (the rest: near copies), "
     print(f"import {n:,} with vectors: {how}{figures['import_wall']:.1f} s (CPU {figures['import_cpu']:.1f} s), "
-          f"target <= 90 s at 100,000; with hash: {figures['hash_wall']:.1f} s (CPU {figures['hash_cpu']:.1f} s)")
+          f"target <= 90 s at 100,000; with hash: {figures['hash_wall']:.1f} s (CPU {figures['hash_cpu']:.1f} s); "
+          f"ratio {figures['import_wall'] / figures['hash_wall']:.2f}")
     per = (figures["bytes"] - figures["empty_bytes"]) / n
     print(f"file: {figures['bytes'] / 1e6:.1f} MB, {per:.0f} bytes per memory in all, of which the vector "
           f"(int8, one byte a dimension) is {figures['vector_bytes'] / n:.0f} (target <= ~600 for the vector)")
@@ -192,7 +193,8 @@ def main(n: int, path: str, sample: int) -> None:
     r_wall, r_cpu = statistics.median(w for w, _ in recall), statistics.median(c for _, c in recall)
     f_wall, f_cpu = statistics.median(w for w, _ in floors), statistics.median(c for _, c in floors)
     print(f"recall top-10: {r_wall:.1f} ms median (CPU {r_cpu:.1f} ms); floor (bm25 top-50 + numpy top-50): "
-          f"{f_wall:.1f} ms (CPU {f_cpu:.1f} ms); ratio {r_wall / f_wall:.2f} (target <= 2.0, and <= 150 ms)")
+          f"{f_wall:.1f} ms (CPU {f_cpu:.1f} ms); ratio {r_wall / f_wall:.2f} (CPU {r_cpu / f_cpu:.2f}) "
+          "(target <= 2.0, and <= 150 ms)")
     print(f"resident with the model and the vectors loaded: {current_rss_mib():.0f} MiB (max {rss_mib():.0f})")
     conn.close()
     store.close()
@@ -205,7 +207,7 @@ def main(n: int, path: str, sample: int) -> None:
         store = MemoryStore(copy, embedder=embedder)
         ops = Operations(store)
         store.recall("warm up the index", now=NOW)
-        api, mcp, embed = [], [], []
+        api, mcp, served, embed = [], [], [], []
         for i in range(20):
             text = f"Bench memory {i} says the garden tap leaks on day {i}."
             t = time.perf_counter()
@@ -217,11 +219,17 @@ def main(n: int, path: str, sample: int) -> None:
             t = time.perf_counter()
             ops.remember(text.replace("Bench", "Door"))
             mcp.append(time.perf_counter() - t)
+            # What the MCP server runs for the call: the tool, and its line in the activity log.
+            t = time.perf_counter()
+            ops.call("remember", ops.remember, {"text": text.replace("Bench", "Served")})
+            served.append(time.perf_counter() - t)
         store.close()
     api_free = statistics.median(api) - statistics.median(embed)
     print(f"remember: Python API {statistics.median(api) * 1000:.1f} ms (embed {statistics.median(embed) * 1000:.1f}"
           f" ms, so {api_free * 1000:.1f} ms embed-free); MCP tool {statistics.median(mcp) * 1000:.1f} ms: "
-          f"{(statistics.median(mcp) - api_free) * 1000:.1f} ms over the embed-free figure (target <= 10)")
+          f"{(statistics.median(mcp) - api_free) * 1000:.1f} ms over the embed-free figure (target <= 10); "
+          f"with the activity log, as the server runs it: {statistics.median(served) * 1000:.1f} ms, "
+          f"{(statistics.median(served) - api_free) * 1000:.1f} ms over")
     print(f"max RSS at the end: {rss_mib():.0f} MiB")
 
 
