@@ -44,6 +44,9 @@ DECAY_STATE = ("strength", "layer", "ticked_at")
 SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memory_rows"
 
 
+_WORK_OUT = object()  # Tables.state works out next_change itself (None is a value: never)
+
+
 class Tables:
     """The connection and the row-level operations every store operation is made of.
 
@@ -192,7 +195,7 @@ class Tables:
                     out.setdefault(src, ([], []))[1].append(dst)
         return out
 
-    def state(self, row: dict[str, Any], at: float, next_change: float | None | bool = False) -> dict[str, Any]:
+    def state(self, row: dict[str, Any], at: float, next_change: float | None | object = _WORK_OUT) -> dict[str, Any]:
         """The columns a memory's decay inputs determine at ``at``: strength, layer, the
         time they were worked out, and when the layer will next change (``next_change``
         when the caller worked it out, for many rows in one pass: decay.next_changes)."""
@@ -201,7 +204,7 @@ class Tables:
         if row.get("id") is not None and self.is_superseded(row["id"]):
             return {"strength": s, "layer": "archived", "ticked_at": at, "next_change_at": None}
         return {"strength": s, "layer": layer, "ticked_at": at,
-                "next_change_at": decay.next_change(row, at, self.config.decay) if next_change is False
+                "next_change_at": decay.next_change(row, at, self.config.decay) if next_change is _WORK_OUT
                 else next_change}
 
     def is_superseded(self, memory_id: str) -> bool:
