@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
-from .backend import refuse_on_postgres
+from .backend import is_url, parse_url, refuse_on_postgres
 from .config import KINDS
 from .errors import StoreError, ValidationError
 from .model import LAYERS
@@ -92,7 +92,6 @@ class RestoreResult:
 
 
 def _db_path(source: MemoryStore | str | os.PathLike) -> str:
-    refuse_on_postgres(source, "backup", "take a consistent snapshot with pg_dump")
     path = getattr(source, "path", source)
     path = os.fspath(path)
     if path == ":memory:":
@@ -269,6 +268,8 @@ def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | 
     left is removed and listed in ``cleaned``. ``progress(status, remaining, total)`` is called
     once the pages are copied, before the snapshot is checked and renamed."""
     keep = _check_keep(keep)
+    if _on_postgres(source):
+        return _backup_postgres(source, to_dir, keep)
     path = _db_path(source)
     name = Path(path).name
     folder = _folder(path, to_dir)
@@ -304,6 +305,104 @@ def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | 
     return BackupResult(target, removed, cleaned, older)
 
 
+def _on_postgres(source: MemoryStore | str | os.PathLike) -> bool:
+    path = getattr(source, "path", source)
+    return is_url(path if isinstance(path, str) else os.fspath(path))
+
+
+def postgres_snapshot_name(url: str) -> str:
+    """The name a PostgreSQL memory's snapshots are filed under: its database's name."""
+    return parse_url(url)["dbname"]
+
+
+def _postgres_id(store: MemoryStore) -> str | None:
+    """The PostgreSQL memory's identity, recorded first if it has none (None when it is
+    open read-only and has none yet: its snapshots are then matched by name)."""
+    row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (_ID_KEY,)).fetchone()
+    if row is None and not store.read_only:
+        with store.tables.write():
+            store.conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, uuid.uuid4().hex))
+        row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (_ID_KEY,)).fetchone()
+    return row[0] if row else None
+
+
+def postgres_snapshots(store: MemoryStore, to_dir: str | os.PathLike) -> list[Path]:
+    """Snapshots of the PostgreSQL memory ``store`` in ``to_dir``, oldest first. Reads only."""
+    row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (_ID_KEY,)).fetchone()
+    mine = row[0] if row else None
+    name = postgres_snapshot_name(store.path)
+    return [p for p in _plain_files(Path(to_dir), _snapshot_re(name)) if database_id(p) == mine]
+
+
+def _backup_postgres(source: MemoryStore | str, to_dir: str | os.PathLike | None, keep: int) -> BackupResult:
+    """A PostgreSQL memory's snapshot: a logical copy (store/copying.py) into an SQLite file,
+    read in one REPEATABLE READ transaction, so it is the memory as it stood at one instant
+    while agents go on writing. The file is a Mnemoscope database like any other (open it,
+    compare with it, ``mnemoscope copy`` it into a new PostgreSQL database to restore) and
+    carries the memory's identity, so rotation keeps to its own snapshots."""
+    from .copying import copy_memory
+    from .store import MemoryStore
+
+    if to_dir is None:
+        raise StoreError("a PostgreSQL memory has no file to keep its snapshots beside: name the folder with --to "
+                         "DIR; nothing was written")
+    if isinstance(source, str):
+        with MemoryStore(source) as opened:
+            return _backup_postgres(opened, to_dir, keep)
+    url = source.path
+    name = postgres_snapshot_name(url)
+    folder = _folder(url, to_dir)
+    mine = _postgres_id(source)
+    try:
+        lock = _folder_lock(folder, name)
+        lock.acquire()
+    except Timeout:
+        raise StoreError(f"cannot back up into {folder}: another backup of {name} has been running there for "
+                         f"{_BUSY_S} s; try again when it is done") from None
+    except OSError as exc:
+        raise StoreError(f"cannot back up into {folder}: {exc.strerror or exc}") from None
+    try:
+        cleaned = _plain_files(folder, re.compile(_snapshot_re(name).pattern + r"\.partial"))
+        for p in cleaned:
+            p.unlink()
+        target = _new_target(folder, name)
+        partial = target.with_name(target.name + ".partial")
+        try:
+            with MemoryStore(partial) as snapshot:
+                with source.tables.reading():
+                    source.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    try:
+                        copy_memory(source, snapshot)
+                    finally:
+                        source.conn.execute("COMMIT")
+                with snapshot.tables.write():
+                    if mine is not None:
+                        snapshot.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, mine))
+            conn = sqlite3.connect(partial)
+            try:
+                conn.execute("PRAGMA journal_mode = DELETE")  # a snapshot is one self-contained file
+                problems = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+            finally:
+                conn.close()
+            if problems != ["ok"]:
+                raise StoreError(f"the snapshot of {url} failed its integrity check ({problems[0]})")
+            os.replace(partial, target)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot back up {url} to {folder}: {exc}") from None
+        except OSError as exc:
+            raise StoreError(f"cannot write the snapshot {target}: {exc.strerror or exc}") from None
+        finally:
+            for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
+                if os.path.lexists(leftover):
+                    leftover.unlink()
+        removed = [p for p in postgres_snapshots(source, folder)[:-keep] if p != target]
+        for p in removed:
+            p.unlink()
+    finally:
+        lock.release()
+    return BackupResult(target, removed, cleaned, [])
+
+
 def _side(conn: sqlite3.Connection, path: str) -> Side:
     layers = dict.fromkeys(LAYERS, 0)
     # A snapshot taken before schema version 9 keeps the layer on the memories table.
@@ -319,7 +418,8 @@ def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparis
     """What differs between the database ``current`` and ``snapshot``; writes nothing."""
     from .files import check_file
 
-    refuse_on_postgres(current, "comparing with a snapshot", "snapshots are SQLite files; use pg_dump")
+    refuse_on_postgres(current, "comparing with a snapshot in place",
+                       "copy the snapshot into a new, empty database with mnemoscope copy SNAPSHOT URL")
 
     for p in (current, snapshot):
         if not os.path.isfile(p):
@@ -359,7 +459,8 @@ def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm:
     outlasts its patience. Stopped at any point, the database is the old one or the new
     one whole. ``progress(status, remaining, total)`` is called after each step of the copy.
     A snapshot of another database (another identity) is refused."""
-    refuse_on_postgres(current, "restoring a snapshot", "restore a pg_dump with pg_restore")
+    refuse_on_postgres(current, "restoring a snapshot in place",
+                       "copy the snapshot into a new, empty database with mnemoscope copy SNAPSHOT URL")
     comparison = compare(current, snapshot)
     if not confirm:
         raise StoreError("restoring replaces the current database; confirm it to go ahead "

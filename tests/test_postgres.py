@@ -5,7 +5,9 @@ it (``both_backends``)."""
 
 import json
 import logging
+import os
 import threading
+from pathlib import Path
 
 import pytest
 from mnemoscope.cli import main
@@ -237,18 +239,73 @@ def test_two_ticks_at_once_run_once(store_target, backend):
     assert sorted(len(r.transitions) for r in reports) == [0, 40]
 
 
-# -- what is not supported yet says so --------------------------------------------------------
-def test_backup_is_not_yet_supported_on_postgres(pg_url, capsys):
+# -- backups: a logical copy into an SQLite snapshot ----------------------------------------
+def test_a_backup_is_a_consistent_snapshot_file_that_copies_back_whole(tmp_path, pg_url, capsys):
+    from mnemoscope.store.backup import backup, postgres_snapshots
+
+    folder = tmp_path / "snaps"
+    with MemoryStore(pg_url) as pg:
+        pg.remember("Mara is allergic to peanuts.", now=T0)
+        pg.remember("Ana drinks green tea.", now=T0)
+        pg.tick(advance_days=3)
+        original = _everything(pg)
+    assert main(["--db", pg_url, "backup", "--to", str(folder), "--json"]) == 0
+    snapshot = json.loads(capsys.readouterr().out)["snapshot"]
+    assert os.path.basename(snapshot).startswith(_dbname(pg_url) + "-") and snapshot.endswith(".db")
+    assert sorted(os.listdir(folder)) == sorted([os.path.basename(snapshot), f".{_dbname(pg_url)}.lock"])
+    with MemoryStore(snapshot, read_only=True) as snap:  # an SQLite file like any other
+        assert {k: v for k, v in _everything(snap).items() if k != "activity"} == \
+            {k: v for k, v in original.items() if k != "activity"}
+    with MemoryStore(pg_url) as pg:  # a write after the snapshot is not in it
+        pg.remember("Written after the snapshot.", now=T0)
+        assert postgres_snapshots(pg, folder) == [Path(snapshot)]
+        second = backup(pg, folder, keep=1)  # rotation keeps the newest only, of this memory only
+        assert postgres_snapshots(pg, folder) == [second.path] and second.removed == [Path(snapshot)]
+    with MemoryStore(str(second.path), read_only=True) as snap:
+        assert "Written after the snapshot." in [m.text for m in snap.list()]
+
+
+def test_a_backup_taken_while_an_agent_writes_is_one_instant_of_the_memory(tmp_path, pg_url):
+    """Tables are read one after another; without one snapshot of the server the edges
+    (read after the memories) would name memories written meanwhile, missing from the file."""
     from mnemoscope.store.backup import backup
 
-    with MemoryStore(pg_url) as s, pytest.raises(StoreError, match="^not yet supported on PostgreSQL: backup"):
-        backup(s)
+    stop = threading.Event()
+
+    def agent():
+        with MemoryStore(pg_url) as writer:
+            n = 0
+            while not stop.is_set():
+                writer.remember(f"Person {n} likes walking.", who=f"Person {n}", now=T0)
+                n += 1
+
+    with MemoryStore(pg_url) as pg:
+        for n in range(300):
+            pg.remember(f"Earlier {n} likes tea.", who=f"Earlier {n}", now=T0)
+        thread = threading.Thread(target=agent)
+        thread.start()
+        try:
+            snapshots = [backup(pg, tmp_path / "snaps", keep=10).path for _ in range(3)]
+        finally:
+            stop.set()
+            thread.join()
+    for path in snapshots:
+        with MemoryStore(str(path), read_only=True) as snap:
+            ids = {m.id for m in snap.list()}
+            named = {r[0] for r in snap.conn.execute("SELECT src FROM edges WHERE edge = 'mentions_entity'")}
+            entities = {r[0] for r in snap.conn.execute("SELECT id FROM entities")}
+            pointed = {r[0] for r in snap.conn.execute("SELECT dst FROM edges WHERE edge = 'mentions_entity'")}
+            assert named <= ids and pointed <= entities and len(ids) >= 300
+
+
+def test_a_backup_of_postgres_needs_a_folder_and_restoring_in_place_is_refused(pg_url, capsys):
     assert main(["--db", pg_url, "backup"]) != 0
     err = capsys.readouterr().err
-    assert "not yet supported on PostgreSQL: backup" in err and len(err.strip().splitlines()) == 1
+    assert "name the folder with --to DIR" in err and len(err.strip().splitlines()) == 1
     assert main(["--db", pg_url, "restore-backup", "snapshot.db"]) != 0
     err = capsys.readouterr().err
-    assert "not yet supported on PostgreSQL: backups and restoring them" in err and len(err.strip().splitlines()) == 1
+    assert "not yet supported on PostgreSQL: restoring a snapshot in place" in err and "mnemoscope copy" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_the_inspector_window_is_not_yet_supported_on_postgres(capsys):

@@ -16,12 +16,14 @@ from .store_commands import logged
 
 
 def _current_path() -> str:
-    """The database file backups are of (a PostgreSQL memory has none yet: refused)."""
+    """The database file a snapshot is restored into (a PostgreSQL memory: refused, it is
+    restored by copying the snapshot into a new database)."""
     from mnemoscope.store.backend import refuse_on_postgres
     from mnemoscope.store.demo import default_db_path
 
     path = db_path() or default_db_path()
-    refuse_on_postgres(path, "backups and restoring them", "take a consistent snapshot with pg_dump")
+    refuse_on_postgres(path, "restoring a snapshot in place",
+                       "copy the snapshot into a new, empty database with mnemoscope copy SNAPSHOT URL")
     return path
 
 
@@ -58,13 +60,23 @@ def copy_command(source: str, target: str, as_json: bool) -> None:
 @json_option
 def backup_command(to_dir: str | None, keep: int, list_only: bool, as_json: bool) -> None:
     """Snapshot the database (consistent while agents write), checked and named by time.
-    Only this database's own snapshots are listed and rotated."""
-    _current_path()  # a PostgreSQL memory: refused before anything is opened
+    Only this database's own snapshots are listed and rotated. A PostgreSQL memory's
+    snapshot is a logical copy into an SQLite file (--to is needed: it has no file to keep
+    them beside); restore one with `mnemoscope copy SNAPSHOT postgresql://…/new-database`."""
+    from mnemoscope.store.backend import is_url
+
+    on_postgres = is_url(db_path() or "")
+    if on_postgres and to_dir is None:
+        raise Failure("a PostgreSQL memory has no file to keep its snapshots beside: name the folder with --to DIR; "
+                      "nothing was written")
     with open_store() as store:
         path = store.path
         if list_only:
-            found = backups.snapshots(path, to_dir)
-            older = backups.older_snapshots(path) if to_dir is None else []
+            if on_postgres:
+                found, older = backups.postgres_snapshots(store, to_dir), []
+            else:
+                found = backups.snapshots(path, to_dir)
+                older = backups.older_snapshots(path) if to_dir is None else []
             if as_json:
                 emit_json({"snapshots": [str(p) for p in found], "older_layout": [str(p) for p in older]})
             else:
