@@ -163,7 +163,8 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
         # must not pull its neighbours in, nor lend its entities to anyone's score.
         visible = [r for r in scored.values() if not r["redacted"]]
         entity_map = _entities_of(store, [r["id"] for r in visible])
-        prelim = sorted(visible, key=lambda r: -(w.keyword * r["keyword"] + _w_sem(w, r) * r["semantic"]))
+        prelim = sorted(visible, key=lambda r: (-_tie(w.keyword * r["keyword"] + _w_sem(w, r) * r["semantic"]),
+                                                r["id"]))
         seed_entities: set[str] = set()
         for r in prelim[:GRAPH_SEEDS]:
             seed_entities |= entity_map.get(r["id"], set())
@@ -218,13 +219,21 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
                                       r["sensitivity"], r["text"], False, r["strength"], r["importance"], why)))
         # A redacted hit keeps its place (an agent may say that something relevant exists)
         # but shows no score: the place is all a caller learns of how well it matched.
-        ranked.sort(key=lambda sh: (-sh[0], sh[1].id))
+        ranked.sort(key=lambda sh: (-_tie(sh[0]), sh[1].id))
         hits = [h for _, h in ranked[:k]]
         _name_entities(store, [h for h in hits if not h.redacted], entity_map)  # of the hits kept only
         hits = _newer_first(store, hits, scored)
     if reinforce and not store.read_only:  # a read-only store answers, and counts nothing
         _reinforce(store, hits, now)
     return hits
+
+
+def _tie(score: float) -> float:
+    """A score as ranking compares it: to the 4 decimals a caller is shown, so that equal
+    memories rank by id. Cosines over a matrix of another shape (one more memory, even one
+    the caller may not see) differ in the last bits; unrounded, that noise would reorder
+    ties and tell two databases apart."""
+    return round(score, 4)
 
 
 def _reinforce(store: MemoryStore, hits: Sequence[Hit], now: float) -> None:
