@@ -251,14 +251,6 @@ def test_backup_is_not_yet_supported_on_postgres(pg_url, capsys):
     assert "not yet supported on PostgreSQL: backups and restoring them" in err and len(err.strip().splitlines()) == 1
 
 
-def test_the_inspector_window_is_not_yet_supported_on_postgres(capsys):
-    url = f"postgresql://{PASSWORD_USER}:{PASSWORD}@127.0.0.1:5432/team"
-    assert main(["--db", url]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("mnemoscope: not yet supported on PostgreSQL: the inspector window")
-    assert len(err.strip().splitlines()) == 1 and PASSWORD not in err
-
-
 def test_connect_refuses_to_write_a_password_into_a_clients_configuration(tmp_path, capsys):
     config = tmp_path / "client.json"
     url = f"postgresql://{PASSWORD_USER}:{PASSWORD}@127.0.0.1:5432/team"

@@ -131,7 +131,7 @@ class Job(QObject):
                  writes: bool = True, reports: bool = False, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.title = title
-        self.path = store.path
+        self.path = store.reopen_target()  # a postgresql:// URL keeps its password here
         self.config = store.config
         self.write = write
         self.read = read

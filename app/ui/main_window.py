@@ -7,6 +7,7 @@ import logging
 import os
 
 from mnemoscope.store import MemoryStore, StoreError
+from mnemoscope.store.backend import is_url, redact
 from mnemoscope.store.backup import is_bulk_change
 from mnemoscope.store.demo import rebased_demo
 from mnemoscope.store.errors import ImportRefused
@@ -306,9 +307,10 @@ class MainWindow(QMainWindow):
     def set_store(self, store: MemoryStore) -> None:
         self.session.set_store(store)
         mode = " (read-only)" if store.read_only else ""
-        self.setWindowTitle(f"Mnemoscope — {os.path.basename(store.path)}{mode}[*]")
+        remote = is_url(store.path)  # store.path of a postgresql:// URL is already without its password
+        self.setWindowTitle(f"Mnemoscope — {store.path if remote else os.path.basename(store.path)}{mode}[*]")
         if store.path != ":memory:":
-            self._remember_recent(os.path.abspath(store.path))
+            self._remember_recent(store.path if remote else os.path.abspath(store.path))
         self._update_status()
 
     def open_path(self, path: str, *, create: bool = False, read_only: bool = False) -> bool:
@@ -320,7 +322,7 @@ class MainWindow(QMainWindow):
         try:
             store = MemoryStore(path, create=create, read_only=read_only)
         except StoreError as exc:
-            log.warning("refused to open %s: %s", path, exc)
+            log.warning("refused to open %s: %s", redact(path) if is_url(path) else path, exc)
             self.show_error("Cannot open this database", str(exc))
             return False
         self.set_store(store)
