@@ -12,6 +12,7 @@ one listened has no notice).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from .backend import CHANNEL
@@ -76,8 +77,6 @@ class Listener:
 
     def close(self) -> None:
         if self._conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # already gone
                 self._conn.close()
-            except Exception:  # already gone
-                pass
             self._conn = None

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -96,7 +97,7 @@ def test_the_password_is_never_in_the_title_the_recent_files_or_the_settings(qtb
         assert PASSWORD not in w.status_path.text()
         assert all(PASSWORD not in a.text() for a in w.recent_menu.actions())
         settings().sync()
-        stored = "".join(open(os.path.join(root, f), errors="replace").read()
+        stored = "".join(Path(root, f).read_text(errors="replace")
                          for root, _, files in os.walk(tmp_path / "settings") for f in files)
         assert f"{PASSWORD_USER}@127.0.0.1" in stored and PASSWORD not in stored
         # a background job opens its own connection: it needs the password, and has it
