@@ -136,3 +136,42 @@ def test_a_refused_login_is_one_line_in_a_dialog_without_the_password(qtbot, qt_
         w.close()
         w.session.close()
         w.deleteLater()
+
+
+def test_file_open_database_url_takes_the_password_apart_and_forgets_it(qtbot, qt_settings, pg_demo, tmp_path):
+    from mnemoscope.ui.main_window import MainWindow, settings
+
+    url, count = pg_demo
+    w = MainWindow()
+    try:
+        dialog = w._open_url_dialog()
+        dialog.address.setText(url.replace("postgresql://postgres@", f"postgresql://{PASSWORD_USER}@"))
+        dialog.password.setText(PASSWORD)
+        dialog.accept()
+        qtbot.waitUntil(lambda: w.table.model.rowCount() == count, timeout=5000)
+        assert dialog.password.text() == "" and PASSWORD not in w.windowTitle()
+        settings().sync()
+        stored = "".join(Path(root, f).read_text(errors="replace")
+                         for root, _, files in os.walk(tmp_path / "settings") for f in files)
+        assert PASSWORD not in stored and f"{PASSWORD_USER}@127.0.0.1" in stored
+        # not a URL: said in the dialog, which stays open
+        again = w._open_url_dialog()
+        again.address.setText("/tmp/memories.db")
+        again.accept()
+        assert again.isVisible() and "postgresql://" in again.problem.text()
+        again.reject()
+    finally:
+        w.close()
+        w.session.close()
+        w.deleteLater()
+
+
+def test_backups_are_off_on_postgres_and_say_why_in_one_line(pg_window, pg_demo, qtbot):
+    _, count = pg_demo
+    qtbot.waitUntil(lambda: pg_window.table.model.rowCount() == count, timeout=5000)
+    owner = pg_window.owner
+    assert not owner.backup_action.isEnabled() and not owner.restore_action.isEnabled()
+    assert "pg_dump" in owner.backup_action.statusTip()
+    assert owner.back_up_now() is None  # asked anyway (a shortcut, a script): refused in one line
+    assert "pg_dump" in pg_window.last_error and len(pg_window.last_error.splitlines()) == 1
+    assert pg_window.tick_action.isEnabled()  # writing still works
