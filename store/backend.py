@@ -36,6 +36,7 @@ for now the only path (pgvector is reported by ``stats`` when present, not yet u
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -319,6 +320,14 @@ class PostgresConnection:
         for table, column in (("ticks", "id"), ("activity", "id")):
             self.execute(f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
                          f"coalesce(max({column}), 0) + 1, false) FROM {table}")
+
+    def interrupt(self) -> None:
+        """Ask the server to stop the statement running now (from any thread; sqlite3's
+        ``interrupt``): it fails with an error, and its transaction rolls back."""
+        import psycopg
+
+        with contextlib.suppress(psycopg.Error):  # nothing running, or the connection is gone
+            self._conn.cancel_safe(timeout=5)
 
     def close(self) -> None:
         self._conn.close()

@@ -175,3 +175,40 @@ def test_backups_are_off_on_postgres_and_say_why_in_one_line(pg_window, pg_demo,
     assert owner.back_up_now() is None  # asked anyway (a shortcut, a script): refused in one line
     assert "pg_dump" in pg_window.last_error and len(pg_window.last_error.splitlines()) == 1
     assert pg_window.tick_action.isEnabled()  # writing still works
+
+
+def test_advancing_the_clock_runs_in_the_background_and_is_undone_on_postgres(pg_window, pg_demo, qtbot):
+    url, count = pg_demo
+    qtbot.waitUntil(lambda: pg_window.table.model.rowCount() == count, timeout=5000)
+    with MemoryStore(url) as other:
+        before = other.now()
+    pg_window.advance(30)
+    qtbot.waitUntil(lambda: pg_window.session.job is None and pg_window.session.undo_stack.count() == 1,
+                    timeout=10000)
+    assert not hasattr(pg_window, "last_error")  # no error was shown
+    with MemoryStore(url) as other:
+        assert other.now() - before > 29 * 86400
+    pg_window.session.undo_stack.undo()
+    with MemoryStore(url) as other:
+        assert other.now() - before < 86400
+
+
+def test_cancel_stops_the_servers_statement_at_once(qtbot, pg_demo):
+    from mnemoscope.ui.background import Cancelled, Job
+
+    url, _ = pg_demo
+    store = MemoryStore(url)
+    try:
+        job = Job(store, "Sleeping", lambda s: s.conn.execute("SELECT pg_sleep(60)"))
+        outcome = []
+        job.failed.connect(outcome.append)
+        job.finished.connect(lambda *a: outcome.append(a))
+        job.start()
+        qtbot.waitUntil(lambda: job.interrupt is not None, timeout=10000)
+        time.sleep(0.3)  # the statement is running on the server
+        started = time.monotonic()
+        job.cancel()
+        qtbot.waitUntil(lambda: bool(outcome), timeout=5000)
+        assert isinstance(outcome[0], Cancelled) and time.monotonic() - started < 3
+    finally:
+        store.close()
