@@ -37,9 +37,8 @@ with MemoryStore(sys.argv[1]) as s:
 
 
 def measure(target: str, writes: int) -> list[float]:
-    from PySide6.QtWidgets import QApplication
-
     from mnemoscope.ui.main_window import MainWindow
+    from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
     window = MainWindow()
