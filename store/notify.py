@@ -39,8 +39,10 @@ class Listener:
     def connect(self) -> None:
         import psycopg
 
+        # Reconnecting runs on the window's thread: an unreachable server must not hold it long.
+        params = {**self._params, "connect_timeout": min(int(self._params.get("connect_timeout", 2)), 2)}
         try:
-            conn = psycopg.connect(autocommit=True, **self._params)
+            conn = psycopg.connect(autocommit=True, **params)
             conn.execute(f"LISTEN {CHANNEL}")
         except psycopg.Error as exc:
             raise ListenerLost((str(exc).strip().splitlines() or ["cannot connect"])[0]) from None
