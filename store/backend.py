@@ -23,6 +23,10 @@ differ before the server sees them:
   (SQLite's LIKE ignores case); ``instr`` is ``strpos``;
 * ``PRAGMA data_version`` (changes when someone commits) is the server's WAL position.
 
+Every write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``) sends ``NOTIFY mnemoscope``
+just before it commits; PostgreSQL delivers it to listeners only if the commit happens, so
+a window (store/notify.py) hears of every other writer's change at once, without polling.
+
 Server errors are raised as :class:`PostgresError`, a ``sqlite3.DatabaseError``, so the
 store's handlers (which turn them into a sentence for the user) stay one code path.
 Vectors are the same int8 blobs in a ``bytea`` column on both, searched with numpy
@@ -32,6 +36,7 @@ for now the only path (pgvector is reported by ``stats`` when present, not yet u
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -53,6 +58,8 @@ KEYS = {
 # Tables whose key the server numbers, and its column: what ``lastrowid`` reads back.
 NUMBERED = {"memories": "rowid", "ticks": "id", "activity": "id", "recall_events": "rowid"}
 CONNECT_TIMEOUT_S = 10
+# The channel every write transaction notifies before it commits (store/notify.py listens).
+CHANNEL = "mnemoscope"
 
 
 def is_url(target: str | os.PathLike) -> bool:
@@ -234,6 +241,8 @@ class PostgresConnection:
         self.url = url  # without its password
         self._lock = threading.RLock()
         self.total_changes = 0  # rows inserted, changed or deleted by statements (as sqlite3 counts)
+        self._writing = False  # inside BEGIN IMMEDIATE: its COMMIT notifies CHANNEL first
+        self.params: dict[str, Any] = {}  # how it was connected (a listener opens another connection so)
 
     def _count(self, sql: str, rowcount: int) -> None:
         if rowcount > 0 and sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
@@ -255,7 +264,18 @@ class PostgresConnection:
                     self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 except psycopg.Error as exc:
                     raise _error(exc) from None
+                self._writing = True
             return _Cursor(None)
+        if self._writing and sql.strip().upper() in ("COMMIT", "ROLLBACK"):
+            # The live-refresh hook: a write transaction notifies listeners as part of itself,
+            # so the notice is delivered exactly when (and only if) the commit succeeds.
+            self._writing = False
+            if sql.strip().upper() == "COMMIT":
+                with self._lock:
+                    try:
+                        self._conn.execute(f"NOTIFY {CHANNEL}")
+                    except psycopg.Error as exc:
+                        raise _error(exc) from None
         text, values, returning = translate(sql, params)
         with self._lock:
             try:
@@ -301,6 +321,14 @@ class PostgresConnection:
             self.execute(f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
                          f"coalesce(max({column}), 0) + 1, false) FROM {table}")
 
+    def interrupt(self) -> None:
+        """Ask the server to stop the statement running now (from any thread; sqlite3's
+        ``interrupt``): it fails with an error, and its transaction rolls back."""
+        import psycopg
+
+        with contextlib.suppress(psycopg.Error):  # nothing running, or the connection is gone
+            self._conn.cancel_safe(timeout=5)
+
     def close(self) -> None:
         self._conn.close()
 
@@ -337,4 +365,6 @@ def connect_postgres(url: str, *, read_only: bool) -> PostgresConnection:
     conn.adapters.register_loader("numeric", FloatLoader)  # sum() and the like: floats, as SQLite gives
     if read_only:
         conn.execute("SET default_transaction_read_only = on")
-    return PostgresConnection(conn, shown)
+    pg = PostgresConnection(conn, shown)
+    pg.params = params
+    return pg

@@ -57,6 +57,7 @@ class MemoryStore:
         if config is None and os.environ.get(CONFIG_ENV):
             config = StoreConfig.load(os.environ[CONFIG_ENV])
         self.config = config or StoreConfig()
+        self._reopen = self.path  # with its password, if any: for another connection of this process only
         if is_url(self.path):  # PostgreSQL (store/backend.py); the path shown is the URL without its password
             conn = connect_postgres(self.path, read_only=read_only)
             self.path = conn.url
@@ -87,6 +88,12 @@ class MemoryStore:
                                       "but it is read-only here; open it once where it may be written")
             with self.tables.write():
                 migrations.apply(self.db)
+
+    def reopen_target(self) -> str:
+        """What opens this database again from another thread of this process: the path, or
+        the URL as given (its password included: never show, log or store it; ``path`` is
+        the shown form)."""
+        return self._reopen
 
     @property
     def embedder(self) -> Embedder:

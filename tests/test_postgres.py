@@ -308,14 +308,6 @@ def test_a_backup_of_postgres_needs_a_folder_and_restoring_in_place_is_refused(p
     assert len(err.strip().splitlines()) == 1
 
 
-def test_the_inspector_window_is_not_yet_supported_on_postgres(capsys):
-    url = f"postgresql://{PASSWORD_USER}:{PASSWORD}@127.0.0.1:5432/team"
-    assert main(["--db", url]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("mnemoscope: not yet supported on PostgreSQL: the inspector window")
-    assert len(err.strip().splitlines()) == 1 and PASSWORD not in err
-
-
 def test_connect_refuses_to_write_a_password_into_a_clients_configuration(tmp_path, capsys):
     config = tmp_path / "client.json"
     url = f"postgresql://{PASSWORD_USER}:{PASSWORD}@127.0.0.1:5432/team"
@@ -437,3 +429,27 @@ def test_the_http_api_serves_a_postgres_memory(pg_url, tmp_path):
         proc.wait(10)
     with MemoryStore(pg_url) as s:
         assert [m.text for m in s.list()] == ["Mara runs on Thursdays."]
+
+
+def test_a_committed_write_is_heard_by_a_listener_and_a_rolled_back_one_is_not(pg_url):
+    import select
+
+    from mnemoscope.store.notify import Listener
+
+    with MemoryStore(pg_url) as s, MemoryStore(pg_url) as window:
+        listener = Listener.for_store(window)  # another process's window
+        try:
+            assert listener.pending() == 0
+            with pytest.raises(RuntimeError), s.tables.write():
+                s.remember("never committed")
+                raise RuntimeError("rolled back")
+            assert not select.select([listener.fileno()], [], [], 0.3)[0] or listener.pending() == 0
+            s.remember("Mara likes green tea.")
+            assert select.select([listener.fileno()], [], [], 2)[0]
+            assert listener.pending() == 1
+            own = Listener.for_store(s)  # the store's own commits are not news to its own window
+            s.remember("Mara likes black tea too.")
+            assert select.select([own.fileno()], [], [], 2)[0] and own.pending() == 0
+            own.close()
+        finally:
+            listener.close()

@@ -122,7 +122,7 @@ class MeaningStatus(QObject):
         signals.progressed.connect(self._progressed)
         signals.ended.connect(self._ended)
         self._signals = signals
-        self.task = _Backfill(store.path, store.config, store.embedder, self.batch, signals)
+        self.task = _Backfill(store.reopen_target(), store.config, store.embedder, self.batch, signals)
         missing = self.status.memories - self.status.with_vector
         self.bar.setRange(0, max(1, missing))
         self.bar.setValue(0)

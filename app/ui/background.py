@@ -60,7 +60,10 @@ class _Task(QRunnable):
             self._emit("failed", exc)
             return
         try:
-            store.conn.set_progress_handler(lambda: 1 if job.cancelled else 0, CHECK_EVERY)
+            if hasattr(store.conn, "set_progress_handler"):
+                store.conn.set_progress_handler(lambda: 1 if job.cancelled else 0, CHECK_EVERY)
+            else:  # PostgreSQL: a cancel asks the server to stop the running statement
+                job.interrupt = store.conn.interrupt
             try:
                 if job.cancelled:
                     raise Cancelled()
@@ -76,7 +79,9 @@ class _Task(QRunnable):
             except Exception as exc:
                 self._emit("failed", Cancelled() if job.cancelled else exc)
                 return
-            store.conn.set_progress_handler(None, 0)
+            if hasattr(store.conn, "set_progress_handler"):
+                store.conn.set_progress_handler(None, 0)
+            job.interrupt = None  # the read after the write is never cancelled
             try:
                 read = job.read(store, written) if job.read is not None else None
             except Exception as exc:  # the write stands; the window reads again itself
@@ -131,7 +136,7 @@ class Job(QObject):
                  writes: bool = True, reports: bool = False, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.title = title
-        self.path = store.path
+        self.path = store.reopen_target()  # a postgresql:// URL keeps its password here
         self.config = store.config
         self.write = write
         self.read = read
@@ -139,6 +144,7 @@ class Job(QObject):
         self.writes = writes  # False: ``write`` only reads (no transaction, no write lock)
         self.reports = reports  # True: ``write(store, report)``, where ``report(done, total)`` says how far
         self.cancelled = False
+        self.interrupt: Callable[[], None] | None = None  # stops the server's statement (PostgreSQL)
         self.running = False
         self.shown_by: QObject | None = None  # a dialog of its own showing its progress (else the status bar)
         self._said_at = 0.0
@@ -179,6 +185,9 @@ class Job(QObject):
     def cancel(self) -> None:
         if self.cancellable:
             self.cancelled = True
+            interrupt = self.interrupt
+            if interrupt is not None:
+                interrupt()
 
     def _done(self, written: Any, read: Any) -> None:
         self.running = False

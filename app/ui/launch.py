@@ -58,6 +58,8 @@ def create_app(argv: list[str] | None = None):
 
 
 def build_window(db_path: str | None, dark: bool):
+    from mnemoscope.store.backend import is_url
+
     from .main_window import MainWindow, settings
 
     window = MainWindow(dark=dark)
@@ -65,7 +67,7 @@ def build_window(db_path: str | None, dark: bool):
         window.open_path(db_path, create=True)
         return window
     last = settings().value("last_db")
-    if isinstance(last, str) and os.path.exists(last) and window.open_path(last):
+    if isinstance(last, str) and (os.path.exists(last) or is_url(last)) and window.open_path(last):
         return window
     try:
         window.set_store(open_default())
@@ -85,12 +87,6 @@ def no_display_reason() -> str | None:
 
 
 def run_gui(db_path: str | None = None) -> int:
-    from mnemoscope.store.backend import is_url, redact
-
-    if db_path is not None and is_url(db_path):
-        print(f"mnemoscope: not yet supported on PostgreSQL: the inspector window ({redact(db_path)}); "
-              "use the command line, 'serve' or 'mcp' on it", file=sys.stderr)
-        return 2
     reason = no_display_reason()
     if reason:
         print(f"mnemoscope: {reason}", file=sys.stderr)

@@ -7,6 +7,7 @@ import logging
 import os
 
 from mnemoscope.store import MemoryStore, StoreError
+from mnemoscope.store.backend import is_url, redact
 from mnemoscope.store.backup import is_bulk_change
 from mnemoscope.store.demo import rebased_demo
 from mnemoscope.store.errors import ImportRefused
@@ -44,6 +45,7 @@ from .owner_tools import OwnerTools
 from .preferences import settings
 from .prompt_preview import PromptPreview
 from .session import StoreSession
+from .url_dialog import DatabaseUrlDialog
 from .widgets import ElidedLabel, PreviewSlider, scrolling
 
 log = logging.getLogger(__name__)
@@ -258,6 +260,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction("&Open…", QKeySequence.StandardKey.Open, self._open_dialog)
         file_menu.addAction("Open &read-only…", lambda: self._open_dialog(read_only=True))
         file_menu.addAction("&New…", QKeySequence.StandardKey.New, self._new_dialog)
+        file_menu.addAction("Open database &URL…", self._open_url_dialog)
         file_menu.addAction(self.save_action)
         file_menu.addSeparator()
         self.import_action = file_menu.addAction("&Import JSONL…", self._import_dialog)
@@ -306,9 +309,10 @@ class MainWindow(QMainWindow):
     def set_store(self, store: MemoryStore) -> None:
         self.session.set_store(store)
         mode = " (read-only)" if store.read_only else ""
-        self.setWindowTitle(f"Mnemoscope — {os.path.basename(store.path)}{mode}[*]")
+        remote = is_url(store.path)  # store.path of a postgresql:// URL is already without its password
+        self.setWindowTitle(f"Mnemoscope — {store.path if remote else os.path.basename(store.path)}{mode}[*]")
         if store.path != ":memory:":
-            self._remember_recent(os.path.abspath(store.path))
+            self._remember_recent(store.path if remote else os.path.abspath(store.path))
         self._update_status()
 
     def open_path(self, path: str, *, create: bool = False, read_only: bool = False) -> bool:
@@ -320,7 +324,7 @@ class MainWindow(QMainWindow):
         try:
             store = MemoryStore(path, create=create, read_only=read_only)
         except StoreError as exc:
-            log.warning("refused to open %s: %s", path, exc)
+            log.warning("refused to open %s: %s", redact(path) if is_url(path) else path, exc)
             self.show_error("Cannot open this database", str(exc))
             return False
         self.set_store(store)
@@ -370,6 +374,14 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, title, "", "Databases (*.db *.sqlite);;All (*)")
         if path:
             self.open_path(path, read_only=read_only)
+
+    def _open_url_dialog(self) -> DatabaseUrlDialog:
+        """A PostgreSQL memory: the URL and, apart, its password (never shown back or kept)."""
+        dialog = DatabaseUrlDialog(self)
+        dialog.accepted.connect(lambda: self.open_path(dialog.url(), create=True))
+        self.url_dialog = dialog
+        dialog.open()
+        return dialog
 
     def _new_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "New memory database", "memories.db", "Databases (*.db)")
@@ -522,6 +534,8 @@ class MainWindow(QMainWindow):
                         self.owner.restore_action, self.advance_button):
             control.setEnabled(writable)
         has_store = self.session.store is not None
+        if has_store and is_url(self.session.store.path):  # a server's memory is backed up on the server
+            self.owner.restore_action.setEnabled(False)
         for control in (self.export_action, self.preview_slider):
             control.setEnabled(has_store)
         # the file's state, not a job's: while a tick runs the window writes nothing, but may again after

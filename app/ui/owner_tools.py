@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mnemoscope.store import StoreError, privacy
 from mnemoscope.store import backup as backups
+from mnemoscope.store.backend import is_url
 from mnemoscope.store.mirror import MirrorResult, shown_memories, write_mirror
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
@@ -31,6 +32,8 @@ from .conflicts_view import ConflictsView
 from .privacy_view import PrivacyView
 from .session import StoreSession
 
+POSTGRES_BACKUPS = ("A PostgreSQL memory is backed up from the command line: 'mnemoscope --db URL backup --to DIR' "
+                    "takes a consistent snapshot file (or use pg_dump on its server).")
 
 class RestoreDialog(QDialog):
     """What differs between the open database and a snapshot; Replace puts the snapshot back."""
@@ -136,6 +139,7 @@ class OwnerTools(QObject):
         file_menu.insertActions(quit_action, [self.backup_action, self.restore_action, self.mirror_action])
         file_menu.insertSeparator(quit_action)
         self.restore_dialog: RestoreDialog | None = None
+        self.session.store_replaced.connect(self._store_replaced)
 
     def show_view(self, view: PrivacyView | ConflictsView) -> None:
         """Show the dock with ``view`` in front."""
@@ -149,7 +153,18 @@ class OwnerTools(QObject):
             self.failed.emit("No database file", "This database lives in memory only; there is no file to "
                                    "back up or restore.")
             return None
+        if is_url(store.path):
+            self.failed.emit("Not on PostgreSQL", POSTGRES_BACKUPS)
+            return None
         return store.path
+
+    def _store_replaced(self) -> None:
+        """Backups and restores are of a file: on a PostgreSQL memory they are off, and say why."""
+        store = self.session.store
+        remote = store is not None and is_url(store.path)
+        for action in (self.backup_action, self.restore_action):
+            action.setEnabled(not remote)
+            action.setStatusTip(POSTGRES_BACKUPS if remote else "")
 
     def _backup_dialog(self) -> None:
         path = self._path()

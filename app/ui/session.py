@@ -13,15 +13,18 @@ and nothing else writes.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from mnemoscope.store import MemoryStore
 from mnemoscope.store.decay import DAY
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
 from .background import Cancelled, Job, drop_elsewhere
+
+log = logging.getLogger("mnemoscope")
 
 # From this many memories on, reading them again and long writes run off the GUI thread.
 BACKGROUND_FROM = 5000
@@ -37,6 +40,7 @@ class StoreSession(QObject):
     said = Signal(str)                  # a short note for the status bar (a cancelled job)
 
     WATCH_INTERVAL_MS = 700
+    RELISTEN_INTERVAL_MS = 1000
 
     def __init__(self, store: MemoryStore | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -57,6 +61,13 @@ class StoreSession(QObject):
         self._watch = QTimer(self)
         self._watch.setInterval(self.WATCH_INTERVAL_MS)
         self._watch.timeout.connect(self._poll)
+        # On PostgreSQL other writers are heard, not polled for: a LISTEN connection whose
+        # socket Qt watches (store/notify.py); when it drops, it is reopened every second.
+        self._listener = None
+        self._heard: QSocketNotifier | None = None
+        self._relisten = QTimer(self)
+        self._relisten.setInterval(self.RELISTEN_INTERVAL_MS)
+        self._relisten.timeout.connect(self._listen_again)
         if store is not None:
             self.set_store(store)
 
@@ -219,7 +230,12 @@ class StoreSession(QObject):
         self._selected = None
         self.undo_stack.clear()
         self._data_version = store.data_version()
-        self._watch.start()
+        self._stop_listening()
+        if getattr(store.conn, "dialect", "sqlite") == "postgresql":
+            self._watch.stop()
+            self._listen(store)
+        else:
+            self._watch.start()
         if old is not None and old is not store:
             old.close()
         self._memories = None
@@ -240,6 +256,7 @@ class StoreSession(QObject):
     def close(self) -> None:
         self._drop_job()
         self._watch.stop()
+        self._stop_listening()
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -309,6 +326,68 @@ class StoreSession(QObject):
         vectors): not an outside write for the watch to read everything again for."""
         if self._store is not None:
             self._data_version = self._store.data_version()
+
+    # -- other writers on PostgreSQL: heard through LISTEN/NOTIFY -----------------------
+    @property
+    def listening(self) -> bool:
+        return self._heard is not None
+
+    def _listen(self, store: MemoryStore) -> bool:
+        from mnemoscope.store.notify import Listener, ListenerLost
+
+        try:
+            self._listener = Listener.for_store(store)
+        except ListenerLost as exc:
+            log.warning("cannot listen for other writers of %s: %s", store.path, exc)
+            self._relisten.start()
+            return False
+        self._heard = QSocketNotifier(self._listener.fileno(), QSocketNotifier.Type.Read, self)
+        self._heard.activated.connect(self._hear)
+        return True
+
+    def _stop_listening(self) -> None:
+        self._relisten.stop()
+        if self._heard is not None:
+            self._heard.setEnabled(False)
+            self._heard.deleteLater()
+            self._heard = None
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+
+    def _hear(self, *_args) -> None:
+        from mnemoscope.store.notify import ListenerLost
+
+        try:
+            heard = self._listener.pending()
+        except ListenerLost as exc:
+            log.warning("lost the listening connection to %s: %s", self._store.path, exc)
+            self._stop_listening()
+            self._relisten.start()
+            return
+        if heard:
+            self._outside_write()
+
+    def _listen_again(self) -> None:
+        store = self._store
+        if store is None:
+            self._relisten.stop()
+            return
+        self._stop_listening()
+        if self._listen(store):  # back: what was written meanwhile had no one to hear it
+            self._outside_write()
+
+    def _outside_write(self) -> None:
+        if self._store is None:
+            return
+        if self.job is not None:  # its own commit may be what was heard; look again once it is done
+            QTimer.singleShot(250, self._outside_write)
+            return
+        if self.in_background():
+            self.reload_in_background()
+            return
+        self._memories = None
+        self.changed.emit(None)
 
     def _poll(self) -> None:
         if self._store is None or self.job is not None:
