@@ -237,3 +237,38 @@ def test_kill_9_of_serve_mid_write_leaves_no_half_written_memory(server, url, se
     with MemoryStore(url) as s:  # and the store opens it and writes on
         s.remember("After the crash.", now=T0)
         assert len(s.list(limit=10_000)) == len(ids) + 1
+
+
+# -- through MCP -----------------------------------------------------------------------------
+def test_mcp_tools_answer_a_tool_error_with_the_message_during_an_outage_and_work_after(server, url, outage,
+                                                                                     tmp_path):
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    halt, resume = outage
+    params = StdioServerParameters(command=sys.executable, env={"MNEMOSCOPE_HOME": str(tmp_path / "home")},
+                                   args=["-m", "mnemoscope", "--db", url, "--embedder", "hash", "mcp"])
+
+    def text(result):
+        return " ".join(getattr(c, "text", "") for c in result.content)
+
+    async def session():
+        with open(tmp_path / "mcp.log", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as mcp:
+                await mcp.initialize()
+                first = await mcp.call_tool("remember", {"text": "Mara has a peanut allergy.", "kind": "fact"})
+                assert not first.is_error, text(first)
+                halt()
+                started = time.monotonic()
+                with anyio.fail_after(15):
+                    failed = await mcp.call_tool("recall", {"query": "peanut allergy"})
+                assert time.monotonic() - started < 8
+                assert failed.is_error
+                message = text(failed)
+                assert "unreachable" in message and "retry" in message and PASSWORD not in message
+                assert f"127.0.0.1:{server.port}" in message
+                resume()
+                again = await mcp.call_tool("recall", {"query": "peanut allergy"})
+                assert not again.is_error and "peanut" in text(again)
+
+    anyio.run(session)
