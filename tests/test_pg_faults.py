@@ -272,3 +272,16 @@ def test_mcp_tools_answer_a_tool_error_with_the_message_during_an_outage_and_wor
                 assert not again.is_error and "peanut" in text(again)
 
     anyio.run(session)
+
+
+def test_the_new_connection_is_set_up_as_the_first_read_only_and_numbers_as_floats(server, url, outage):
+    halt, resume = outage
+    MemoryStore(url).close()
+    with MemoryStore(url, read_only=True) as s:
+        halt()
+        with pytest.raises(Unavailable):
+            s.list()
+        resume()
+        assert s.conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
+        assert s.conn.execute("SELECT CAST(1.5 AS numeric)").fetchone()[0] == 1.5
+        assert isinstance(s.conn.execute("SELECT CAST(1.5 AS numeric)").fetchone()[0], float)
