@@ -188,7 +188,9 @@ def run(db: str, servers: int, agents: int, seconds: float, home: str, outage: t
 
 def show(title: str, r: dict) -> None:
     print(f"\n{title}")
-    print(f"  {r['calls']} calls, {r['calls_per_s']:.1f} calls/s; servers alive at the end {r['alive']}")
+    ok = sum(n for n, _, _ in r["kinds"].values())
+    print(f"  {r['calls']} calls, {r['calls_per_s']:.1f} calls/s ({ok} answered 200); servers alive at the end "
+          f"{r['alive']}")
     for kind, (n, p50, p99) in r["kinds"].items():
         print(f"  {kind:9s} {n:6d} ok   p50 {p50:7.1f} ms   p99 {p99:7.1f} ms")
     print(f"  errors (not 200/503): {r['errors']}   503: {r['503']}")
