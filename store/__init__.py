@@ -2,13 +2,21 @@
 imports. Plain Python (sqlite-utils; networkx for ``graph()``); no Qt."""
 
 from .config import KINDS, StoreConfig
-from .errors import ConfigError, DatabaseRefused, ImportRefused, NotFound, StoreError, ValidationError
+from .errors import (
+    ConfigError,
+    DatabaseRefused,
+    ImportRefused,
+    NotFound,
+    StoreError,
+    Unavailable,
+    ValidationError,
+)
 from .model import LAYERS, SENSITIVITIES, Entity, Memory
 from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
 from .store import MemoryStore
 
 __all__ = [
     "KINDS", "LAYERS", "SENSITIVITIES", "ConfigError", "DatabaseRefused", "ImportRefused", "DeletedMemory", "Entity", "Memory",
-    "MemoryStore", "NotFound", "RememberResult", "StoreConfig", "StoreError", "TickReport", "UpdateResult",
+    "MemoryStore", "NotFound", "RememberResult", "StoreConfig", "StoreError", "TickReport", "Unavailable", "UpdateResult",
     "ValidationError",
 ]

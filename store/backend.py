@@ -28,7 +28,12 @@ just before it commits; PostgreSQL delivers it to listeners only if the commit h
 a window (store/notify.py) hears of every other writer's change at once, without polling.
 
 Server errors are raised as :class:`PostgresError`, a ``sqlite3.DatabaseError``, so the
-store's handlers (which turn them into a sentence for the user) stay one code path.
+store's handlers (which turn them into a sentence for the user) stay one code path. A
+server that went away (stopped, restarting, the connection broke) is :class:`~.errors.Unavailable`
+instead: the call was not done (the server rolls back what it had not committed), and the
+next call opens a new connection by itself; a read, or the start of a write, that finds the
+connection dead after a restart is tried once more on a new one. TCP keepalives and a short
+connect timeout make a call during an outage fail in seconds instead of hanging.
 Vectors are the same int8 blobs in a ``bytea`` column on both, searched with numpy
 (store/vectors.py): that is the documented fallback when the server has no pgvector, and
 for now the only path (pgvector is reported by ``stats`` when present, not yet used).
@@ -41,10 +46,11 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .errors import DatabaseRefused, StoreError
+from .errors import DatabaseRefused, StoreError, Unavailable
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 # Writers take this transaction-scoped advisory lock (BEGIN IMMEDIATE's equivalent): "MNEM".
@@ -57,7 +63,15 @@ KEYS = {
 }
 # Tables whose key the server numbers, and its column: what ``lastrowid`` reads back.
 NUMBERED = {"memories": "rowid", "ticks": "id", "activity": "id", "recall_events": "rowid"}
-CONNECT_TIMEOUT_S = 10
+CONNECT_TIMEOUT_S = 3
+# A dead server (no reply at all) is noticed in about idle + interval × count seconds; a write
+# whose bytes go unacknowledged gives up after tcp_user_timeout (ms). The URL's query overrides them.
+KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 2,
+             "tcp_user_timeout": 10000}
+# After a failed reconnect, calls fail at once for as long as it took, at most this long: a refused
+# connection (the server is down) costs nothing to retry, a timeout should not pile up.
+RECONNECT_PAUSE_S = 1.0
+_READS = ("SELECT", "WITH", "PRAGMA", "SHOW")
 # The channel every write transaction notifies before it commits (store/notify.py listens).
 CHANNEL = "mnemoscope"
 
@@ -103,7 +117,8 @@ def parse_url(url: str) -> dict[str, Any]:
         raise DatabaseRefused(shown, "not_a_database",
                               f"cannot use {shown}: a PostgreSQL URL needs a host and a database name, "
                               "as in postgresql://user@host:port/dbname")
-    params: dict[str, Any] = {"host": parts.hostname, "dbname": dbname, "connect_timeout": CONNECT_TIMEOUT_S}
+    params: dict[str, Any] = {"host": parts.hostname, "dbname": dbname, "connect_timeout": CONNECT_TIMEOUT_S,
+                              **KEEPALIVE}
     if port is not None:
         params["port"] = port
     if parts.username:
@@ -236,13 +251,18 @@ class PostgresConnection:
 
     dialect = "postgresql"
 
-    def __init__(self, conn: Any, url: str) -> None:
+    def __init__(self, conn: Any, url: str, reopen: Any = None) -> None:
         self._conn = conn
         self.url = url  # without its password
         self._lock = threading.RLock()
         self.total_changes = 0  # rows inserted, changed or deleted by statements (as sqlite3 counts)
         self._writing = False  # inside BEGIN IMMEDIATE: its COMMIT notifies CHANNEL first
         self.params: dict[str, Any] = {}  # how it was connected (a listener opens another connection so)
+        self._reopen = reopen  # () -> a new psycopg connection set up as the first (connect_postgres)
+        self._lost_tx = False  # the connection died inside a transaction its owner has not ended yet
+        self._retry_at = 0.0  # a failed reconnect: no new attempt before this (time.monotonic)
+        self._why = ""  # what the failed reconnect said
+        self._closed = False
 
     def _count(self, sql: str, rowcount: int) -> None:
         if rowcount > 0 and sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
@@ -252,68 +272,119 @@ class PostgresConnection:
     def in_transaction(self) -> bool:
         import psycopg.pq
 
+        if self._lost_tx or self._conn.closed or self._conn.broken:
+            return self._lost_tx  # so its owner ends it (ROLLBACK, a no-op here)
         return self._conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
 
-    def _run(self, sql: str, params: Any = ()) -> _Cursor:
+    # -- a server that went away ------------------------------------------------------------
+    def _guarded(self, head: str, action: Any) -> Any:
+        """``action(psycopg connection)`` under the lock; a dead connection is replaced first,
+        and a server that went away is :class:`Unavailable` (see the module's docstring)."""
+        import psycopg
+        import psycopg.pq
+
+        head = head.lstrip()[:20].upper()
+        with self._lock:
+            if self._ready(head):
+                return None
+            for attempt in (0, 1):
+                in_tx = self._conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+                try:
+                    return action(self._conn)
+                except psycopg.Error as exc:
+                    if not self._gone(exc):
+                        raise _error(exc) from None
+                    if attempt == 0 and (head.startswith("BEGIN") or not in_tx and head.startswith(_READS)):
+                        self._replace()  # nothing was done yet: once more on a new connection
+                        continue
+                    self._lost_tx = in_tx and not head.startswith(("BEGIN", "COMMIT", "ROLLBACK"))
+                    raise Unavailable(self.url, _error(exc).args[0]) from None
+        return None
+
+    def _ready(self, head: str) -> bool:
+        """Before a statement: True to skip it (the ROLLBACK of a transaction the server lost)."""
+        if self._closed:
+            raise PostgresError("the connection is closed")
+        if self._lost_tx and not head.startswith("BEGIN"):
+            self._lost_tx = False
+            if head.startswith("ROLLBACK"):
+                return True
+            raise Unavailable(self.url, "the connection broke during this write, which was not committed")
+        self._lost_tx = False
+        if self._conn.closed or self._conn.broken:
+            self._replace()
+        return False
+
+    def _gone(self, exc: BaseException) -> bool:
+        """Whether the error is the server or the connection going away (then the connection is dropped)."""
         import psycopg
 
+        state = getattr(exc, "sqlstate", None) or ""
+        gone = self._conn.closed or self._conn.broken or (
+            isinstance(exc, psycopg.OperationalError) and (not state or state.startswith(("08", "57P"))))
+        if gone and not self._conn.closed:
+            with contextlib.suppress(Exception):  # it is being dropped either way
+                self._conn.close()
+        return gone
+
+    def _replace(self) -> None:
+        """A new connection in place of the dead one, or :class:`Unavailable`."""
+        if self._reopen is None:
+            raise Unavailable(self.url, "the connection is lost")
+        if time.monotonic() < self._retry_at:
+            raise Unavailable(self.url, self._why)
+        started = time.monotonic()
+        try:
+            self._conn = self._reopen()
+        except Exception as exc:  # noqa: BLE001 - psycopg's, already without the password
+            self._why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            now = time.monotonic()
+            self._retry_at = now + min(RECONNECT_PAUSE_S, now - started)
+            raise Unavailable(self.url, self._why) from None
+
+    def _run(self, sql: str, params: Any = ()) -> _Cursor:
         if sql.strip().upper() == "BEGIN IMMEDIATE":
-            with self._lock:
-                try:
-                    self._conn.execute("BEGIN")
-                    self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-                except psycopg.Error as exc:
-                    raise _error(exc) from None
-                self._writing = True
+            def begin(conn: Any) -> None:
+                conn.execute("BEGIN")
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+
+            self._guarded(sql, begin)
+            self._writing = True
             return _Cursor(None)
         if self._writing and sql.strip().upper() in ("COMMIT", "ROLLBACK"):
             # The live-refresh hook: a write transaction notifies listeners as part of itself,
             # so the notice is delivered exactly when (and only if) the commit succeeds.
             self._writing = False
             if sql.strip().upper() == "COMMIT":
-                with self._lock:
-                    try:
-                        self._conn.execute(f"NOTIFY {CHANNEL}")
-                    except psycopg.Error as exc:
-                        raise _error(exc) from None
+                self._guarded("NOTIFY", lambda conn: conn.execute(f"NOTIFY {CHANNEL}"))
         text, values, returning = translate(sql, params)
-        with self._lock:
-            try:
-                cur = self._conn.execute(text, values)
-            except psycopg.Error as exc:
-                raise _error(exc) from None
+
+        def run(conn: Any) -> _Cursor:
+            cur = conn.execute(text, values)
             self._count(text, cur.rowcount)
-            if returning:
-                return _Cursor(cur, cur.fetchone()[0])
-            return _Cursor(cur)
+            return _Cursor(cur, cur.fetchone()[0] if returning else None)
+
+        return self._guarded(sql, run) or _Cursor(None)
 
     def execute(self, sql: str, params: Any = ()) -> _Cursor:
         return self._run(sql, params)
 
     def executemany(self, sql: str, seq: Any) -> None:
-        import psycopg
-
         rows = [list(p) for p in seq]
         if not rows:
             return
         text, _, _ = translate(sql, rows[0])
-        with self._lock:
-            try:
-                with self._conn.cursor() as cur:
-                    cur.executemany(text, [translate(sql, p)[1] for p in rows])
-                    self._count(text, cur.rowcount)
-            except psycopg.Error as exc:
-                raise _error(exc) from None
+
+        def run(conn: Any) -> None:
+            with conn.cursor() as cur:
+                cur.executemany(text, [translate(sql, p)[1] for p in rows])
+                self._count(text, cur.rowcount)
+
+        self._guarded(sql, run)
 
     def execute_script(self, sql: str) -> None:
         """Run statements as written, in PostgreSQL's own dialect (the schema's steps)."""
-        import psycopg
-
-        with self._lock:
-            try:
-                self._conn.execute(sql)
-            except psycopg.Error as exc:
-                raise _error(exc) from None
+        self._guarded(sql, lambda conn: conn.execute(sql))
 
     def renumber(self) -> None:
         """After rows were inserted with their ids (a copy): the server numbers on from the highest."""
@@ -330,6 +401,7 @@ class PostgresConnection:
             self._conn.cancel_safe(timeout=5)
 
     def close(self) -> None:
+        self._closed = True
         self._conn.close()
 
     def server(self) -> dict[str, Any]:
@@ -355,16 +427,24 @@ def connect_postgres(url: str, *, read_only: bool) -> PostgresConnection:
 
     shown = redact(url)
     params = parse_url(url)
+
+    def open_() -> Any:
+        try:
+            conn = psycopg.connect(autocommit=True, **params)
+            conn.adapters.register_loader("numeric", FloatLoader)  # sum() and the like: floats, as SQLite gives
+            if read_only:
+                conn.execute("SET default_transaction_read_only = on")
+        except psycopg.Error as exc:
+            why = (str(exc).strip().splitlines() or ["failed"])[0]
+            if params.get("password"):
+                why = why.replace(params["password"], "***")
+            raise StoreError(why) from None
+        return conn
+
     try:
-        conn = psycopg.connect(autocommit=True, **params)
-    except psycopg.Error as exc:
-        why = (str(exc).strip().splitlines() or ["failed"])[0]
-        if params.get("password"):
-            why = why.replace(params["password"], "***")
-        raise DatabaseRefused(shown, "unreadable", f"cannot connect to {shown}: {why}") from None
-    conn.adapters.register_loader("numeric", FloatLoader)  # sum() and the like: floats, as SQLite gives
-    if read_only:
-        conn.execute("SET default_transaction_read_only = on")
-    pg = PostgresConnection(conn, shown)
+        conn = open_()
+    except StoreError as exc:
+        raise DatabaseRefused(shown, "unreadable", f"cannot connect to {shown}: {exc}") from None
+    pg = PostgresConnection(conn, shown, reopen=open_)
     pg.params = params
     return pg

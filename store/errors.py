@@ -38,6 +38,16 @@ class NotFound(StoreError, KeyError):
         return self.args[0]
 
 
+class Unavailable(StoreError):
+    """The database server cannot be reached (down, restarting, or the connection broke).
+    The call was not done; a write in progress was rolled back. The next call reconnects."""
+
+    def __init__(self, where: str, why: str) -> None:
+        super().__init__(f"the memory at {where} is unreachable right now ({why}); this call was not done, "
+                         "retry in a few seconds")
+        self.where = where
+
+
 class ConfigError(StoreError, ValueError):
     """The TOML configuration is unreadable or holds an invalid value."""
 

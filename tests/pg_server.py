@@ -60,6 +60,20 @@ class Server:
         self.psql(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def halt(self) -> None:
+        """Stop the server (fast shutdown: clients are cut off, open transactions rolled back),
+        keeping its data: an outage, until :meth:`resume`."""
+        self._pg_ctl("-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the halted server again, on the same port with the same data."""
+        opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off -c full_page_writes=off"
+        self._pg_ctl("-o", opts, "-l", os.path.join(self.folder, "log"), "-w", "start")
+
+    def _pg_ctl(self, *args: str) -> None:
+        subprocess.run([*self.as_user, os.path.join(self.bindir, "pg_ctl"), "-D", self.data, *args], check=True,
+                       capture_output=True, env=dict(os.environ, LC_ALL="C", LANG="C"))
+
     def stop(self) -> None:
         subprocess.run([*self.as_user, os.path.join(self.bindir, "pg_ctl"), "-D", self.data, "-m", "immediate",
                         "stop"], capture_output=True, check=False)
@@ -86,10 +100,7 @@ def start() -> Server:
                     "--no-locale", "-A", "trust"], check=True, capture_output=True, env=env)
     with open(os.path.join(data, "pg_hba.conf"), "w") as fh:
         fh.write(f"host all {PASSWORD_USER} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n")
-    port = _free_port()
-    opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c full_page_writes=off"
-    subprocess.run([*as_user, os.path.join(bindir, "pg_ctl"), "-D", data, "-o", opts, "-l",
-                    os.path.join(folder, "log"), "-w", "start"], check=True, capture_output=True, env=env)
-    server = Server(folder, port, bindir, as_user)
+    server = Server(folder, _free_port(), bindir, as_user)
+    server.resume()
     server.psql(f"CREATE ROLE {PASSWORD_USER} LOGIN SUPERUSER PASSWORD '{PASSWORD}'")
     return server

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from mnemoscope.cli import main
 from mnemoscope.store import DatabaseRefused, MemoryStore, StoreError
-from mnemoscope.store.backend import fts_to_tsquery, parse_url, redact, translate
+from mnemoscope.store.backend import CONNECT_TIMEOUT_S, KEEPALIVE, fts_to_tsquery, parse_url, redact, translate
 from mnemoscope.store.decay import DAY
 from mnemoscope.store.pg_schema import ORDER, STEPS
 from mnemoscope.store.schema import KNOWN_MIGRATIONS, SCHEMA_VERSION
@@ -62,7 +62,7 @@ def test_the_store_dialect_becomes_postgresqls():
 def test_a_url_names_host_port_database_and_user_and_its_password_is_never_shown():
     url = f"postgresql://{PASSWORD_USER}:{PASSWORD}@db.example:6543/team"
     assert parse_url(url) == {"host": "db.example", "port": 6543, "dbname": "team", "user": PASSWORD_USER,
-                              "password": PASSWORD, "connect_timeout": 10}
+                              "password": PASSWORD, "connect_timeout": CONNECT_TIMEOUT_S, **KEEPALIVE}
     assert redact(url) == f"postgresql://{PASSWORD_USER}@db.example:6543/team"
 
 

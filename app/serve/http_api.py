@@ -6,7 +6,8 @@ at ``/mcp`` in the same process. Every answer is JSON: ``{"ok": true, ...}`` or
 ``{"ok": false, "error": "...", "status": N}`` with a status that fits (400 malformed
 request, 401 no or wrong token, 403 a scope or origin this server refuses, 404 unknown
 memory or conversation, 409 the database is busy or read-only, 413 body too large, 422
-arguments that do not fit), never a stack trace.
+arguments that do not fit, 503 the database server unreachable: the message says so and
+``Retry-After`` when to try again), never a stack trace.
 
 Bound to loopback, the API answers only requests addressed to a loopback name and from
 no foreign web page (Host and Origin are checked, so a web page cannot reach it through
@@ -24,7 +25,7 @@ from typing import Any
 
 import anyio
 from mnemoscope.store import json_input
-from mnemoscope.store.errors import NotFound, StoreError
+from mnemoscope.store.errors import NotFound, StoreError, Unavailable
 from mnemoscope.store.errors import ValidationError as StoreValidationError
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
@@ -60,13 +61,20 @@ class HttpError(Exception):
         self.extra = extra
 
 
+RETRY_AFTER_S = 2  # what a 503 (the database server unreachable) tells the client to wait
+
+
 def error_response(status: int, message: str, **extra: Any) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if status == 503:
+        headers = {"Retry-After": str(RETRY_AFTER_S)}
     return JSONResponse({"ok": False, "status": status, "error": message, **extra}, status_code=status,
                         headers=headers)
 
 
 def _status_for(exc: BaseException) -> int:
+    if isinstance(exc, Unavailable):
+        return 503
     if isinstance(exc, NotFound):
         return 404
     if isinstance(exc, ScopeRefused):
@@ -218,8 +226,12 @@ def build_app(ops: Operations, *, token: str | None = None, loopback: bool = Tru
         def counts() -> dict[str, Any]:
             return ops.store.stats(scopes=(*ops.scopes, "global"), trust=ops.trust)["layers"]
 
-        return JSONResponse({"ok": True, "version": __version__, "counts": await anyio.to_thread.run_sync(counts),
-                             "scopes": list(ops.scopes), "trust": ops.trust})
+        try:
+            layers = await anyio.to_thread.run_sync(counts)
+        except Unavailable as exc:
+            return error_response(503, str(exc))
+        return JSONResponse({"ok": True, "version": __version__, "counts": layers, "scopes": list(ops.scopes),
+                             "trust": ops.trust})
 
     server.custom_route("/health", methods=["GET"])(health)
     for path, (method, tool) in ENDPOINTS.items():
