@@ -124,7 +124,17 @@ timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
 timer.start()
 
 def idle():
-    return w.session.job is None and w.map._preview_job is None
+    # Not only no job running: the window must also have applied what the last one
+    # brought (the prompt preview recompiles on a timer after a change, its messages on
+    # another) and the session must have read every commit (a write it has not yet
+    # noticed is read again on the GUI thread or in a job of its own). Stopping earlier
+    # misses the stall of applying the result.
+    s = w.session
+    if s.job is not None or w.map._preview_job is not None:
+        return False
+    if w.preview._recompile_timer.isActive() or w.preview._messages_timer.isActive():
+        return False
+    return s.store is None or s.store.data_version() == s._data_version
 
 def settle(limit=600):
     end = time.perf_counter() + limit
