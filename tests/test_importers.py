@@ -440,3 +440,15 @@ def test_cli_a_broken_document_is_refused_by_its_own_format_and_writes_nothing(e
     err = capsys.readouterr().err
     assert message in err and "nothing was imported" in err and "partial" not in err
     assert rows(empty_db) == before
+
+
+def test_keyword_index_after_an_import_holds_the_imported_and_later_memories(empty_db):
+    # An import fills the full-text index in bulk, its insert trigger set aside meanwhile:
+    # the index must match the rows, and a memory written afterwards must still be found.
+    with MemoryStore(empty_db) as store:
+        import_file(store, MCP_FILE, now=NOW)
+        store.conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
+        assert store.recall("peanuts", scope="global")[0].text == "Is allergic to peanuts"
+        store.remember("Keeps a sourdough starter called Gus", scope="global")
+        assert store.recall("sourdough", scope="global")[0].text == "Keeps a sourdough starter called Gus"
+        assert store.conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'memories_ai'").fetchone()[0] == 1
