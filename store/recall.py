@@ -28,7 +28,7 @@ from .edges import MENTIONED_IN, MENTIONS
 from .embedding import EmbeddingError, prepare
 from .errors import StoreError, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK, validate_scope
-from .text import cosine, terms, vector
+from .text import cosine, query_terms, vector
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -101,7 +101,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     now = store.tables.now(now)
     cfg = store.config
     w = cfg.weights
-    q_terms = list(dict.fromkeys(terms(query)))
+    q_terms = query_terms(query)
     idx = vectors.index(store) if getattr(store.embedder, "meaningful", True) else None
     meaning = _query_vector(store, query) if idx is not None else None
     if not q_terms and meaning is None:
@@ -124,14 +124,16 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
                 (fts, *scopes, *known, max(cfg.limits.candidate_limit, 2 * k)),
             )
         cosines: dict[str, float] = {}
+        meaning_floor = None
         if meaning is not None:
             # The nearest vectors among what the caller may read (a memory above its trust
             # is never a candidate by meaning; the full-text path redacts one level above).
-            near = vectors.nearest(idx, meaning, scopes, max_rank, max(cfg.limits.vector_candidates, 2 * k),
-                                   cfg.limits.min_meaning_relevance)
+            near = vectors.nearest(idx, meaning, scopes, max_rank,
+                                   max(cfg.limits.vector_candidates, 2 * k, cfg.limits.meaning_reference), -1.0)
+            meaning_floor = _meaning_floor(cfg.limits, [c for _, c, _ in near])
             cosines = {mid: c for mid, c, _ in near}
             have = {r["id"] for r in rows}
-            extra = [mid for mid, _, _ in near if mid not in have]
+            extra = [mid for mid, c, _ in near if mid not in have and c >= meaning_floor]
             for first in range(0, len(extra), 500):
                 chunk = extra[first:first + 500]
                 rows += store.tables.rows(
@@ -154,7 +156,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             keyword = len(q_set & m_terms) / len(q_set) if q_set else 0.0
             by_meaning = row["id"] in cosines
             semantic = max(cosines[row["id"]] if by_meaning else cosine(q_vec, vector(row["text"])), 0.0)
-            floor = cfg.limits.min_meaning_relevance if by_meaning else cfg.limits.min_semantic_relevance
+            floor = meaning_floor if by_meaning else cfg.limits.min_semantic_relevance
             if keyword == 0 and semantic < floor:
                 continue
             scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=keyword, semantic=semantic,
@@ -214,6 +216,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
                    "importance": round(r["importance"], 3), "recency": round(r["strength"], 3),
                    "graph": round(r["graph"], 3), "neighbor": r["neighbour"],
                    "semantic_by": store.embedder_id() if r["by_meaning"] else "hash (character bigrams)",
+                   **({"meaning_floor": round(meaning_floor, 3)} if r["by_meaning"] else {}),
                    } if explain else {}
             ranked.append((score, Hit(r["id"], round(score, 4), r["kind"], r["layer"], r["scope"],
                                       r["sensitivity"], r["text"], False, r["strength"], r["importance"], why)))
@@ -275,6 +278,17 @@ def _newer_first(store: MemoryStore, hits: list[Hit], rows: dict[str, dict[str, 
                     hits.remove(newer)
                     hits.insert(hits.index(older), newer)
     return hits
+
+
+def _meaning_floor(limits: Any, nearest: Sequence[float]) -> float:
+    """The cosine a memory found by meaning alone needs for this query: ``meaning_standout``
+    above the cosine of the query's ``meaning_reference``-th nearest memory (of the
+    farthest, when fewer are visible), within [``lowest_meaning_relevance``,
+    ``min_meaning_relevance``] (store/config.py says why)."""
+    if not nearest:
+        return limits.min_meaning_relevance
+    reference = nearest[min(limits.meaning_reference, len(nearest)) - 1]
+    return max(limits.lowest_meaning_relevance, min(limits.min_meaning_relevance, reference + limits.meaning_standout))
 
 
 def _w_sem(w: Any, r: dict[str, Any]) -> float:

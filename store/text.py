@@ -32,6 +32,28 @@ STOPWORDS = frozenset(
     "remember recall please there".split()
 )
 CJK_STOP = frozenset("的 了 吗 呢 吧 啊 是 什么 怎么".split())
+# Function words of French, Spanish and German left out of a recall's query terms (not of
+# the terms stored: those stay as they were written). Without them "Quel est mon métier ?"
+# matched "Est allergique aux chats" by its "est", and a shared "de" or "au" outranked the
+# memory that answers by meaning. Articles, pronouns, prepositions, auxiliaries and
+# question words only: no word a memory is about, and none that is an English word too
+# ("son", "die", "war", "hat", "mit", "dans" as "dan", "für" as "fur").
+_QUERY_FUNCTION_WORDS = (
+    # French
+    "le la les l un une des du de d au aux a à et ou où est es suis sont ai as avons ont ce c cet cette ces qu'est qu'il qu'elle "
+    "je j me m moi tu te toi il elle on nous vous ils elles se s mon mes ta tes sa ses notre nos "
+    "votre vos leur leurs qui que qu quoi quel quelle quels quelles quand comment combien pourquoi "
+    "en sur sous avec chez pas ne n y "
+    # Spanish
+    "el los las uno unos unas del al y o u es soy eres está están estoy ser estar he ha han "
+    "yo tú tu él ella nosotros vosotros ellos ellas mi mis su sus nuestro nuestra lo le les me te nos "
+    "qué que cuál cual cuáles cuándo cuando cómo como dónde donde cuánto cuántos quién por para "
+    "sobre entre sí "
+    # German
+    "der das dem des ein eine einer einen einem eines und oder ist bist sind habe "
+    "hast haben wird ich du er sie es wir ihr mich mir dich dir uns mein meine meinen meinem meiner dein "
+    "deine sein seine ihre wer was wann wie wo warum welche welcher welches welchen im ins in zu zum zur "
+    "von vom bei nach auf an am aus um nicht kein keine")
 DIMS = 512
 
 
@@ -89,6 +111,18 @@ def _word(tok: str) -> tuple[str, ...]:
     if tok in STOPWORDS or (len(tok) < 2 and not tok.isdigit()):
         return ()
     return (stem(tok) if tok.isascii() else tok,)
+
+
+def query_terms(query: str) -> list[str]:
+    """A recall's keyword terms: :func:`terms` of ``query``, each once, without the
+    function words of French, Spanish and German."""
+    return [t for t in dict.fromkeys(terms(query)) if t not in _query_stop()]
+
+
+@lru_cache(maxsize=1)
+def _query_stop() -> frozenset[str]:
+    # As terms, folded and stemmed as a query's words are ("quelle" is "quell").
+    return frozenset(t for w in _QUERY_FUNCTION_WORDS.split() for t in terms(w))
 
 
 def term_string(text: str, *extra: str) -> str:
