@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 from mnemoscope.cli import main
 from mnemoscope.store import DatabaseRefused, MemoryStore, StoreError
-from mnemoscope.store.backend import CONNECT_TIMEOUT_S, KEEPALIVE, fts_to_tsquery, parse_url, redact, translate
+from mnemoscope.store.backend import (
+    CONNECT_TIMEOUT_S,
+    KEEPALIVE,
+    fts_to_tsquery,
+    parse_url,
+    redact,
+    translate,
+)
 from mnemoscope.store.decay import DAY
 from mnemoscope.store.pg_schema import ORDER, STEPS
 from mnemoscope.store.schema import KNOWN_MIGRATIONS, SCHEMA_VERSION

@@ -57,3 +57,32 @@ def test_a_big_jobs_objects_are_frozen_without_any_pass(generations):
     assert generations == []
     assert gc.get_freeze_count() >= frozen + len(built)
     gc.unfreeze()
+
+
+def test_a_job_dropped_with_its_window_before_its_end_turns_collection_back_on(qtbot, tmp_path):
+    """A window closed while its job ran never hears the job end: collection must not stay
+    off for the rest of the session (the heap would only grow)."""
+    import threading
+
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.ui.background import Job
+    from PySide6.QtCore import QObject
+
+    path = str(tmp_path / "m.db")
+    MemoryStore(path).close()
+    release, started = threading.Event(), threading.Event()
+
+    def slow(store):
+        started.set()
+        release.wait(10)
+
+    owner = QObject()
+    with MemoryStore(path) as store:
+        job = Job(store, "slow", slow, writes=False, parent=owner)
+    job.start()
+    assert started.wait(10) and heap.running() == 1 and not gc.isenabled()
+    del job
+    owner.deleteLater()  # the window goes, and its job with it
+    qtbot.waitUntil(lambda: heap.running() == 0, timeout=5000)
+    release.set()
+    assert gc.isenabled()

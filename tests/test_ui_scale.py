@@ -157,6 +157,7 @@ def test_a_job_holds_off_the_full_collection_and_freezes_what_it_built(big, qtbo
     from mnemoscope.ui import heap
 
     release, started = held_tick
+    qtbot.waitUntil(lambda: heap.running() == 0, timeout=20000)  # the window's first read has been applied
     assert gc.isenabled()
     frozen = gc.get_freeze_count()
     steps = big.session.undo_stack.count()

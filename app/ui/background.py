@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 from contextlib import suppress
+from functools import partial
 from typing import Any
 
 from mnemoscope.store import MemoryStore
@@ -166,6 +167,7 @@ class Job(QObject):
             self._done(written, self.read(self._inline_store, written) if self.read else None)
             return
         heap.pause(self)  # a full collection over what the job builds would stall the GUI thread
+        self.destroyed.connect(partial(heap.resume_key, id(self)))  # gone before its end was heard
         QThreadPool.globalInstance().start(_Task(self))
 
     def call(self, store: MemoryStore) -> Any:

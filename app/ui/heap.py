@@ -38,10 +38,17 @@ def pause(job: object) -> None:
 def resume(job: object) -> None:
     """``job`` ended and its result was applied (or dropped); once none runs, freeze what
     is alive now and collect automatically again. Safe to call twice, from any thread."""
+    resume_key(id(job))
+
+
+def resume_key(key: int) -> None:
+    """:func:`resume` for the job whose ``id`` was ``key``: called as it is destroyed (a
+    window closed while its job ran never hears the job end, and collection would stay off
+    for the rest of the session)."""
     with _lock:
-        if id(job) not in _running:
+        if key not in _running:
             return
-        _running.discard(id(job))
+        _running.discard(key)
         if _running:
             return
         if gc.get_count()[0] < COLLECT_BELOW:
