@@ -38,8 +38,13 @@ with MemoryStore(sys.argv[1]) as s:
 
 def measure(target: str, writes: int) -> list[float]:
     from mnemoscope.ui.main_window import MainWindow
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
+    # The window remembers its recent files and last database: into a folder of the run's own,
+    # never the user's settings (a benchmark's throwaway URL would open at their next start).
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
     app = QApplication.instance() or QApplication([])
     window = MainWindow()
     assert window.open_path(target)
