@@ -440,3 +440,19 @@ def test_cli_a_broken_document_is_refused_by_its_own_format_and_writes_nothing(e
     err = capsys.readouterr().err
     assert message in err and "nothing was imported" in err and "partial" not in err
     assert rows(empty_db) == before
+
+
+# -- what an import stores does not change when the import gets faster ----------------------------
+GOLDEN = os.path.join(DATA, "import_golden")
+
+
+def test_import_stores_what_it_always_stored(empty_db):
+    """The fixture, then a generated file (tests/perf/import_bench.py's generator, 40 entities)
+    into two scopes: both exports equal the ones the import wrote before it was batched
+    (tests/data/import_golden, made with main at cece159)."""
+    with MemoryStore(empty_db) as store:
+        import_file(store, MCP_FILE, now=NOW)
+        import_file(store, os.path.join(GOLDEN, "memory.jsonl"), now=NOW)
+        import_file(store, os.path.join(GOLDEN, "memory.jsonl"), now=NOW, scope="work")
+        assert store.export_jsonl() == read(os.path.join(GOLDEN, "export.jsonl"))
+        assert export_mcp_memory(store) == read(os.path.join(GOLDEN, "export_mcp.jsonl"))
