@@ -452,3 +452,19 @@ def test_keyword_index_after_an_import_holds_the_imported_and_later_memories(emp
         store.remember("Keeps a sourdough starter called Gus", scope="global")
         assert store.recall("sourdough", scope="global")[0].text == "Keeps a sourdough starter called Gus"
         assert store.conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'memories_ai'").fetchone()[0] == 1
+
+
+# -- what an import stores does not change when the import gets faster ----------------------------
+GOLDEN = os.path.join(DATA, "import_golden")
+
+
+def test_import_stores_what_it_always_stored(empty_db):
+    """The fixture, then a generated file (tests/perf/import_bench.py's generator, 40 entities)
+    into two scopes: both exports equal the ones the import wrote before it was batched
+    (tests/data/import_golden, made with main at cece159)."""
+    with MemoryStore(empty_db) as store:
+        import_file(store, MCP_FILE, now=NOW)
+        import_file(store, os.path.join(GOLDEN, "memory.jsonl"), now=NOW)
+        import_file(store, os.path.join(GOLDEN, "memory.jsonl"), now=NOW, scope="work")
+        assert store.export_jsonl() == read(os.path.join(GOLDEN, "export.jsonl"))
+        assert export_mcp_memory(store) == read(os.path.join(GOLDEN, "export_mcp.jsonl"))

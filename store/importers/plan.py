@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 RELATION_PREFIX = "relation:"
 MAX_NAME_CHARS = 200
 MAX_RELATION_CHARS = 100
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 Progress = Callable[[int, int], None]
 
 
@@ -150,7 +152,7 @@ def check_name(value: Any, field_name: str) -> str:
     if "/" in name or "\\" in name:
         raise ValidationError(field_name, f"{_short(name)!r} contains a path separator ('/' or '\\'); "
                                           "rename the entity in the source file")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+    if _CONTROL.search(name):
         raise ValidationError(field_name, f"{_short(name)!r} contains a control character")
     return name
 
