@@ -392,6 +392,11 @@ class PostgresConnection:
             self.execute(f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
                          f"coalesce(max({column}), 0) + 1, false) FROM {table}")
 
+    @property
+    def backend_pid(self) -> int:
+        """The server process serving this connection (what a listener's notices name)."""
+        return self._conn.info.backend_pid
+
     def interrupt(self) -> None:
         """Ask the server to stop the statement running now (from any thread; sqlite3's
         ``interrupt``): it fails with an error, and its transaction rolls back."""

@@ -34,7 +34,7 @@ class Listener:
     @classmethod
     def for_store(cls, store) -> Listener:
         conn = store.conn
-        return cls(conn.params, ignore_pids={conn._conn.info.backend_pid})
+        return cls(conn.params, ignore_pids={conn.backend_pid})
 
     def connect(self) -> None:
         import psycopg
