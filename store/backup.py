@@ -27,6 +27,8 @@ import re
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -215,28 +217,44 @@ def _folder(path: str, to_dir: str | os.PathLike | None) -> Path:
     return folder
 
 
-def _snapshot_into(src: sqlite3.Connection, path: str, target: Path, progress=None) -> None:
-    """Copy ``src`` into ``target`` through ``<target>.partial``, checked, then renamed."""
+def _snapshot_into(fill, what: str, target: Path, damaged: str = "") -> None:
+    """Write a snapshot of ``what`` to ``target`` through ``<target>.partial``: ``fill(partial)``
+    writes the file, which is then made one self-contained file, checked, and only then
+    renamed; whatever a failure leaves of the partial file is removed. ``damaged`` is added
+    to the message of a failed check."""
     partial = target.with_name(target.name + ".partial")
     try:
+        fill(partial)
         dst = sqlite3.connect(partial)
         try:
-            src.backup(dst, progress=progress)  # one step: the pages of a single read transaction
             dst.execute("PRAGMA journal_mode = DELETE")  # a snapshot is one self-contained file
             problems = [r[0] for r in dst.execute("PRAGMA integrity_check")]
         finally:
             dst.close()
         if problems != ["ok"]:
-            raise StoreError(f"the snapshot of {path} failed its integrity check ({problems[0]}); "
-                             "the database itself may be damaged")
+            raise StoreError(f"the snapshot of {what} failed its integrity check ({problems[0]}){damaged}")
         os.replace(partial, target)
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"cannot back up {path} to {target.parent}: {exc}") from None
+        raise StoreError(f"cannot back up {what} to {target.parent}: {exc}") from None
     except OSError as exc:
         raise StoreError(f"cannot write the snapshot {target}: {exc.strerror or exc}") from None
     finally:
-        if os.path.lexists(partial):
-            partial.unlink()
+        for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
+            if os.path.lexists(leftover):
+                leftover.unlink()
+
+
+def _copy_pages(src: sqlite3.Connection, progress=None):
+    """A ``fill`` for :func:`_snapshot_into`: SQLite's backup API, in one step (the pages of
+    a single read transaction)."""
+    def fill(partial: Path) -> None:
+        dst = sqlite3.connect(partial)
+        try:
+            src.backup(dst, progress=progress)
+        finally:
+            dst.close()
+
+    return fill
 
 
 def _new_target(folder: Path, name: str) -> Path:
@@ -260,6 +278,27 @@ def _folder_lock(folder: Path, name: str) -> FileLock:
     return FileLock(path, timeout=_BUSY_S)
 
 
+@contextmanager
+def _holding(folder: Path, name: str) -> Iterator[list[Path]]:
+    """Hold the folder's lock for a backup of ``name``; yields the unfinished snapshots a
+    killed backup left there, which are removed first."""
+    try:
+        lock = _folder_lock(folder, name)
+        lock.acquire()
+    except Timeout:
+        raise StoreError(f"cannot back up into {folder}: another backup of {name} has been running there for "
+                         f"{_BUSY_S} s; try again when it is done") from None
+    except OSError as exc:
+        raise StoreError(f"cannot back up into {folder}: {exc.strerror or exc}") from None
+    try:
+        cleaned = _plain_files(folder, re.compile(_snapshot_re(name).pattern + r"\.partial"))
+        for p in cleaned:
+            p.unlink()
+        yield cleaned
+    finally:
+        lock.release()
+
+
 def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | None = None,
            keep: int = DEFAULT_KEEP, *, _protect: Path | None = None, progress=None) -> BackupResult:
     """Snapshot the database ``source`` (a store or a path) into ``to_dir`` and keep the
@@ -274,33 +313,19 @@ def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | 
     name = Path(path).name
     folder = _folder(path, to_dir)
     _ensure_id(path)
-    try:
-        lock = _folder_lock(folder, name)
-        lock.acquire()
-    except Timeout:
-        raise StoreError(f"cannot back up into {folder}: another backup of {name} has been running there for "
-                         f"{_BUSY_S} s; try again when it is done") from None
-    except OSError as exc:
-        raise StoreError(f"cannot back up into {folder}: {exc.strerror or exc}") from None
-    try:
-        unfinished = re.compile(_snapshot_re(name).pattern + r"\.partial")
-        cleaned = _plain_files(folder, unfinished)
-        for p in cleaned:
-            p.unlink()
+    with _holding(folder, name) as cleaned:
         target = _new_target(folder, name)
         try:
             src = sqlite3.connect(path, timeout=_BUSY_S)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot back up {path}: {exc}") from None
         try:
-            _snapshot_into(src, path, target, progress)
+            _snapshot_into(_copy_pages(src, progress), path, target, "; the database itself may be damaged")
         finally:
             src.close()
         removed = [p for p in snapshots(path, folder)[:-keep] if p != target and p != _protect]
         for p in removed:
             p.unlink()
-    finally:
-        lock.release()
     older = older_snapshots(path) if to_dir is None else []
     return BackupResult(target, removed, cleaned, older)
 
@@ -353,53 +378,25 @@ def _backup_postgres(source: MemoryStore | str, to_dir: str | os.PathLike | None
     name = postgres_snapshot_name(url)
     folder = _folder(url, to_dir)
     mine = _postgres_id(source)
-    try:
-        lock = _folder_lock(folder, name)
-        lock.acquire()
-    except Timeout:
-        raise StoreError(f"cannot back up into {folder}: another backup of {name} has been running there for "
-                         f"{_BUSY_S} s; try again when it is done") from None
-    except OSError as exc:
-        raise StoreError(f"cannot back up into {folder}: {exc.strerror or exc}") from None
-    try:
-        cleaned = _plain_files(folder, re.compile(_snapshot_re(name).pattern + r"\.partial"))
-        for p in cleaned:
-            p.unlink()
-        target = _new_target(folder, name)
-        partial = target.with_name(target.name + ".partial")
-        try:
-            with MemoryStore(partial) as snapshot:
-                with source.tables.reading():
-                    source.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    try:
-                        copy_memory(source, snapshot)
-                    finally:
-                        source.conn.execute("COMMIT")
+
+    def fill(partial: Path) -> None:
+        with MemoryStore(partial) as snapshot:
+            with source.tables.reading():
+                source.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                try:
+                    copy_memory(source, snapshot)
+                finally:
+                    source.conn.execute("COMMIT")
+            if mine is not None:
                 with snapshot.tables.write():
-                    if mine is not None:
-                        snapshot.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, mine))
-            conn = sqlite3.connect(partial)
-            try:
-                conn.execute("PRAGMA journal_mode = DELETE")  # a snapshot is one self-contained file
-                problems = [r[0] for r in conn.execute("PRAGMA integrity_check")]
-            finally:
-                conn.close()
-            if problems != ["ok"]:
-                raise StoreError(f"the snapshot of {url} failed its integrity check ({problems[0]})")
-            os.replace(partial, target)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot back up {url} to {folder}: {exc}") from None
-        except OSError as exc:
-            raise StoreError(f"cannot write the snapshot {target}: {exc.strerror or exc}") from None
-        finally:
-            for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
-                if os.path.lexists(leftover):
-                    leftover.unlink()
+                    snapshot.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, mine))
+
+    with _holding(folder, name) as cleaned:
+        target = _new_target(folder, name)
+        _snapshot_into(fill, url, target)
         removed = [p for p in postgres_snapshots(source, folder)[:-keep] if p != target]
         for p in removed:
             p.unlink()
-    finally:
-        lock.release()
     return BackupResult(target, removed, cleaned, [])
 
 
