@@ -105,16 +105,11 @@ def demo_db(tmp_path):
 @pytest.fixture
 def window(qtbot, qt_settings, demo_db):
     """The real main window on the demo database, shown offscreen."""
+    from helpers import closing_window
     from mnemoscope.ui.main_window import MainWindow
 
-    w = MainWindow(MemoryStore(demo_db))
-    w.resize(1280, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    # closed here, not by qtbot (which closes before this runs): with an edit left unsaved,
-    # closing would wait on the "save your edit?" question
-    w.editor.dirty = False
-    w.close()
-    w.session.close()
-    w.deleteLater()
+    with closing_window(MainWindow(MemoryStore(demo_db))) as w:
+        w.resize(1280, 800)
+        w.show()
+        qtbot.waitExposed(w)
+        yield w

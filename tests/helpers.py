@@ -126,3 +126,18 @@ def resize(qtbot, window, width, height):
     window.resize(width, height)
     qtbot.waitUntil(lambda: (window.width(), window.height()) == (width, height))
     settle(qtbot, window)
+
+
+@contextmanager
+def closing_window(window):
+    """Close the main window when the block ends, as a person quits: the session's
+    connections closed, nothing left for Qt to paint. Closed here rather than by qtbot
+    (which closes before a fixture's teardown runs): with an edit left unsaved, closing
+    would wait on the "save your edit?" question, so the edit is let go first."""
+    try:
+        yield window
+    finally:
+        window.editor.dirty = False
+        window.close()
+        window.session.close()
+        window.deleteLater()

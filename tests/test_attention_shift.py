@@ -215,15 +215,13 @@ def preview_window(qtbot, qt_settings, tmp_path, monkeypatch):
     for text in ("Mara takes her espresso without sugar.", "The borrow checker rejects the second reference.",
                  "The flight to Lisbon leaves at dawn."):
         store.remember(text)
-    w = MainWindow(store)
-    w.resize(1366, 768)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.editor.dirty = False
-    w.close()
-    w.session.close()
-    w.deleteLater()
+    from helpers import closing_window
+
+    with closing_window(MainWindow(store)) as w:
+        w.resize(1366, 768)
+        w.show()
+        qtbot.waitExposed(w)
+        yield w
 
 
 def test_the_preview_says_when_the_message_changes_the_subject(preview_window, qtbot):

@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("PySide6")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from helpers import closing_window  # noqa: E402
 from mnemoscope.store import MemoryStore  # noqa: E402
 from mnemoscope.store.demo import load_demo  # noqa: E402
 from pg_server import PASSWORD, PASSWORD_USER  # noqa: E402
@@ -34,20 +35,25 @@ def pg_window(qtbot, qt_settings, pg_demo):
     from mnemoscope.ui.main_window import MainWindow
 
     url, _ = pg_demo
-    w = MainWindow()
-    w.resize(1280, 800)
-    assert w.open_path(url)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.editor.dirty = False
-    w.close()
-    w.session.close()
-    w.deleteLater()
+    with closing_window(MainWindow()) as w:
+        w.resize(1280, 800)
+        assert w.open_path(url)
+        w.show()
+        qtbot.waitExposed(w)
+        yield w
 
 
 def _password_url(url):
     return url.replace("postgresql://postgres@", f"postgresql://{PASSWORD_USER}:{PASSWORD}@")
+
+
+def _stored_settings(tmp_path):
+    """Everything the window has written to its settings (qt_settings keeps them under tmp_path)."""
+    from mnemoscope.ui.preferences import settings
+
+    settings().sync()
+    return "".join(Path(root, f).read_text(errors="replace")
+                   for root, _, files in os.walk(tmp_path / "settings") for f in files)
 
 
 def _write_elsewhere(url, text):
@@ -85,28 +91,21 @@ def test_an_edit_in_the_window_is_written_and_undone_on_postgres(pg_window, pg_d
 
 def test_the_password_is_never_in_the_title_the_recent_files_or_the_settings(qtbot, qt_settings, pg_demo,
                                                                              tmp_path):
-    from mnemoscope.ui.main_window import MainWindow, settings
+    from mnemoscope.ui.main_window import MainWindow
 
     url, count = pg_demo
     secret = _password_url(url)
-    w = MainWindow()
-    try:
+    with closing_window(MainWindow()) as w:
         assert w.open_path(secret)
         qtbot.waitUntil(lambda: w.table.model.rowCount() == count, timeout=5000)
         assert PASSWORD not in w.windowTitle() and f"{PASSWORD_USER}@127.0.0.1" in w.windowTitle()
         assert PASSWORD not in w.status_path.text()
         assert all(PASSWORD not in a.text() for a in w.recent_menu.actions())
-        settings().sync()
-        stored = "".join(Path(root, f).read_text(errors="replace")
-                         for root, _, files in os.walk(tmp_path / "settings") for f in files)
+        stored = _stored_settings(tmp_path)
         assert f"{PASSWORD_USER}@127.0.0.1" in stored and PASSWORD not in stored
         # a background job opens its own connection: it needs the password, and has it
         _write_elsewhere(secret, "written with the password")
         qtbot.waitUntil(lambda: w.table.model.rowCount() == count + 1, timeout=2000)
-    finally:
-        w.close()
-        w.session.close()
-        w.deleteLater()
 
 
 def test_a_dropped_listener_reconnects_and_reads_once(pg_window, pg_demo, pg_server, qtbot):
@@ -126,33 +125,25 @@ def test_a_refused_login_is_one_line_in_a_dialog_without_the_password(qtbot, qt_
 
     url, _ = pg_demo
     wrong = _password_url(url).replace(PASSWORD, "not-" + PASSWORD)
-    w = MainWindow()
-    try:
+    with closing_window(MainWindow()) as w:
         assert not w.open_path(wrong)
         assert w.last_error.startswith("cannot connect to postgresql://secret@127.0.0.1")
         assert len(w.last_error.splitlines()) == 1 and PASSWORD not in w.last_error
         assert w.session.store is None and PASSWORD not in w.windowTitle()
-    finally:
-        w.close()
-        w.session.close()
-        w.deleteLater()
 
 
 def test_file_open_database_url_takes_the_password_apart_and_forgets_it(qtbot, qt_settings, pg_demo, tmp_path):
-    from mnemoscope.ui.main_window import MainWindow, settings
+    from mnemoscope.ui.main_window import MainWindow
 
     url, count = pg_demo
-    w = MainWindow()
-    try:
+    with closing_window(MainWindow()) as w:
         dialog = w._open_url_dialog()
         dialog.address.setText(url.replace("postgresql://postgres@", f"postgresql://{PASSWORD_USER}@"))
         dialog.password.setText(PASSWORD)
         dialog.accept()
         qtbot.waitUntil(lambda: w.table.model.rowCount() == count, timeout=5000)
         assert dialog.password.text() == "" and PASSWORD not in w.windowTitle()
-        settings().sync()
-        stored = "".join(Path(root, f).read_text(errors="replace")
-                         for root, _, files in os.walk(tmp_path / "settings") for f in files)
+        stored = _stored_settings(tmp_path)
         assert PASSWORD not in stored and f"{PASSWORD_USER}@127.0.0.1" in stored
         # not a URL: said in the dialog, which stays open
         again = w._open_url_dialog()
@@ -160,10 +151,6 @@ def test_file_open_database_url_takes_the_password_apart_and_forgets_it(qtbot, q
         again.accept()
         assert again.isVisible() and "postgresql://" in again.problem.text()
         again.reject()
-    finally:
-        w.close()
-        w.session.close()
-        w.deleteLater()
 
 
 def test_backups_are_off_on_postgres_and_say_why_in_one_line(pg_window, pg_demo, qtbot):
