@@ -80,10 +80,15 @@ def is_url(target: str | os.PathLike) -> bool:
     return isinstance(target, str) and target.startswith(URL_SCHEMES)
 
 
+def on_postgres(target: Any) -> bool:
+    """Whether ``target`` (a store, a path or a URL) is a PostgreSQL memory."""
+    path = getattr(target, "path", target)
+    return is_url(os.fspath(path) if isinstance(path, os.PathLike) else path)
+
+
 def refuse_on_postgres(target: Any, what: str, instead: str) -> None:
     """Refuse, in one line, an operation the PostgreSQL backend does not do yet."""
-    path = getattr(target, "path", target)
-    if is_url(os.fspath(path) if isinstance(path, os.PathLike) else path):
+    if on_postgres(target):
         raise StoreError(f"not yet supported on PostgreSQL: {what} ({instead}); nothing was written")
 
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
-from .backend import is_url, parse_url, refuse_on_postgres
+from .backend import on_postgres, parse_url, refuse_on_postgres
 from .config import KINDS
 from .errors import StoreError, ValidationError
 from .model import LAYERS
@@ -46,6 +46,10 @@ if TYPE_CHECKING:
     from .store import MemoryStore
 
 DEFAULT_KEEP = 10
+# What a PostgreSQL memory's snapshots need, and how one is restored (said by the doors too).
+NO_FOLDER_ON_POSTGRES = ("a PostgreSQL memory has no file to keep its snapshots beside: name the folder with --to DIR; "
+                         "nothing was written")
+RESTORE_ON_POSTGRES = "copy the snapshot into a new, empty database with mnemoscope copy SNAPSHOT URL"
 _STAMP = "%Y%m%dT%H%M%S"
 _ID_KEY = "database_id"
 _BUSY_S = 10  # how long a backup or restore waits for a writer to finish, as the store does
@@ -307,7 +311,7 @@ def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | 
     left is removed and listed in ``cleaned``. ``progress(status, remaining, total)`` is called
     once the pages are copied, before the snapshot is checked and renamed."""
     keep = _check_keep(keep)
-    if _on_postgres(source):
+    if on_postgres(source):
         return _backup_postgres(source, to_dir, keep)
     path = _db_path(source)
     name = Path(path).name
@@ -328,11 +332,6 @@ def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | 
             p.unlink()
     older = older_snapshots(path) if to_dir is None else []
     return BackupResult(target, removed, cleaned, older)
-
-
-def _on_postgres(source: MemoryStore | str | os.PathLike) -> bool:
-    path = getattr(source, "path", source)
-    return is_url(path if isinstance(path, str) else os.fspath(path))
 
 
 def postgres_snapshot_name(url: str) -> str:
@@ -369,8 +368,7 @@ def _backup_postgres(source: MemoryStore | str, to_dir: str | os.PathLike | None
     from .store import MemoryStore
 
     if to_dir is None:
-        raise StoreError("a PostgreSQL memory has no file to keep its snapshots beside: name the folder with --to "
-                         "DIR; nothing was written")
+        raise StoreError(NO_FOLDER_ON_POSTGRES)
     if isinstance(source, str):
         with MemoryStore(source) as opened:
             return _backup_postgres(opened, to_dir, keep)
@@ -415,8 +413,7 @@ def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparis
     """What differs between the database ``current`` and ``snapshot``; writes nothing."""
     from .files import check_file
 
-    refuse_on_postgres(current, "comparing with a snapshot in place",
-                       "copy the snapshot into a new, empty database with mnemoscope copy SNAPSHOT URL")
+    refuse_on_postgres(current, "comparing with a snapshot in place", RESTORE_ON_POSTGRES)
 
     for p in (current, snapshot):
         if not os.path.isfile(p):
@@ -456,8 +453,7 @@ def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm:
     outlasts its patience. Stopped at any point, the database is the old one or the new
     one whole. ``progress(status, remaining, total)`` is called after each step of the copy.
     A snapshot of another database (another identity) is refused."""
-    refuse_on_postgres(current, "restoring a snapshot in place",
-                       "copy the snapshot into a new, empty database with mnemoscope copy SNAPSHOT URL")
+    refuse_on_postgres(current, "restoring a snapshot in place", RESTORE_ON_POSTGRES)
     comparison = compare(current, snapshot)
     if not confirm:
         raise StoreError("restoring replaces the current database; confirm it to go ahead "

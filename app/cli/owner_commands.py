@@ -22,8 +22,7 @@ def _current_path() -> str:
     from mnemoscope.store.demo import default_db_path
 
     path = db_path() or default_db_path()
-    refuse_on_postgres(path, "restoring a snapshot in place",
-                       "copy the snapshot into a new, empty database with mnemoscope copy SNAPSHOT URL")
+    refuse_on_postgres(path, "restoring a snapshot in place", backups.RESTORE_ON_POSTGRES)
     return path
 
 
@@ -67,8 +66,7 @@ def backup_command(to_dir: str | None, keep: int, list_only: bool, as_json: bool
 
     on_postgres = is_url(db_path() or "")
     if on_postgres and to_dir is None:
-        raise Failure("a PostgreSQL memory has no file to keep its snapshots beside: name the folder with --to DIR; "
-                      "nothing was written")
+        raise Failure(backups.NO_FOLDER_ON_POSTGRES)
     with open_store() as store:
         path = store.path
         if list_only:
