@@ -256,13 +256,13 @@ class PostgresConnection:
 
     dialect = "postgresql"
 
-    def __init__(self, conn: Any, url: str, reopen: Any = None) -> None:
+    def __init__(self, conn: Any, url: str, reopen: Any = None, params: dict[str, Any] | None = None) -> None:
         self._conn = conn
         self.url = url  # without its password
         self._lock = threading.RLock()
         self.total_changes = 0  # rows inserted, changed or deleted by statements (as sqlite3 counts)
         self._writing = False  # inside BEGIN IMMEDIATE: its COMMIT notifies CHANNEL first
-        self.params: dict[str, Any] = {}  # how it was connected (a listener opens another connection so)
+        self.params = dict(params or {})  # how it was connected (a listener opens another connection so)
         self._reopen = reopen  # () -> a new psycopg connection set up as the first (connect_postgres)
         self._lost_tx = False  # the connection died inside a transaction its owner has not ended yet
         self._retry_at = 0.0  # a failed reconnect: no new attempt before this (time.monotonic)
@@ -342,7 +342,7 @@ class PostgresConnection:
         try:
             self._conn = self._reopen()
         except Exception as exc:  # noqa: BLE001 - psycopg's, already without the password
-            self._why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            self._why = _error(exc).args[0]
             now = time.monotonic()
             self._retry_at = now + min(RECONNECT_PAUSE_S, now - started)
             raise Unavailable(self.url, self._why) from None
@@ -455,6 +455,4 @@ def connect_postgres(url: str, *, read_only: bool) -> PostgresConnection:
         conn = open_()
     except StoreError as exc:
         raise DatabaseRefused(shown, "unreadable", f"cannot connect to {shown}: {exc}") from None
-    pg = PostgresConnection(conn, shown, reopen=open_)
-    pg.params = params
-    return pg
+    return PostgresConnection(conn, shown, reopen=open_, params=params)

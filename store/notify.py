@@ -5,9 +5,9 @@ A :class:`Listener` holds a connection of its own (the store's is busy with the 
 work, and a notice must not wait for it). It never blocks: whoever owns it watches
 :meth:`fileno` for readability (a Qt ``QSocketNotifier``, a ``select``) and then calls
 :meth:`pending`, which says how many other connections committed since. When the
-connection drops, :meth:`pending` raises :class:`ListenerLost`; :meth:`reconnect` opens a
-new one, after which the owner reads everything again once (what was committed while no
-one listened has no notice).
+connection drops, :meth:`pending` raises :class:`ListenerLost`; the owner opens a new
+listener, and then reads everything again once (what was committed while no one listened
+has no notice).
 """
 
 from __future__ import annotations
@@ -47,10 +47,6 @@ class Listener:
         except psycopg.Error as exc:
             raise ListenerLost((str(exc).strip().splitlines() or ["cannot connect"])[0]) from None
         self._conn = conn
-
-    def reconnect(self) -> None:
-        self.close()
-        self.connect()
 
     def fileno(self) -> int:
         return self._conn.pgconn.socket
