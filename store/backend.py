@@ -34,6 +34,10 @@ instead: the call was not done (the server rolls back what it had not committed)
 next call opens a new connection by itself; a read, or the start of a write, that finds the
 connection dead after a restart is tried once more on a new one. TCP keepalives and a short
 connect timeout make a call during an outage fail in seconds instead of hanging.
+The store's clock on PostgreSQL is the server's: each connection measures how far this
+machine's clock is from the server's (:func:`wall_time`), so servers on machines whose clocks
+disagree stamp, decay and tick memories by one time, and a memory's strength is the same
+whichever of them computed it.
 Vectors are the same int8 blobs in a ``bytea`` column on both, searched with numpy
 (store/vectors.py): that is the documented fallback when the server has no pgvector, and
 for now the only path (pgvector is reported by ``stats`` when present, not yet used).
@@ -268,6 +272,7 @@ class PostgresConnection:
         self._retry_at = 0.0  # a failed reconnect: no new attempt before this (time.monotonic)
         self._why = ""  # what the failed reconnect said
         self._closed = False
+        self.clock_skew = _clock_skew(conn)  # the server's clock minus this machine's, in seconds
 
     def _count(self, sql: str, rowcount: int) -> None:
         if rowcount > 0 and sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
@@ -341,6 +346,7 @@ class PostgresConnection:
         started = time.monotonic()
         try:
             self._conn = self._reopen()
+            self.clock_skew = _clock_skew(self._conn)
         except Exception as exc:  # noqa: BLE001 - psycopg's, already without the password
             self._why = _error(exc).args[0]
             now = time.monotonic()
@@ -422,6 +428,24 @@ class PostgresConnection:
         return {"backend": "postgresql", "server_version": version, "extensions": extensions,
                 "vectors": "pgvector available, not used yet: numpy over stored vectors"
                 if "vector" in extensions else "numpy over stored vectors (no pgvector)"}
+
+
+def wall_time(conn: Any) -> float:
+    """Real time as every process sharing this database counts it: the PostgreSQL server's
+    clock (through the skew its connection measured), else this machine's."""
+    return time.time() + getattr(conn, "clock_skew", 0.0)
+
+
+def _clock_skew(conn: Any) -> float:
+    """The server's clock minus this machine's: of three readings, the one with the shortest
+    round trip, taken as read halfway through it (within a millisecond on a local network)."""
+    readings = []
+    for _ in range(3):
+        before = time.time()
+        server = conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()[0]
+        after = time.time()
+        readings.append((after - before, server - (before + after) / 2))
+    return min(readings)[1]
 
 
 def _error(exc: BaseException) -> PostgresError:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from dataclasses import asdict
 from typing import Any
 
 from . import decay
+from .backend import wall_time
 from .config import StoreConfig
 from .edges import MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
 from .errors import StoreError, ValidationError
@@ -131,15 +131,16 @@ class Tables:
         return float(self.meta("clock_offset", "0") or 0)
 
     def now(self, now: Any = None) -> float:
-        """``now`` checked, or the store's clock: real time plus the offset the user advanced it by."""
+        """``now`` checked, or the store's clock: real time (on PostgreSQL the server's) plus the
+        offset the user advanced it by."""
         if now is not None:
             return parse_time(now, "now")
-        return round(time.time() + self.clock_offset(), 3)
+        return round(wall_time(self.conn) + self.clock_offset(), 3)
 
     def advance(self, days: float) -> float:
         """Move the clock ``days`` (checked) forward; returns the new offset in seconds."""
         offset = self.clock_offset() + days * decay.DAY
-        if time.time() + offset > LATEST:
+        if wall_time(self.conn) + offset > LATEST:
             raise ValidationError("days", f"moving the clock {days:g} days forward would pass the end of year "
                                           "9999, the last time the store can keep")
         self.set_meta("clock_offset", repr(offset))

@@ -9,11 +9,11 @@ often gives the same result as ticking once.
 from __future__ import annotations
 
 import json
-import time
 import zlib
 from typing import TYPE_CHECKING, Any
 
 from . import activity, decay
+from .backend import wall_time
 from .errors import NotFound, StoreError, ValidationError
 from .model import LAYERS, iso
 from .results import TickReport, transition_label
@@ -108,7 +108,7 @@ def tick(store: MemoryStore, now: Any = None, *, advance_days: float | None = No
             info["config_before"] = config_before
         tick_id = store.conn.execute(
             "INSERT INTO ticks (at, offset_before, offset_after, created, summary, undo) VALUES (?,?,?,?,?,?)",
-            (now, offset_before, offset_after, time.time(), json.dumps(info, ensure_ascii=False),
+            (now, offset_before, offset_after, wall_time(store.conn), json.dumps(info, ensure_ascii=False),
              _pack_undo(undo))).lastrowid
         store.conn.executemany(
             "INSERT INTO tick_log (tick_id, memory_id, from_layer, to_layer, strength_before, strength_after) "
