@@ -23,18 +23,25 @@ class ListenerLost(Exception):
 
 
 class Listener:
-    def __init__(self, params: dict[str, Any], *, ignore_pids: set[int] | None = None) -> None:
-        """``params``: how to connect (the store connection's ``params``); notices from the
-        server processes in ``ignore_pids`` (our own store connection) are not counted."""
+    def __init__(self, params: dict[str, Any], *, own: Any = None) -> None:
+        """``params``: how to connect (the store connection's ``params``); notices from ``own``
+        (our store's connection: the server process serving it now, or any that served it
+        before it reconnected) are not counted."""
         self._params = dict(params)
-        self.ignore_pids = set(ignore_pids or ())
+        self._own = own
+        self._own_pids: set[int] = set()
+        self._note_own_pid()
         self._conn: Any = None
         self.connect()
 
     @classmethod
     def for_store(cls, store) -> Listener:
-        conn = store.conn
-        return cls(conn.params, ignore_pids={conn.backend_pid})
+        return cls(store.conn.params, own=store.conn)
+
+    def _note_own_pid(self) -> None:
+        if self._own is not None:
+            with contextlib.suppress(Exception):  # its connection is down: its last process is noted
+                self._own_pids.add(self._own.backend_pid)
 
     def connect(self) -> None:
         import psycopg
@@ -64,9 +71,10 @@ class Listener:
             raise ListenerLost(str(exc).strip().splitlines()[0] if str(exc).strip() else "connection lost") from None
         if pgconn.status != psycopg.pq.ConnStatus.OK:
             raise ListenerLost("connection lost")
+        self._note_own_pid()  # before the notices: a reconnected store's commits come from a new process
         count = 0
         while (notice := pgconn.notifies()) is not None:
-            if notice.be_pid not in self.ignore_pids:
+            if notice.be_pid not in self._own_pids:
                 count += 1
         return count
 

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -397,7 +398,6 @@ def test_the_http_api_serves_a_postgres_memory(pg_url, tmp_path):
     import socket
     import subprocess
     import sys
-    import time
     import urllib.request
 
     with MemoryStore(pg_url) as s:
@@ -457,6 +457,17 @@ def test_a_committed_write_is_heard_by_a_listener_and_a_rolled_back_one_is_not(p
             own = Listener.for_store(s)  # the store's own commits are not news to its own window
             s.remember("Mara likes black tea too.")
             assert select.select([own.fileno()], [], [], 2)[0] and own.pending() == 0
+            # ... nor after its connection broke and it reconnected (a new server process)
+            window.conn.execute("SELECT pg_terminate_backend(?)", (s.conn.backend_pid,))
+            old_pid = s.conn.backend_pid
+            s.remember("Mara likes oolong.")  # the write's BEGIN finds the connection dead: a new one
+            assert s.conn.backend_pid != old_pid
+            assert select.select([own.fileno()], [], [], 2)[0] and own.pending() == 0
+            heard, deadline = 0, time.monotonic() + 3
+            while heard < 2 and time.monotonic() < deadline:  # black tea, oolong: other news for the window
+                if select.select([listener.fileno()], [], [], 0.2)[0]:
+                    heard += listener.pending()
+            assert heard == 2
             own.close()
         finally:
             listener.close()
