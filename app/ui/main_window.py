@@ -531,11 +531,10 @@ class MainWindow(QMainWindow):
         reading, previewing and exporting only need one open."""
         writable = self.session.writable
         for control in (self.tick_action, self.save_action, self.delete_action, self.import_action,
-                        self.owner.restore_action, self.advance_button):
+                        self.advance_button):
             control.setEnabled(writable)
+        self.owner.enable_actions()
         has_store = self.session.store is not None
-        if has_store and is_url(self.session.store.path):  # a server's memory is backed up on the server
-            self.owner.restore_action.setEnabled(False)
         for control in (self.export_action, self.preview_slider):
             control.setEnabled(has_store)
         # the file's state, not a job's: while a tick runs the window writes nothing, but may again after

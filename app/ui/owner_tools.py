@@ -139,7 +139,6 @@ class OwnerTools(QObject):
         file_menu.insertActions(quit_action, [self.backup_action, self.restore_action, self.mirror_action])
         file_menu.insertSeparator(quit_action)
         self.restore_dialog: RestoreDialog | None = None
-        self.session.store_replaced.connect(self._store_replaced)
 
     def show_view(self, view: PrivacyView | ConflictsView) -> None:
         """Show the dock with ``view`` in front."""
@@ -158,12 +157,14 @@ class OwnerTools(QObject):
             return None
         return store.path
 
-    def _store_replaced(self) -> None:
-        """Backups and restores are of a file: on a PostgreSQL memory they are off, and say why."""
+    def enable_actions(self) -> None:
+        """Backup needs a file, Restore a file the window may write (the window calls this
+        whenever that can change); on a PostgreSQL memory both are off, and say why."""
         store = self.session.store
         remote = store is not None and is_url(store.path)
+        self.backup_action.setEnabled(not remote)
+        self.restore_action.setEnabled(self.session.writable and not remote)
         for action in (self.backup_action, self.restore_action):
-            action.setEnabled(not remote)
             action.setStatusTip(POSTGRES_BACKUPS if remote else "")
 
     def _backup_dialog(self) -> None:
