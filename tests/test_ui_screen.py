@@ -1,5 +1,6 @@
-"""A first start under a real window manager (openbox on Xvfb), not only offscreen: the
-whole window, title bar and status bar, is on a 1366×768 and a 1920×1080 screen."""
+"""Under a real window manager (openbox on Xvfb), not only offscreen: on a first start the
+whole window, title bar and status bar, is on a 1366×768 and a 1920×1080 screen, and so it
+is when a layout saved on the big screen is opened on the small one."""
 
 import json
 import os
@@ -30,7 +31,9 @@ def report():
     room, frame, bar = w.screen().availableGeometry(), w.frameGeometry(), w.statusBar()
     bottom = bar.mapToGlobal(bar.rect().bottomLeft()).y()
     print(json.dumps({"room": room.getRect(), "frame": frame.getRect(), "bar_bottom": bottom,
-                      "framed": frame.height() > w.geometry().height()}))
+                      "framed": frame.height() > w.geometry().height(), "preview": w.preview_dock.width(),
+                      "preview_needs": w.preview.minimumSizeHint().width()}))
+    w.close()  # as a person quits: the layout is saved for the next start
     app.quit()
 QTimer.singleShot(2500, report)
 app.exec()
@@ -44,9 +47,8 @@ def _free_display() -> int:
     pytest.skip("no free X display number")
 
 
-@pytest.mark.gui
-@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
-def test_a_fresh_start_fits_the_screen_under_a_window_manager(demo_db, tmp_path, size):
+def _shown_on_screen(size, db, settings) -> dict:
+    """Start the window on an Xvfb screen of ``size`` under openbox; what it reported."""
     n = _free_display()
     env = dict(os.environ, DISPLAY=f":{n}", QT_QPA_PLATFORM="xcb")
     xvfb = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", f"{size[0]}x{size[1]}x24"],
@@ -59,16 +61,34 @@ def test_a_fresh_start_fits_the_screen_under_a_window_manager(demo_db, tmp_path,
             time.sleep(0.1)
         wm = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.0)
-        out = subprocess.run([sys.executable, "-c", CHILD, demo_db, str(tmp_path / "settings")], env=env,
+        out = subprocess.run([sys.executable, "-c", CHILD, db, str(settings)], env=env,
                              capture_output=True, text=True, timeout=60)
-        shown = json.loads(out.stdout.strip().splitlines()[-1])
+        return json.loads(out.stdout.strip().splitlines()[-1])
     finally:
         for proc in (wm, xvfb):
             if proc is not None:
                 proc.terminate()
                 proc.wait(5)
+
+
+def _assert_on_the_screen(shown: dict) -> None:
     x, y, w, h = shown["room"]
     fx, fy, fw, fh = shown["frame"]
     assert shown["framed"]  # the window manager put a title bar on it
     assert fx >= x and fy >= y and fx + fw <= x + w and fy + fh <= y + h
     assert shown["bar_bottom"] < y + h
+
+
+@pytest.mark.gui
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_a_fresh_start_fits_the_screen_under_a_window_manager(demo_db, tmp_path, size):
+    _assert_on_the_screen(_shown_on_screen(size, demo_db, tmp_path / "settings"))
+
+
+@pytest.mark.gui
+def test_a_layout_saved_on_a_big_screen_fits_a_small_one(demo_db, tmp_path):
+    big = _shown_on_screen((1920, 1080), demo_db, tmp_path / "settings")
+    assert big["frame"][3] > 768  # saved taller than the small screen
+    small = _shown_on_screen((1366, 768), demo_db, tmp_path / "settings")
+    _assert_on_the_screen(small)  # the status bar fell below the screen
+    assert small["preview"] >= small["preview_needs"]  # the prompt preview's form is not squeezed

@@ -121,7 +121,8 @@ class MainWindow(QMainWindow):
         for dock in (self.activity, self.owner.dock):  # under the map: they scroll rather than widen it
             dock.setWidget(scrolling(dock.widget(), self))
         self._default_state = self.saveState()
-        self._sized_docks = self._restore_settings()
+        self._placed = False
+        self._layout_saved_at_width = self._restore_settings()
         self._set_corners()
         if store is not None:
             self.set_store(store)
@@ -585,16 +586,24 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        if not self._sized_docks:  # the first start: share the width; later starts restore it
-            self._sized_docks = True
+        if not self._placed:
+            self._placed = True
             for ms in (0, 400):  # once the window manager has framed it (it may take a moment)
-                QTimer.singleShot(ms, self._fit_screen)
-            QTimer.singleShot(0, self._size_docks)  # once the window has its size
+                QTimer.singleShot(ms, self._place)
+
+    def _place(self) -> None:
+        """After the first show: the window on the screen, and the docks sharing its width on
+        a first start, or when the layout was saved in a wider window (another screen: the
+        docks kept their share of a width that is gone); otherwise the saved widths stay."""
+        self._fit_screen()
+        if self._layout_saved_at_width is None or self.width() < self._layout_saved_at_width:
+            self._size_docks()
 
     def _fit_screen(self) -> None:
-        """On a first start the window was sized to the screen's free room, but a window
-        manager adds a title bar and borders: shrink it by those, so the status bar is
-        on the screen (at 1366×768 it fell below it)."""
+        """The whole window on the screen: on a first start it was sized to the screen's free
+        room, but a window manager adds a title bar and borders, and a geometry saved on a
+        bigger screen is bigger than this one; shrink it so that the status bar is on the
+        screen (at 1366×768 it fell below it)."""
         room = self.screen().availableGeometry()
         frame, inner = self.frameGeometry(), self.geometry()
         extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
@@ -606,14 +615,17 @@ class MainWindow(QMainWindow):
         self.move(room.left() + max(0, (room.width() - self.frameGeometry().width()) // 2),
                   room.top() + max(0, (room.height() - self.frameGeometry().height()) // 2))
 
-    def _restore_settings(self) -> bool:
-        """Restore the saved geometry and docks; False when there were none."""
+    def _restore_settings(self) -> int | None:
+        """Restore the saved geometry and docks; the window's width when they were saved, or
+        None when there were none."""
         s = settings()
         geometry = s.value("geometry")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         state = s.value("window_state")
-        return isinstance(state, QByteArray) and self.restoreState(state)
+        if not (isinstance(state, QByteArray) and self.restoreState(state)):
+            return None
+        return int(s.value("window_width", 0) or 0)  # 0: saved before the width was kept
 
     def closeEvent(self, event) -> None:
         if not self.editor.confirm_leave():
@@ -622,5 +634,6 @@ class MainWindow(QMainWindow):
         s = settings()
         s.setValue("geometry", self.saveGeometry())
         s.setValue("window_state", self.saveState())
+        s.setValue("window_width", self.width())
         self.session.close()
         super().closeEvent(event)
