@@ -308,7 +308,8 @@ class PostgresConnection:
                         self._replace()  # nothing was done yet: once more on a new connection
                         continue
                     self._lost_tx = in_tx and not head.startswith(("BEGIN", "COMMIT", "ROLLBACK"))
-                    raise Unavailable(self.url, _error(exc).args[0]) from None
+                    raise Unavailable(self.url, _error(exc).args[0],
+                                      outcome_unknown=in_tx and head.startswith("COMMIT")) from None
         return None
 
     def _ready(self, head: str) -> bool:

@@ -40,12 +40,17 @@ class NotFound(StoreError, KeyError):
 
 class Unavailable(StoreError):
     """The database server cannot be reached (down, restarting, or the connection broke).
-    The call was not done; a write in progress was rolled back. The next call reconnects."""
+    The call was not done; a write in progress was rolled back. The next call reconnects.
+    Only when the connection broke after the commit was sent can nobody tell whether the
+    server committed it (``outcome_unknown``): the message says so rather than "not done"."""
 
-    def __init__(self, where: str, why: str) -> None:
-        super().__init__(f"the memory at {where} is unreachable right now ({why}); this call was not done, "
-                         "retry in a few seconds")
+    def __init__(self, where: str, why: str, *, outcome_unknown: bool = False) -> None:
+        then = ("the connection broke while this write was being committed, so it may or may not have been "
+                "saved: read it back before you retry it" if outcome_unknown
+                else "this call was not done, retry in a few seconds")
+        super().__init__(f"the memory at {where} is unreachable right now ({why}); {then}")
         self.where = where
+        self.outcome_unknown = outcome_unknown
 
 
 class ConfigError(StoreError, ValueError):

@@ -110,9 +110,38 @@ def test_a_connection_cut_in_the_middle_of_a_write_leaves_nothing_of_it(server, 
             _rows(server, dbname, f"SELECT pg_terminate_backend({pid})")
             conn.execute("UPDATE memories SET importance = 0.9 WHERE id = ?", ("m-kept",))
         _assert_one_line_naming(err.value, server)
+        assert not err.value.outcome_unknown and "this call was not done" in str(err.value)
         assert [m.text for m in s.list()] == ["Mara has a peanut allergy."]
         s.update("m-kept", text="Mara has a severe peanut allergy.")
         assert [m.text for m in s.list()] == ["Mara has a severe peanut allergy."]
+
+
+def test_a_commit_whose_answer_is_lost_is_not_called_not_done(server, url):
+    """The server committed, then the connection broke before its answer came: the caller is
+    told the write may have been saved, never that it was not done (it was)."""
+
+    class AnswerLost:  # the store's psycopg connection, losing COMMIT's answer
+        def __init__(self, conn):
+            self._conn = conn
+
+        def __getattr__(self, name):
+            return getattr(self._conn, name)
+
+        def execute(self, sql, *args, **kwargs):
+            result = self._conn.execute(sql, *args, **kwargs)
+            if sql.strip().upper() == "COMMIT":
+                self._conn.close()
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+            return result
+
+    with MemoryStore(url) as s:
+        s.remember("Mara has a peanut allergy.", now=T0, memory_id="m-1")
+        s.conn._conn = AnswerLost(s.conn._conn)
+        with pytest.raises(Unavailable) as err:
+            s.remember("Mara runs on Tuesdays.", now=T0 + 1, memory_id="m-2")
+        assert err.value.outcome_unknown and "may or may not have been saved" in str(err.value)
+        assert "not done" not in str(err.value)
+        assert sorted(m.id for m in s.list()) == ["m-1", "m-2"]  # it was: the next call reconnected
 
 
 # -- through serve ---------------------------------------------------------------------------
