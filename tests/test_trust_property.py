@@ -105,8 +105,8 @@ def calls(visible, hidden, queries):
 
 def drive(path, scopes, trust, visible, hidden, queries):
     """Every answer (or refusal) and the log as a reader at the caller's trust sees it."""
-    frozen = mock.Mock(time=mock.Mock(return_value=T0 + 3600))
-    with mock.patch("mnemoscope.store.tables.time", frozen), MemoryStore(path) as store:
+    frozen = mock.Mock(return_value=T0 + 3600)  # the store's clock; the activity log keeps the wall clock
+    with mock.patch("mnemoscope.store.tables.wall_time", frozen), MemoryStore(path) as store:
         seed(store, visible, hidden if path.endswith("b.db") else [])
         ops = Operations(store, scopes=scopes, trust=trust)
         answers = []
