@@ -153,6 +153,25 @@ def test_file_open_database_url_takes_the_password_apart_and_forgets_it(qtbot, q
         again.reject()
 
 
+def test_a_password_typed_into_the_url_moves_to_the_password_field(qtbot):
+    """Typed or pasted into the URL, the password does not stay readable there: it moves to
+    the masked field as soon as the URL shows it (at the '@'), and the URL opened still has it."""
+    from mnemoscope.ui.url_dialog import DatabaseUrlDialog
+    from PySide6.QtWidgets import QLineEdit
+
+    dialog = DatabaseUrlDialog()
+    qtbot.addWidget(dialog)
+    qtbot.keyClicks(dialog.address, "postgresql://mara:p%40ss w0rd@db.lan:5432/team")
+    assert dialog.address.text() == "postgresql://mara@db.lan:5432/team"
+    assert dialog.password.text() == "p@ss w0rd"
+    assert dialog.password.echoMode() == QLineEdit.EchoMode.Password
+    assert dialog.url() == "postgresql://mara:p%40ss%20w0rd@db.lan:5432/team"
+    dialog.address.setText("postgresql://theo:pasted@db.lan/team")  # a paste replaces the password too
+    assert dialog.address.text() == "postgresql://theo@db.lan/team" and dialog.password.text() == "pasted"
+    dialog.address.setText("postgresql://theo@db.lan:54")  # half a port: left as typed
+    assert dialog.address.text() == "postgresql://theo@db.lan:54"
+
+
 def test_backups_are_off_on_postgres_and_say_why_in_one_line(pg_window, pg_demo, qtbot):
     _, count = pg_demo
     qtbot.waitUntil(lambda: pg_window.table.model.rowCount() == count, timeout=5000)

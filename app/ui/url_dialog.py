@@ -1,10 +1,12 @@
 """File › Open database URL…: a PostgreSQL memory by its URL, with the password in a field
 of its own that is never shown back, never filled in from anywhere, and never stored (the
-recent list, the settings and the title get the URL without it)."""
+recent list, the settings and the title get the URL without it). A password typed or
+pasted into the URL moves to that field as soon as the URL shows it, so it is not left
+readable on the screen."""
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from mnemoscope.store.backend import URL_SCHEMES, redact
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout
@@ -17,6 +19,7 @@ class DatabaseUrlDialog(QDialog):
         self.setWindowTitle("Open database URL")
         self.address = QLineEdit(self)
         self.address.setPlaceholderText("postgresql://user@host:5432/dbname")
+        self.address.textChanged.connect(self._take_password)
         self.password = QLineEdit(self)
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setPlaceholderText("or from PGPASSWORD / ~/.pgpass")
@@ -36,6 +39,16 @@ class DatabaseUrlDialog(QDialog):
         layout.addWidget(buttons)
         self.resize(520, self.sizeHint().height())
 
+    def _take_password(self, text: str) -> None:
+        try:
+            password = urlsplit(text).password
+        except ValueError:  # not a URL yet (a port still being typed): nothing to take
+            return
+        if password is None:
+            return
+        self.password.setText(unquote(password))
+        self.address.setText(redact(text))  # emits textChanged again, with no password left
+
     def url(self) -> str:
         """The URL to connect with: what was typed, with the password field's password
         (when given) put in place of any in the URL."""
@@ -54,9 +67,6 @@ class DatabaseUrlDialog(QDialog):
         text = self.address.text().strip()
         if not text.startswith(URL_SCHEMES):
             self.problem.setText("A database URL starts with postgresql:// (open a file with File › Open…).")
-            return
-        if urlsplit(text).password is not None and self.password.text():
-            self.problem.setText("The password is given twice: leave it out of the URL.")
             return
         super().accept()
 
