@@ -233,8 +233,8 @@ def _scan_by_meaning(store: MemoryStore, rows: list[tuple], subjects: dict[str, 
         cos = group[newer] @ group.T
         for row, i in enumerate(newer):
             _, nid, ntext, subject = members[i]
-            older = [j for j in range(i + 1, len(members)) if cos[row, j] >= changes.LOW
-                     and changes.same_subject(subject, members[j][3])]
+            older = [j for j in range(i + 1, len(members)) if changes.same_subject(subject, members[j][3])]
+            older = [older[k] for k in changes.replaceable(words[nid], [(cos[row, j], members[j][2]) for j in older])]
             for j in sorted(older, key=lambda j: -cos[row, j])[:changes.NEIGHBOURS]:
                 oid, otext = members[j][1], members[j][2]
                 if (nid, oid) in found or (nid, oid) in kept or (
@@ -331,10 +331,11 @@ def _likely_by_meaning(store: MemoryStore, new: tuple[str, str, list[Claim]], su
     if not ids or ids[0] != mid or len(ids) < 2:
         return []
     cos = matrix[1:] @ matrix[0]
+    compared = set(changes.replaceable(said, [(cos[k], rows[cid][0]) for k, cid in enumerate(ids[1:])]))
     out = []
     for k in np.argsort(-cos, kind="stable"):
-        if cos[k] < changes.LOW:
-            break
+        if k not in compared:
+            continue
         cid = ids[k + 1]
         ctext, known, cterms = rows[cid]
         if not _rules_compared(mine, _memory_claims(ctext, known, cterms)):
@@ -447,33 +448,41 @@ def _kept(store: MemoryStore) -> set[tuple[str, str]]:
     return set(store.conn.execute("SELECT src, dst FROM edges WHERE edge = ?", (KEPT,)).fetchall())
 
 
-def between(store: MemoryStore, newer: dict, older: dict, cache: dict | None = None) -> Conflict | None:
-    """The conflict between two memories' rows (id, text, who, terms, kind), ``newer``
-    written after ``older``, by the rules or by meaning, or None (a pair a person kept
-    both of is no conflict). A caller that compares many pairs of the same rows passes one
-    ``cache`` dict to all the calls: each row's claims and the kept pairs are then read once."""
-    cache = {} if cache is None else cache
-    if "kept pairs" not in cache:
-        cache["kept pairs"] = _kept(store)
-    if (newer["id"], older["id"]) in cache["kept pairs"]:
-        return None
-    sides, subjects = [], []
-    for row in (newer, older):
-        if row["id"] not in cache:
-            subject = _subjects_one(store, row["id"], row["text"], row.get("who") or "")
-            cache[row["id"]] = ((row["id"], row["text"], 0.0,
-                                 _memory_claims(row["text"], subject, row.get("terms") or "")),
-                                changes.subject_of(row["text"], subject))
-        side, subject_of = cache[row["id"]]
-        sides.append(side)
-        subjects.append(subject_of)
-    conflict = _conflicts_between(sides[0], sides[1])
-    if conflict is not None or not changes.same_subject(*subjects) \
-            or not {newer.get("kind", "fact"), older.get("kind", "fact")} <= changes.KINDS \
-            or not changes.change_words(newer["text"]) or _rules_compared(sides[0][3], sides[1][3]) \
-            or not changes.applies(store):
-        return conflict
-    ids, matrix = vectors.load(store, [newer["id"], older["id"]])
-    if len(ids) < 2:
-        return None
-    return _changed(newer["id"], newer["text"], older["id"], older["text"], subjects[0], float(matrix[0] @ matrix[1]))
+def outdated(store: MemoryStore, rows: list[dict]) -> dict[str, str]:
+    """Among ``rows`` (id, text, who, terms, kind, created_at: the memories a recall
+    shows), each older one that a newer one conflicts with, mapped to that newer one (the
+    first found, newest first): by the rules, or by meaning as :func:`scan` finds them, the
+    older nearly as near to the newer as the nearest older row of its subject
+    (:func:`store.changes.nearest_floor`). Only ``rows`` are looked at, so what a caller
+    may not see changes nothing; a pair a person kept both of is no conflict."""
+    kept = _kept(store) if len(rows) > 1 else set()
+    sides, subjects = {}, {}
+    for row in rows:
+        subject = _subjects_one(store, row["id"], row["text"], row.get("who") or "")
+        sides[row["id"]] = (row["id"], row["text"], 0.0, _memory_claims(row["text"], subject, row.get("terms") or ""))
+        subjects[row["id"]] = changes.subject_of(row["text"], subject)
+    ordered = sorted(rows, key=lambda r: (-r["created_at"], r["id"]))
+    tells = {r["id"] for r in ordered[:-1] if r.get("kind", "fact") in changes.KINDS and changes.change_words(r["text"])}
+    ids, matrix = vectors.load(store, [r["id"] for r in ordered]) if tells and changes.applies(store) else ([], None)
+    at = {m: i for i, m in enumerate(ids)}
+    out: dict[str, str] = {}
+    for i, newer in enumerate(ordered):
+        nearest = {}  # the older memories of its subject it is weighed against by meaning, and their cosines
+        if newer["id"] in tells and newer["id"] in at:
+            older = [(float(matrix[at[newer["id"]]] @ matrix[at[o["id"]]]), o) for o in ordered[i + 1:]
+                     if o["id"] in at and changes.same_subject(subjects[newer["id"]], subjects[o["id"]])]
+            said = changes.change_words(newer["text"])
+            nearest = {older[k][1]["id"]: older[k][0]
+                       for k in changes.replaceable(said, [(c, o["text"]) for c, o in older])}
+        for older in ordered[i + 1:]:
+            if older["id"] in out or (newer["id"], older["id"]) in kept:
+                continue
+            a, b = sides[newer["id"]], sides[older["id"]]
+            found = _conflicts_between(a, b)
+            if found is None and older["id"] in nearest and older.get("kind", "fact") in changes.KINDS \
+                    and not _rules_compared(a[3], b[3]):
+                found = _changed(newer["id"], newer["text"], older["id"], older["text"], subjects[newer["id"]],
+                                 nearest[older["id"]])
+            if found is not None:
+                out[older["id"]] = newer["id"]
+    return out

@@ -265,18 +265,15 @@ def reinforce_hits(store: MemoryStore, hits: Sequence[Hit], now: Any = None) -> 
 def _newer_first(store: MemoryStore, hits: list[Hit], rows: dict[str, dict[str, Any]]) -> list[Hit]:
     """When two hits conflict, the newer one ranks above the older, which is marked as
     possibly outdated (the person has not yet said which holds)."""
-    from .conflicts import between
+    from .conflicts import outdated
 
-    shown = [h for h in hits if not h.redacted]
-    seen: dict = {}  # each hit's claims, worked out once for all its pairs
-    for i, a in enumerate(shown):
-        for b in shown[i + 1:]:
-            newer, older = (a, b) if rows[a.id]["created_at"] >= rows[b.id]["created_at"] else (b, a)
-            if older.outdated_by is None and between(store, rows[newer.id], rows[older.id], seen) is not None:
-                older.outdated_by = newer.id
-                if hits.index(older) < hits.index(newer):
-                    hits.remove(newer)
-                    hits.insert(hits.index(older), newer)
+    for older_id, newer_id in outdated(store, [rows[h.id] for h in hits if not h.redacted]).items():
+        older = next(h for h in hits if h.id == older_id)
+        newer = next(h for h in hits if h.id == newer_id)
+        older.outdated_by = newer.id
+        if hits.index(older) < hits.index(newer):
+            hits.remove(newer)
+            hits.insert(hits.index(older), newer)
     return hits
 
 

@@ -11,6 +11,14 @@ conflict is predicted when the scan of the store finds one, and separately when
 ``remember`` of b reports one. The held-out pairs after "written after tuning" were
 written once the band and the words of store/changes.py were fixed, and were not tuned on.
 Targets: precision >= 0.8 and recall >= 0.8 on both sets. Prints the misses and false alarms.
+
+Crowded: a memory of a change is about one thing its subject did or had, not about everything
+said of that subject ("Mara has moved to Porto" does not make "Mara is allergic to peanuts"
+outdated), and a pair alone in a store cannot show it. So each pair is also put in a store with
+five unrelated, older facts about the same subject between a and b (the subject's name put in
+a fixed list of sentences, English or Chinese as the pair), and the newer memory's conflicts
+are read: a conflict with one of those facts is a false alarm. Two lists: ``CROWD["tuning"]``,
+and ``CROWD["held out"]``, written before the tuning and not tuned on.
 """
 
 from __future__ import annotations
@@ -20,11 +28,22 @@ import sys
 from pathlib import Path
 
 from mnemoscope.store import MemoryStore  # noqa: E402
+from mnemoscope.store.changes import subject_of  # noqa: E402
 from mnemoscope.store.conflicts import scan  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SETS = {"tuning": DATA / "conflict_eval.jsonl", "held out": DATA / "conflict_holdout.jsonl"}
 T0 = 1_790_000_000
+
+
+CROWD = {
+    "tuning": {"en": ["{} is allergic to peanuts.", "{} plays the cello on Sundays.", "{} has a dog called Pip.",
+                      "{}'s birthday is in May.", "{} studied chemistry at university."],
+               "zh": ["{}对花生过敏。", "{}每周日拉大提琴。", "{}有一只叫皮普的狗。", "{}的生日在五月。", "{}大学读的是化学。"]},
+    "held out": {"en": ["{} speaks three languages.", "{} is left-handed.", "{} keeps a sourdough starter in the fridge.",
+                        "{}'s sister is a nurse.", "{} collects old maps."],
+                 "zh": ["{}会说三种语言。", "{}是左撇子。", "{}的姐姐是护士。", "{}收集旧地图。", "{}冰箱里养着酸面团酵头。"]},
+}
 
 
 def _score(pairs: list[dict], predicted: list[bool]) -> dict:
@@ -58,6 +77,40 @@ def evaluate(path: Path = SETS["tuning"]) -> dict:
             "wrong": wrong}
 
 
+def _name(memory: dict) -> str:
+    """The subject's name as the memory's text writes it (Mara, 玛拉), or "" if none is found."""
+    text = memory["text"]
+    found = subject_of(text) if not memory.get("who") or memory["who"].lower() not in text.lower() \
+        else memory["who"].lower()
+    at = text.lower().find(found) if found else -1
+    return text[at:at + len(found)] if at >= 0 else ""
+
+
+def evaluate_crowded(path: Path, crowd: dict[str, list[str]]) -> dict:
+    """The pairs again, each with the subject's unrelated facts between a and b: the pair's
+    own precision and recall, and how often the newer memory is said to conflict with one of
+    those facts (by the scan or by ``remember``)."""
+    pairs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    pairs = [p for p in pairs if _name(p["b"])]
+    by_scan, alarms, checked, examples = [], 0, 0, []
+    for pair in pairs:
+        name, who = _name(pair["b"]), pair["b"].get("who", "")
+        with MemoryStore() as s:
+            a = s.remember(pair["a"]["text"], who=pair["a"].get("who", ""), now=T0, dedupe=False)
+            crowd_ids = {s.remember(t.format(name), who=who, now=T0 + 3600 * (i + 1), dedupe=False).memory.id: t
+                         for i, t in enumerate(crowd[pair["lang"]])}
+            b = s.remember(pair["b"]["text"], who=who, now=T0 + 86400, dedupe=False)
+            found = scan(s)
+            by_scan.append(any({c.newer, c.older} == {a.memory.id, b.memory.id} for c in found))
+            wrong = {c.older for c in found if c.newer == b.memory.id and c.older in crowd_ids}
+            wrong |= {c.older for c in b.conflicts if c.older in crowd_ids}
+            alarms += len(wrong)
+            checked += len(crowd_ids)
+            examples += [(pair["b"]["text"], crowd_ids[w].format(name)) for w in sorted(wrong)]
+    return {"pairs": len(pairs), "scan": _score(pairs, by_scan), "crowd_alarms": alarms, "crowd_checked": checked,
+            "crowd_alarm_rate": alarms / checked if checked else 0.0, "examples": examples}
+
+
 def main() -> None:
     sets = {Path(a).name: Path(a) for a in sys.argv[1:]} or SETS
     for name, path in sets.items():
@@ -71,6 +124,14 @@ def main() -> None:
             print(f"    {part:<12} {s['pairs']:>4} pairs  precision {s['precision']:.3f}  recall {s['recall']:.3f}")
         for label, a, b in r["wrong"]:
             print(f"    {'missed' if label == 'conflict' else 'false alarm (' + label + ')'}: {a!r} / {b!r}")
+        for crowd_name, crowd in CROWD.items():
+            c = evaluate_crowded(path, crowd)
+            s = c["scan"]
+            print(f"  crowded ({crowd_name} facts) precision {s['precision']:.3f}  recall {s['recall']:.3f}; "
+                  f"the newer memory flagged against {c['crowd_alarms']} of {c['crowd_checked']} unrelated facts "
+                  f"of its subject ({c['crowd_alarm_rate']:.1%})")
+            for newer, fact in c["examples"][:8]:
+                print(f"    false alarm (unrelated fact): {fact!r} / {newer!r}")
 
 
 if __name__ == "__main__":
