@@ -6,9 +6,11 @@ when the memories have vectors by the store's embedder, the nearest vectors to t
 query's (store/vectors.py). The semantic part is then the real cosine of the two
 vectors, weighted ``weights.meaning``; without vectors (none yet, or another model's)
 it is the cosine of hashed character bigrams, weighted ``weights.semantic``, and the
-explanation says which. A candidate that shares no term needs a cosine of
-``limits.min_meaning_relevance``: that floor, not the weights, is what decides which
-paraphrases are found (store/config.py says with which figures). Each candidate is scored in Python and explained. Scope isolation and trust are hard
+explanation says which. With vectors, a candidate needs a cosine over the query's meaning
+floor (``_meaning_floor``) or at least ``limits.keyword_without_meaning`` of the query's
+terms (``_relevant``): that gate, not the weights, is what decides which paraphrases are
+found (store/config.py and tests/perf/hybrid_eval.py say with which figures). Each
+candidate is scored in Python and explained. Scope isolation and trust are hard
 rules applied before scoring: a recall for ``group:1`` sees ``group:1`` and ``global``
 only, and a caller's maximum sensitivity hides what is above it (one level above comes
 back redacted).
@@ -156,8 +158,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             keyword = len(q_set & m_terms) / len(q_set) if q_set else 0.0
             by_meaning = row["id"] in cosines
             semantic = max(cosines[row["id"]] if by_meaning else cosine(q_vec, vector(row["text"])), 0.0)
-            floor = meaning_floor if by_meaning else cfg.limits.min_semantic_relevance
-            if keyword == 0 and semantic < floor:
+            if not _relevant(cfg.limits, keyword, semantic, meaning_floor if by_meaning else None):
                 continue
             scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=keyword, semantic=semantic,
                                      by_meaning=by_meaning, graph=0.0, neighbour=False, redacted=rank > max_rank)
@@ -275,6 +276,20 @@ def _newer_first(store: MemoryStore, hits: list[Hit], rows: dict[str, dict[str, 
             hits.remove(newer)
             hits.insert(hits.index(older), newer)
     return hits
+
+
+def _relevant(limits: Any, keyword: float, semantic: float, meaning_floor: float | None) -> bool:
+    """Whether a candidate is about the query at all. Without a vector to judge by, any
+    shared term makes it one (the bigram cosine is too weak to overrule words). With one,
+    meaning decides, and words overrule it only when the memory shares at least
+    ``limits.keyword_without_meaning`` of the query's terms: one shared word of three, in a
+    memory no nearer to the query than its background, is that word used about something
+    else ("Who runs the seed swap?" and "run `just release`, then watch…"; "Translate 'good
+    morning' into Swahili" and "reads replies on her phone in the morning"). store/config.py
+    says how the share was chosen."""
+    if meaning_floor is None:
+        return keyword > 0 or semantic >= limits.min_semantic_relevance
+    return semantic >= meaning_floor or (keyword > 0 and keyword >= limits.keyword_without_meaning)
 
 
 def _meaning_floor(limits: Any, nearest: Sequence[float]) -> float:

@@ -90,3 +90,20 @@ def test_the_issues_mara_example_through_the_command_line(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--db", db, "recall", "where does Mara live", "--json"]) == 0
     assert [h["text"] for h in json.loads(capsys.readouterr().out)] == ["Mara has moved to Porto"]
+
+
+def test_one_shared_word_that_means_something_else_finds_nothing_but_most_of_the_words_do():
+    deploy = "To deploy Lighthouse: run `just release`, then watch the Grafana dashboard for 15 minutes."
+    for embedder in (None, HashEmbedder()):
+        s = MemoryStore(":memory:", embedder=embedder)
+        for t in FILLER:
+            s.remember(t, now=NOW)
+        mid = s.remember(deploy, now=NOW).memory.id
+        # "runs" is all the question shares with it, and its meaning is elsewhere
+        seeds = [h.text for h in s.recall("Who runs the seed swap?", now=NOW)]
+        if embedder is None:
+            assert seeds == [], f"an incidental shared word found {seeds}"
+        else:
+            assert deploy in seeds  # without vectors, words are all recall has to go on
+        assert [h.id for h in s.recall("Grafana dashboard", k=1, now=NOW)] == [mid]
+        s.close()

@@ -22,3 +22,5 @@ def test_the_meaning_floor_settings_are_checked():
         StoreConfig.from_dict({"limits": {"lowest_meaning_relevance": 0.3, "min_meaning_relevance": 0.25}})
     with pytest.raises(ConfigError, match="meaning_reference"):
         StoreConfig.from_dict({"limits": {"meaning_reference": 0}})
+    with pytest.raises(ConfigError, match="keyword_without_meaning"):
+        StoreConfig.from_dict({"limits": {"keyword_without_meaning": 1.5}})
