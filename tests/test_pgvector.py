@@ -170,3 +170,13 @@ def test_a_new_text_and_a_forgotten_memory_change_what_the_server_finds(pgvector
         assert vectors.nearest(vectors.index(store), coffee, ["global"], 4, 2, 0.5) == []
         store.delete(a)
         assert [n[0] for n in vectors.nearest(vectors.index(store), coffee, ["global"], 4, 5, -1.0)] == ["b"]
+
+
+def test_a_copy_back_to_a_file_carries_the_same_vectors(sqlite_and_pgvector, tmp_path):
+    lite, pg = sqlite_and_pgvector
+    with MemoryStore(str(tmp_path / "back.db"), embedder=TopicEmbedder()) as back:
+        copy_memory(pg, back)
+        ids, matrix = back.vectors()
+        want_ids, want = lite.vectors()
+        assert ids == want_ids and np.array_equal(matrix, want)
+        assert _answers(back, "coffee", "group:a", "medium") == _answers(lite, "coffee", "group:a", "medium")
