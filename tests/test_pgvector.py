@@ -124,10 +124,15 @@ def test_a_memory_the_caller_may_not_see_is_never_a_candidate(tmp_path, pgvector
 
 
 def test_stats_says_how_vectors_are_searched(pgvector_server, pg_url):
-    with MemoryStore(pgvector_server.new_database("says"), embedder=TopicEmbedder()) as with_it:
+    url = pgvector_server.new_database("says")
+    with MemoryStore(url, embedder=TopicEmbedder()) as with_it:
         said = with_it.stats()["backend"]
         assert said["extensions"]["vector"].startswith("0.8")
         assert said["vectors"].startswith("pgvector 0.8") and "HNSW index for dimension 24" in said["vectors"]
+        _fill(with_it, 12)
+    with MemoryStore(url, embedder=TopicEmbedder(), read_only=True) as looking:  # a reader searches there too
+        assert isinstance(vectors.index(looking), pg_vectors.Search)
+        assert looking.recall("coffee", k=2, scope="group:a")[0].id == "m0000"  # m0006 is in group:b
     with MemoryStore(pg_url, embedder=TopicEmbedder()) as without:  # the machine's PostgreSQL 15
         assert without.stats()["backend"]["vectors"] == "numpy over stored vectors (no pgvector on this server)"
         assert vectors.index(without) is None  # no vector yet
