@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 # hnsw.ef_search: how many candidates the graph walk keeps (at least twice the number asked
 # for). At 1,000,000 memories (tests/perf/pg_scale_bench.py) 100 found 0.886 of the exact 50
-# nearest, 200 0.968, 400 0.974 (lowest query 0.88) in 8 ms, 800 no more in 12.7 ms.
+# nearest, 200 0.968, 400 0.974 (lowest query 0.88) in 8 ms, 800 no more in 12.7 ms; another
+# build of the same index found all of them at 400.
 EF_SEARCH = 400
 # An index scan with a filter that rejects rows reads on (iterative scan), at most this many.
 MAX_SCAN_TUPLES = 40_000
