@@ -141,10 +141,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
                 rows += store.tables.rows(
                     f"SELECT {CANDIDATE_COLUMNS} FROM memories m JOIN memory_state s ON s.rowid = m.rowid "
                     f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND s.layer != 'archived'", chunk)
-            missing = [r["id"] for r in rows if r["id"] not in cosines and r["id"] in idx.position]
-            if missing:
-                found = idx.cosines(meaning, np.array([idx.position[m] for m in missing]))
-                cosines.update(zip(missing, (float(c) for c in found)))
+            cosines.update(vectors.cosines_of(idx, meaning, [r["id"] for r in rows if r["id"] not in cosines]))
         scored: dict[str, dict[str, Any]] = {}
         q_set = set(q_terms)
         for row in rows:
@@ -187,6 +184,8 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
                 (*seed_entities, *scopes, *readable),
             )
             n_entities = _entities_of(store, [n["id"] for n in neighbours if n["id"] not in scored])
+            n_cosines = vectors.cosines_of(idx, meaning, [n["id"] for n in neighbours if n["id"] not in scored]) \
+                if meaning is not None else {}
             for row in neighbours:
                 if row["id"] in scored:
                     continue
@@ -194,9 +193,8 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
                 if layer == "archived":
                     continue
                 shared = len(n_entities.get(row["id"], set()) & seed_entities)
-                by_meaning = meaning is not None and row["id"] in idx.position
-                semantic = float(idx.cosines(meaning, np.array([idx.position[row["id"]]]))[0]) if by_meaning \
-                    else cosine(q_vec, vector(row["text"]))
+                by_meaning = row["id"] in n_cosines
+                semantic = n_cosines[row["id"]] if by_meaning else cosine(q_vec, vector(row["text"]))
                 scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=0.0,
                                          semantic=max(semantic, 0.0), by_meaning=by_meaning,
                                          graph=min(shared / 3.0, 1.0) * NEIGHBOUR_SCORE, neighbour=True,

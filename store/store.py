@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from . import decay, pg_schema, ticking, vectors
+from . import decay, pg_schema, pg_vectors, ticking, vectors
 from .backend import connect_postgres, is_url
 from .capture import CaptureResult, capture, check_request_keys
 from .config import KINDS, StoreConfig
@@ -72,6 +72,12 @@ class MemoryStore:
                 if due:
                     with self.tables.write():
                         pg_schema.migrate(conn)
+                found = pg_vectors.state(conn)
+                if not read_only and pg_vectors.due(found):
+                    with self.tables.write():
+                        pg_vectors.set_up(conn, self.embedder.dim)
+                    found = pg_vectors.state(conn)
+                self.__dict__["_pgvector"] = found["column"]
             except BaseException:
                 conn.close()
                 raise

@@ -25,6 +25,7 @@ import numpy as np
 from .embedding import EmbeddingError, prepare
 
 if TYPE_CHECKING:
+    from .pg_vectors import Search
     from .store import MemoryStore
 
 META_KEY = "embedder_id"
@@ -374,7 +375,7 @@ class Index:
 _ROWS = "SELECT v.rowid, m.id, m.scope, m.sensitivity, v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
 
 
-def index(store: MemoryStore) -> Index | None:
+def index(store: MemoryStore) -> Index | Search | None:
     """The store's vectors for recall, or None when there are none it may use (no vector
     yet, or vectors by another embedder than the store's).
 
@@ -386,6 +387,10 @@ def index(store: MemoryStore) -> Index | None:
         if store.tables.meta(META_KEY) != store.embedder_id():
             return None
         key = (store.embedder_id(), int(store.tables.meta("vectors_generation") or 0))
+        if store.__dict__.get("_pgvector"):  # PostgreSQL with pgvector: searched in the server
+            from .pg_vectors import Search
+
+            return Search(store, store.embedder.dim, key)
         cached = store.__dict__.get("_vector_index")
         if cached is not None and cached.key == key:
             return cached
@@ -410,13 +415,16 @@ def index(store: MemoryStore) -> Index | None:
     return built
 
 
-def nearest(idx: Index, query: np.ndarray, scopes: Sequence[str], max_rank: int, k: int,
+def nearest(idx: Index | Search, query: np.ndarray, scopes: Sequence[str], max_rank: int, k: int,
             minimum: float) -> list[tuple[str, float, float]]:
     """The ``k`` memories nearest to ``query`` among those in ``scopes`` and at most
     ``max_rank`` sensitive, with a cosine of at least ``minimum`` (the caller leaves out
     the archived ones: a tick moves layers without touching the index), as (id, cosine,
     standing): how many standard deviations the cosine is above the mean of all those
-    memories' (a query about nothing they hold has no memory that stands out)."""
+    memories' (a query about nothing they hold has no memory that stands out). On
+    PostgreSQL with pgvector the server finds them (store/pg_vectors.py)."""
+    if not isinstance(idx, Index):
+        return idx.nearest(query, scopes, max_rank, k, minimum)
     rows = idx.allowed(scopes, max_rank)
     if not len(rows):
         return []
@@ -427,3 +435,15 @@ def nearest(idx: Index, query: np.ndarray, scopes: Sequence[str], max_rank: int,
     top = np.argpartition(-cos, min(k, len(cos) - 1))[:k] if len(cos) > k else np.arange(len(cos))
     top = top[np.argsort(-cos[top])]
     return [(idx.ids[rows[i]], float(cos[i]), (float(cos[i]) - mean) / spread) for i in top if cos[i] >= minimum]
+
+
+def cosines_of(idx: Index | Search, query: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
+    """The cosines to ``query`` of those of the memories ``ids`` that have a vector (the
+    caller has already filtered them by scope and trust)."""
+    if not isinstance(idx, Index):
+        return idx.cosines_of(query, ids)
+    held = [i for i in ids if i in idx.position]
+    if not held:
+        return {}
+    found = idx.cosines(query, np.array([idx.position[i] for i in held]))
+    return dict(zip(held, (float(c) for c in found)))

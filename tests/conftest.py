@@ -39,6 +39,16 @@ def pg_server():
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def pgvector_server():
+    """A second throwaway PostgreSQL, whose server has pgvector (tests/pg_server.py)."""
+    from pg_server import start_with_pgvector
+
+    server = start_with_pgvector()
+    yield server
+    server.stop()
+
+
 _databases = iter(range(1, 1_000_000))
 
 

@@ -1,0 +1,177 @@
+"""Recall by meaning inside PostgreSQL, through pgvector, when the server has it.
+
+The stored vectors stay what they are on both backends (``vectors.vec``: int8 bytes, see
+store/vectors.py). Where the ``vector`` extension is installed in the database (or this
+login may install it), opening the memory for writing adds, once:
+
+* ``vectors.emb``: the same int8 components as a ``halfvec``, a column the server generates
+  from ``vec`` (every int8 value is exact in half precision, and a cosine ignores scale, so
+  ``emb`` is exactly the stored vector);
+* an HNSW index of ``emb`` for cosine distance, for the dimension of the memory's vectors
+  (a partial index: vectors of another model, after a ``reembed`` to another dimension, are
+  searched without it until one is made for theirs).
+
+Then a recall asks the server for its nearest vectors instead of loading them all into the
+process: the scope and trust filter is part of the query, so a memory the caller may not
+see is never among the candidates, and the candidates' cosines are then computed exactly
+(float32, as numpy does) and ranked by cosine, then id. With the index, the candidates are
+pgvector's approximate nearest ones (HNSW with an iterative scan, so a filter that rejects
+many still yields enough); without it, every visible vector is compared.
+
+Without pgvector (a managed server that does not offer it, a login that may not install
+it), nothing is added and recall searches the same vectors with numpy in the process: the
+documented fallback. ``stats`` says which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+# hnsw.ef_search: how many candidates the graph walk keeps (at least twice the number asked
+# for). At 1,000,000 memories (tests/perf/pg_scale_bench.py) 100 found 0.886 of the exact 50
+# nearest, 200 0.968, 400 0.974 (lowest query 0.88) in 8 ms, 800 no more in 12.7 ms; another
+# build of the same index found all of them at 400.
+EF_SEARCH = 400
+# An index scan with a filter that rejects rows reads on (iterative scan), at most this many.
+MAX_SCAN_TUPLES = 40_000
+
+_SETUP = """
+CREATE FUNCTION mnemoscope_halfvec(b bytea) RETURNS halfvec LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT array_agg((get_byte(b, i) + 128) % 256 - 128 ORDER BY i)::halfvec
+  FROM generate_series(0, length(b) - 1) AS i
+$$;
+ALTER TABLE vectors ADD COLUMN emb halfvec GENERATED ALWAYS AS (mnemoscope_halfvec(vec)) STORED;
+"""
+
+
+def index_name(dim: int) -> str:
+    return f"vectors_emb_hnsw_{int(dim)}"
+
+
+def _index_sql(dim: int) -> str:
+    dim = int(dim)
+    return (f"CREATE INDEX IF NOT EXISTS {index_name(dim)} ON vectors USING hnsw "
+            f"((emb::halfvec({dim})) halfvec_cosine_ops) WHERE vector_dims(emb) = {dim}")
+
+
+def state(conn: Any) -> dict[str, Any]:
+    """What this database has: ``installed`` (the extension's version or None), ``column``
+    (``vectors.emb`` exists), ``indexed`` (dimensions with an index), ``may_install``."""
+    installed = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    column = conn.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                          "AND table_name = 'vectors' AND column_name = 'emb'").fetchone() is not None
+    indexed = sorted(int(r[0].rsplit("_", 1)[1]) for r in conn.execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'vectors' "
+        "AND indexname LIKE 'vectors_emb_hnsw_%'"))
+    available, may_install = installed is not None, False
+    if installed is None:
+        available, may_install = conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector'), "
+            "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)").fetchone()
+    return {"installed": installed[0] if installed else None, "column": column, "indexed": indexed,
+            "available": bool(available), "may_install": bool(available and may_install)}
+
+
+def due(found: dict[str, Any]) -> bool:
+    """Whether opening for writing has pgvector to set up (see :func:`set_up`)."""
+    return not found["column"] and (found["installed"] is not None or found["may_install"])
+
+
+def set_up(conn: Any, dim: int) -> None:
+    """Inside the caller's write transaction: install the extension if it is not yet, add
+    ``vectors.emb`` (generated for the vectors already there) and the index of ``dim``
+    (the dimension of the stored vectors, or the store's embedder's when there are none)."""
+    found = state(conn)
+    if found["column"]:
+        return
+    if found["installed"] is None:
+        conn.execute_script("CREATE EXTENSION IF NOT EXISTS vector")
+    conn.execute_script(_SETUP)
+    stored = conn.execute("SELECT length(vec) FROM vectors LIMIT 1").fetchone()
+    conn.execute_script(_index_sql(stored[0] if stored else dim))
+
+
+def describe(found: dict[str, Any]) -> str:
+    """How recall finds vectors on this database, in words (``stats``)."""
+    if found["column"]:
+        dims = ", ".join(map(str, found["indexed"])) or "none"
+        return (f"pgvector {found['installed']}: searched in the server (HNSW index for dimension {dims}), "
+                "scope and trust filtered in the query")
+    if found["installed"] is not None or found["may_install"]:
+        return "pgvector available, set up when the memory is next opened for writing; until then numpy " \
+               "over stored vectors"
+    if found["available"]:
+        return ("numpy over stored vectors: the server has pgvector, but it is not installed in this database "
+                "and this login may not install it (a superuser can: CREATE EXTENSION vector)")
+    return "numpy over stored vectors (no pgvector on this server)"
+
+
+def _literal(query: np.ndarray) -> str:
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(query, dtype=np.float32)) + "]"
+
+
+@dataclass
+class Search:
+    """The server's vectors, as :func:`store.vectors.index` gives them on PostgreSQL with
+    pgvector: nothing is held in the process but the dimension."""
+
+    store: MemoryStore
+    dim: int
+    key: tuple
+
+    def nearest(self, query: np.ndarray, scopes: Sequence[str], max_rank: int, k: int,
+                minimum: float) -> list[tuple[str, float, float]]:
+        """See :func:`store.vectors.nearest`; the standing is measured against the mean and
+        spread of the cosines of the candidates the server returned (not of every visible
+        memory: that would read them all)."""
+        from .model import SENSITIVITIES
+
+        readable = [s for s in SENSITIVITIES if SENSITIVITIES.index(s) <= max_rank]
+        if not readable or not scopes:
+            return []
+        q = _literal(query)
+        # The index orders candidates by the half-precision query; twice as many as asked for
+        # are ranked again by their exact cosine, so the answer is numpy's (ties by id).
+        fetch = max(2 * k, k + 20)
+        conn = self.store.conn
+        conn.execute("SELECT set_config('hnsw.ef_search', ?, false), set_config('hnsw.iterative_scan', "
+                     "'strict_order', false), set_config('hnsw.max_scan_tuples', ?, false)",
+                     (str(min(1000, max(EF_SEARCH, 2 * fetch))), str(MAX_SCAN_TUPLES)))
+        rows = conn.execute(self.query(len(scopes), len(readable)), (q, *scopes, *readable, q, fetch)).fetchall()
+        ranked = sorted(((mid, float(np.float32(c))) for mid, c in rows), key=lambda r: (-r[1], r[0]))[:k]
+        if not ranked:
+            return []
+        cos = np.array([c for _, c in rows], dtype=np.float64)
+        mean, spread = float(cos.mean()), float(cos.std()) or 1.0
+        return [(mid, c, (c - mean) / spread) for mid, c in ranked if c >= minimum]
+
+    def query(self, scopes: int, readable: int) -> str:
+        """The statement of :meth:`nearest`: the candidates by the index (the filter inside),
+        then their exact cosines."""
+        dim = self.dim
+        return (f"SELECT c.id, 1 - (c.emb::vector({dim}) <=> CAST(? AS vector({dim}))) AS cos FROM ("
+                f"SELECT m.id, v.emb FROM vectors v JOIN memories m ON m.rowid = v.rowid "
+                f"WHERE vector_dims(v.emb) = {dim} AND m.scope IN ({','.join('?' * scopes)}) "
+                f"AND m.sensitivity IN ({','.join('?' * readable)}) "
+                f"ORDER BY v.emb::halfvec({dim}) <=> CAST(? AS halfvec({dim})) LIMIT ?) c")
+
+    def cosines_of(self, query: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
+        """The exact cosines of the memories ``ids`` that have a vector (the caller has
+        already filtered them by scope and trust)."""
+        out: dict[str, float] = {}
+        ids = list(ids)
+        q = _literal(query)
+        for first in range(0, len(ids), 500):
+            chunk = ids[first:first + 500]
+            out.update((mid, float(np.float32(c))) for mid, c in self.store.conn.execute(
+                f"SELECT m.id, 1 - (v.emb::vector({self.dim}) <=> CAST(? AS vector({self.dim}))) FROM memories m "
+                f"JOIN vectors v ON v.rowid = m.rowid WHERE vector_dims(v.emb) = {self.dim} "
+                f"AND m.id IN ({','.join('?' * len(chunk))})", (q, *chunk)).fetchall())
+        return out
