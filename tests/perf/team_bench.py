@@ -1,12 +1,14 @@
 """A team on one PostgreSQL memory: N ``serve`` processes, M agent threads each, for T seconds.
 
 Run: python tests/perf/team_bench.py [--servers N] [--agents M] [--seconds T] [--outage S]
-     [--outage-at A] [--no-sqlite]          (defaults 4 × 8 × 60 s, no outage)
+     [--outage-at A] [--tick-every P] [--no-sqlite]     (defaults 4 × 8 × 60 s, no outage, tick every 10 s)
 
 Starts a throwaway PostgreSQL (tests/pg_server.py) and N ``mnemoscope --db URL serve``
 processes on it; each agent (a thread with its own keep-alive HTTP connection to one
-server, agents spread evenly) loops: recall 50 %, remember 30 %, update 20 % (a memory it
-made itself). With ``--outage S`` the server is stopped (fast shutdown) A seconds in
+server, agents spread evenly) loops: recall 40 %, remember 30 %, update 20 % (a memory it
+made itself), compile 10 % (a prompt from a recall, as an agent's turn). Meanwhile another
+process runs ``mnemoscope tick`` every P seconds (default 10; 0 for none): its durations
+and failures are printed. With ``--outage S`` the server is stopped (fast shutdown) A seconds in
 (default a third of T) for S seconds, mid-load. Prints calls/s, p50/p99 per call kind,
 errors (anything not 200 or 503), the 503 count, the slowest answer during the outage
 (calls must fail fast, not hang), the recovery time (PostgreSQL back → the first write
@@ -93,10 +95,14 @@ class Load:
         while time.monotonic() < until:
             i += 1
             r = rng.random()
-            kind = "recall" if r < 0.5 or (r >= 0.8 and not mine) else "remember" if r < 0.8 else "update"
+            kind = "compile" if r < 0.1 else "recall" if r < 0.5 or (r >= 0.8 and not mine) \
+                else "remember" if r < 0.8 else "update"
             text = f"Agent {n} note {i}: " + " ".join(rng.choice(WORDS) for _ in range(8)) + "."
             if kind == "recall":
                 path, body = "/recall", {"query": " ".join(rng.choice(WORDS) for _ in range(3)), "k": 5}
+            elif kind == "compile":
+                path, body = "/compile", {"user_message": "What about " + " ".join(rng.choice(WORDS) for _ in
+                                                                               range(3)) + "?", "k": 10}
             elif kind == "remember":
                 path, body = "/remember", {"text": text, "kind": "fact"}
             else:
@@ -136,9 +142,22 @@ class Load:
         return missing, wrong
 
 
+def ticking(db: str, home: str, every: float, until: float, ticks: list[tuple[float, int, str]]) -> None:
+    """Another process's tick every ``every`` seconds until ``until``: (seconds, exit code, last line)."""
+    env = dict(os.environ, MNEMOSCOPE_HOME=home)
+    while time.monotonic() + every < until:
+        time.sleep(every)
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "mnemoscope", "--db", db, "tick"], env=env,
+                              capture_output=True, text=True, timeout=120)
+        last = (done.stdout.strip() or done.stderr.strip()).splitlines()[-1:] or [""]
+        ticks.append((time.monotonic() - started, done.returncode, last[0]))
+
+
 def run(db: str, servers: int, agents: int, seconds: float, home: str, outage: tuple[float, float] | None = None,
-        pg=None) -> dict:
+        pg=None, tick_every: float = 0) -> dict:
     procs = [Serve(db, home) for _ in range(servers)]
+    ticks: list[tuple[float, int, str]] = []
     try:
         for p in procs:
             p.wait_ready()
@@ -147,6 +166,8 @@ def run(db: str, servers: int, agents: int, seconds: float, home: str, outage: t
         until = t0 + seconds
         threads = [threading.Thread(target=load.agent, args=(n, procs[n % servers].port, until, n), daemon=True)
                    for n in range(servers * agents)]
+        if tick_every:
+            threads.append(threading.Thread(target=ticking, args=(db, home, tick_every, until, ticks), daemon=True))
         for t in threads:
             t.start()
         window = None
@@ -168,7 +189,7 @@ def run(db: str, servers: int, agents: int, seconds: float, home: str, outage: t
     out = {"calls": len(load.calls), "calls_per_s": len(load.calls) / elapsed, "alive": f"{alive}/{servers}",
            "errors": sum(1 for c in load.calls if c[3] not in (200, 503)),
            "503": sum(1 for c in load.calls if c[3] == 503), "acknowledged_writes": len(load.made),
-           "lost_memories": missing, "lost_updates": wrong, "kinds": {}}
+           "lost_memories": missing, "lost_updates": wrong, "kinds": {}, "ticks": ticks}
     by_kind = defaultdict(list)
     for kind, _, took, status in load.calls:
         if status == 200:
@@ -194,6 +215,11 @@ def show(title: str, r: dict) -> None:
     for kind, (n, p50, p99) in r["kinds"].items():
         print(f"  {kind:9s} {n:6d} ok   p50 {p50:7.1f} ms   p99 {p99:7.1f} ms")
     print(f"  errors (not 200/503): {r['errors']}   503: {r['503']}")
+    if r["ticks"]:
+        took = sorted(t for t, _, _ in r["ticks"])
+        failed = [line for _, code, line in r["ticks"] if code != 0]
+        print(f"  ticks from another process: {len(took)}, median {statistics.median(took):.2f} s, slowest "
+              f"{took[-1]:.2f} s, failed {len(failed)}" + (f" ({failed[0]})" if failed else ""))
     if "recovery_s" in r:
         rec = "never" if r["recovery_s"] is None else f"{r['recovery_s']:.2f} s"
         print(f"  slowest failed call during the outage: {r['slowest_failed_call_during_outage_s']:.2f} s;"
@@ -209,6 +235,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--outage", type=float, default=0, help="stop PostgreSQL this long mid-load")
     ap.add_argument("--outage-at", type=float, default=None, help="seconds in (default a third of --seconds)")
+    ap.add_argument("--tick-every", type=float, default=10, help="another process ticks this often (0: never)")
     ap.add_argument("--no-sqlite", action="store_true")
     a = ap.parse_args()
     home = tempfile.mkdtemp(prefix="team-bench-")
@@ -219,14 +246,14 @@ def main() -> None:
         outage = (a.outage_at if a.outage_at is not None else a.seconds / 3, a.outage) if a.outage else None
         show(f"PostgreSQL: {a.servers} serve × {a.agents} agents, {a.seconds:g} s"
              + (f", PostgreSQL stopped {outage[1]:g} s at {outage[0]:g} s" if outage else ""),
-             run(url, a.servers, a.agents, a.seconds, home, outage, pg))
+             run(url, a.servers, a.agents, a.seconds, home, outage, pg, a.tick_every))
     finally:
         pg.stop()
     if not a.no_sqlite:
         db = os.path.join(home, "team.db")
         MemoryStore(db).close()
         show(f"SQLite baseline: 1 serve × {a.servers * a.agents} agents, {a.seconds:g} s",
-             run(db, 1, a.servers * a.agents, a.seconds, home))
+             run(db, 1, a.servers * a.agents, a.seconds, home, tick_every=a.tick_every))
 
 
 if __name__ == "__main__":
