@@ -299,7 +299,7 @@ class RadialMap(QWidget):
             self._preview_job.cancel()
         memories = self.session.memories()
         job = Job(self.session.store, "Previewing", lambda store: self._prepare(store, memories), writes=False,
-                  parent=self)
+                  memories=len(memories), parent=self)
         job.finished.connect(lambda data, _read, j=job: self._preview_ready(j, data))
         job.failed.connect(lambda _exc, j=job: self._preview_ready(j, None))
         self._preview_job = job
