@@ -1,0 +1,46 @@
+"""What the GUI thread does with a job's result at a hundred thousand memories is kept
+small, and what a job's thread does is cut in steps short enough for the GUI thread to
+run between them (tests/perf/ui_bench.py --stalls measures the gaps): the density view's
+counts by arithmetic instead of a binary search per dot, no list of every visible dot
+built unless something asks for it. Each gives what it gave before."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+
+
+def test_the_density_counts_are_numpys_histogram_also_on_the_bin_edges():
+    from mnemoscope.ui.memory_map import histogram2d
+
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        (x0, x1), (y0, y1) = np.sort(rng.uniform(-6, 6, 2)), np.sort(rng.uniform(-6, 6, 2))
+        by = int(rng.integers(1, 300))
+        edges_x, edges_y = np.linspace(x0, x1, 161), np.linspace(y0, y1, by + 1)
+        n = int(rng.integers(0, 3000))
+        xs = np.concatenate([rng.uniform(x0, x1, n), edges_x, rng.choice(edges_x, 40)])
+        ys = np.concatenate([rng.uniform(y0, y1, n), rng.choice(edges_y, 161), rng.choice(edges_y, 40)])
+        expected = np.histogram2d(xs, ys, bins=(160, by), range=[[x0, x1], [y0, y1]])[0]
+        got = histogram2d(xs, ys, (160, by), ((x0, x1), (y0, y1)))
+        assert got.shape == expected.shape
+        assert (got == expected).all(), f"{int((got != expected).sum())} cells differ for x {x0}..{x1}, y {y0}..{y1}"
+    assert histogram2d(np.zeros(0), np.zeros(0), (4, 3), ((0, 1), (0, 1))).shape == (4, 3)
+
+
+def test_a_redraw_in_the_density_view_builds_no_list_of_the_shown_memories(window, qtbot, monkeypatch):
+    """A tick's result redrawn at 100,000 memories built two lists of every shown dot (15-25
+    ms of the GUI thread) that the density view never reads; the ids are worked out when
+    asked for, and are those of the memories the filters show."""
+    from mnemoscope.ui import memory_map
+
+    monkeypatch.setattr(memory_map, "DENSITY_DOTS", 10)
+    m = window.map
+    m.fit_view()
+    m.reload()  # new dots, as a tick brings
+    assert m.dense
+    assert m._visible_ids is None, "the redraw built the list of shown ids although the density view needs none"
+    shown = [d.id for d in m.dots if d.layer != "archived"]
+    assert m.visible_ids == shown
+    m.set_kind_visible("fact", False)
+    assert m.visible_ids == [d.id for d in m.dots if d.layer != "archived" and d.kind != "fact"]
