@@ -1,8 +1,11 @@
 """What the GUI thread does with a job's result at a hundred thousand memories is kept
 small, and what a job's thread does is cut in steps short enough for the GUI thread to
 run between them (tests/perf/ui_bench.py --stalls measures the gaps): the density view's
-counts by arithmetic instead of a binary search per dot, no list of every visible dot
-built unless something asks for it. Each gives what it gave before."""
+counts by arithmetic instead of a binary search per dot, the table's sort in steps, no
+list of every visible dot built unless something asks for it. Each gives what it gave
+before."""
+
+import random
 
 import numpy as np
 import pytest
@@ -26,6 +29,18 @@ def test_the_density_counts_are_numpys_histogram_also_on_the_bin_edges():
         assert got.shape == expected.shape
         assert (got == expected).all(), f"{int((got != expected).sum())} cells differ for x {x0}..{x1}, y {y0}..{y1}"
     assert histogram2d(np.zeros(0), np.zeros(0), (4, 3), ((0, 1), (0, 1))).shape == (4, 3)
+
+
+@pytest.mark.parametrize("n", [0, 1, 4096, 4097, 30_000])
+def test_the_table_sorted_in_steps_is_in_the_order_of_one_sort(n):
+    from mnemoscope.ui.memory_table import SORT_STEP, sort_in_steps
+
+    rng = random.Random(n)
+    items = [(rng.choice([0.25, 0.5, rng.random()]), f"m{rng.getrandbits(12)}", i) for i in range(n)]
+    for reverse in (False, True):
+        got = list(items)
+        sort_in_steps(got, reverse=reverse)
+        assert got == sorted(items, reverse=reverse), f"{n} items (steps of {SORT_STEP}), reverse={reverse}"
 
 
 def test_a_redraw_in_the_density_view_builds_no_list_of_the_shown_memories(window, qtbot, monkeypatch):
