@@ -59,3 +59,23 @@ def test_a_redraw_in_the_density_view_builds_no_list_of_the_shown_memories(windo
     assert m.visible_ids == shown
     m.set_kind_visible("fact", False)
     assert m.visible_ids == [d.id for d in m.dots if d.layer != "archived" and d.kind != "fact"]
+
+
+
+def test_the_windows_process_hands_the_interpreter_lock_over_within_a_millisecond(qapp):
+    """Each call from Qt into Python waits for the interpreter lock; with a job's thread
+    running Python (an import embedding its lines) that was up to the 5 ms switch interval
+    a call, and a repaint makes dozens (0.3 s gaps at the start of an import of 1,000 lines
+    at 100,000 memories; 37-89 ms at 0.5 ms, ui_bench.py --stalls). A timing test of it on
+    a shared machine would be noise: the bench measures it, this keeps the setting."""
+    import sys
+
+    from mnemoscope.ui.launch import create_app
+
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)  # Python's default
+        create_app()
+        assert sys.getswitchinterval() <= 0.001, f"switch interval {sys.getswitchinterval() * 1000:g} ms"
+    finally:
+        sys.setswitchinterval(before)
