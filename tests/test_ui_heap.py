@@ -86,3 +86,24 @@ def test_a_job_dropped_with_its_window_before_its_end_turns_collection_back_on(q
     qtbot.waitUntil(lambda: heap.running() == 0, timeout=5000)
     release.set()
     assert gc.isenabled()
+
+
+def test_a_big_jobs_young_objects_are_not_walked_though_frees_brought_the_count_down(generations):
+    """The collector's count is what was made minus what was freed: while a job read a
+    hundred thousand memories, the pool thread freeing the previous read brought it under
+    the threshold, and the pass over the young generation it then allowed took 60-150 ms
+    of the GUI thread after a time-travel press. A job that says it reads many memories
+    is frozen without a pass."""
+    previous = [[i] for i in range(heap.COLLECT_BELOW + 1000)]  # the read before, frozen by its own job
+    gc.freeze()
+    job = object()
+    heap.pause(job, memories=heap.COLLECT_BELOW)
+    built = [[i] for i in range(heap.COLLECT_BELOW + 1000)]  # this job's read
+    del previous  # freed meanwhile: the count falls back under the threshold
+    assert gc.get_count()[0] < heap.COLLECT_BELOW
+    generations.clear()
+    heap.resume(job)
+    assert generations == [], "a pass walked the job's new objects on the GUI thread"
+    assert gc.isenabled()
+    del built
+    gc.unfreeze()

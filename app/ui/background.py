@@ -126,7 +126,9 @@ def drop_elsewhere(*objects: Any) -> None:
 
 class Job(QObject):
     """One store operation in the background. ``finished(written, read)`` or ``failed(exc)``
-    is emitted on the GUI thread (``Cancelled`` when cancelled in time)."""
+    is emitted on the GUI thread (``Cancelled`` when cancelled in time). ``memories``: how
+    many memories it reads or builds objects for (the collector's pass after it is skipped
+    when that is many, see :mod:`.heap`)."""
 
     finished = Signal(object, object)
     failed = Signal(object)
@@ -134,7 +136,7 @@ class Job(QObject):
 
     def __init__(self, store: MemoryStore, title: str, write: Callable[[MemoryStore], Any],
                  read: Callable[[MemoryStore, Any], Any] | None = None, *, cancellable: bool = True,
-                 writes: bool = True, reports: bool = False, parent: QObject | None = None) -> None:
+                 writes: bool = True, reports: bool = False, memories: int = 0, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.title = title
         self.path = store.reopen_target()  # a postgresql:// URL keeps its password here
@@ -143,6 +145,7 @@ class Job(QObject):
         self.read = read
         self.cancellable = cancellable
         self.writes = writes  # False: ``write`` only reads (no transaction, no write lock)
+        self.memories = memories  # how many memories it reads or builds for (see heap.pause)
         self.reports = reports  # True: ``write(store, report)``, where ``report(done, total)`` says how far
         self.cancelled = False
         self.interrupt: Callable[[], None] | None = None  # stops the server's statement (PostgreSQL)
@@ -166,7 +169,7 @@ class Job(QObject):
                 return
             self._done(written, self.read(self._inline_store, written) if self.read else None)
             return
-        heap.pause(self)  # a full collection over what the job builds would stall the GUI thread
+        heap.pause(self, self.memories)  # a full collection over what the job builds would stall the GUI thread
         self.destroyed.connect(partial(heap.resume_key, id(self)))  # gone before its end was heard
         QThreadPool.globalInstance().start(_Task(self))
 

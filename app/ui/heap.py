@@ -10,6 +10,12 @@ earlier are still freed as soon as nothing refers to them) and collection is on 
 After a small job the new objects (the youngest generation, nothing older) are collected
 first; after a big one, only garbage in reference cycles made during it stays uncollected
 (a few objects a job).
+
+A job's size is what it says it reads (``pause(job, memories)``), not only the collector's
+count of new objects: that count is what was made minus what was freed, and the pool thread
+that frees the previous read (``background.drop_elsewhere``) brings it under the threshold
+while the young generation holds a whole new read. A pass over that on the GUI thread after
+a time-travel press at 100,000 memories took 60-150 ms (ui_bench.py --stalls, py-spy).
 """
 
 from __future__ import annotations
@@ -20,19 +26,24 @@ import threading
 # Fewer new objects than this since the last collection: a pass over them takes a few
 # milliseconds, so a job's cycles are collected before the rest is frozen.
 COLLECT_BELOW = 50_000
+OBJECTS_PER_MEMORY = 3  # at least: the memory read, the map's dot, the table's sort key
 _lock = threading.Lock()
 _running: set[int] = set()
 _enabled_before = True
+_expected = 0  # new objects the jobs since collection went off said they would make
 
 
-def pause(job: object) -> None:
-    """``job`` starts: no automatic full collection until it (and every other) has ended."""
-    global _enabled_before
+def pause(job: object, memories: int = 0) -> None:
+    """``job`` starts: no automatic full collection until it (and every other) has ended.
+    ``memories``: how many memories it reads or builds objects for."""
+    global _enabled_before, _expected
     with _lock:
         if not _running:
             _enabled_before = gc.isenabled()
+            _expected = 0
             gc.disable()
         _running.add(id(job))
+        _expected = max(_expected, memories * OBJECTS_PER_MEMORY)
 
 
 def resume(job: object) -> None:
@@ -51,7 +62,7 @@ def resume_key(key: int) -> None:
         _running.discard(key)
         if _running:
             return
-        if gc.get_count()[0] < COLLECT_BELOW:
+        if max(gc.get_count()[0], _expected) < COLLECT_BELOW:
             # A small job's garbage (a small store's): collected, not frozen. Only the
             # youngest generation, which is what the count above measures: everything made
             # since collection went off is in it. A full pass would also walk every older

@@ -141,7 +141,7 @@ class StoreSession(QObject):
             done(result)
             return None
         job = Job(self._store, title, write, self.read_all if writes else None, cancellable=cancellable,
-                  writes=writes, reports=reports, parent=self)
+                  writes=writes, reports=reports, memories=self._count if writes else 0, parent=self)
 
         def finished(written, read):
             if not self._ended(job):
@@ -177,7 +177,7 @@ class StoreSession(QObject):
         if self.job is not None or self._store is None:
             return None
         job = Job(self._store, f"Reading {self._count:,} memories", lambda _store: None, self.read_all,
-                  writes=False, parent=self)
+                  writes=False, memories=self._count, parent=self)
 
         def finished(_written, read):
             if not self._ended(job):
