@@ -11,7 +11,8 @@ seconds (the machine is shared: wall time far above CPU time means others were r
   with the hash embedder (no model); target <= 90 s at 100,000;
 - hybrid recall top-10, median over queries, against the floor measured in this process on
   the same file: FTS5's own bm25 top-50 for the query plus a numpy top-50 over the same
-  vectors held in memory, the query embedded in both; target <= 2x the floor and <= 150 ms;
+  vectors as float32 unit rows (one BLAS product), the query embedded in both; target <= 2x
+  the floor and <= 150 ms;
 - one remember through the MCP tool function vs the Python API's remember with the
   embedder's time taken out; target <= 10 ms more (on a copy: the built file stays as built);
 - the file's growth per memory (target <= ~0.6 KB) and resident memory with the model and
