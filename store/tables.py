@@ -24,7 +24,7 @@ from .backend import wall_time
 from .config import StoreConfig
 from .edges import MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
 from .errors import StoreError, ValidationError
-from .files import sqlite_error
+from .files import READ_CACHE_KIB, WRITE_CACHE_KIB, sqlite_error
 from .model import ENTITY_KINDS, LATEST, Entity, Memory, parse_time
 from .schema import STATE_COLUMNS
 from .text import term_string
@@ -87,30 +87,52 @@ class Tables:
             if self.conn.in_transaction:
                 yield self.conn
                 return
+            raised = self._write_cache(True)
             try:
-                if not self._wal_checked:
-                    # Writing is the moment to move a rollback-journal file to WAL: looking never writes.
-                    if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                        self.conn.execute("PRAGMA journal_mode = WAL")
-                    self._wal_checked = True
-                self.conn.execute("BEGIN IMMEDIATE")
+                yield from self._transaction()
+            finally:
+                if raised:
+                    self._write_cache(False)
+
+    def _write_cache(self, writing: bool) -> bool:
+        """Give the connection the page cache of a write (``writing``) or of reads again
+        (see store/files.py); True when it was raised. A cache someone set to another size
+        (a test that makes a write spill its pages) is left as it is."""
+        if self.dialect != "sqlite":
+            return False
+        try:
+            if writing and self.conn.execute("PRAGMA cache_size").fetchone()[0] != -READ_CACHE_KIB:
+                return False
+            self.conn.execute(f"PRAGMA cache_size = -{WRITE_CACHE_KIB if writing else READ_CACHE_KIB}")
+        except sqlite3.Error:
+            return False  # the write itself says what is wrong with the connection
+        return True
+
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        try:
+            if not self._wal_checked:
+                # Writing is the moment to move a rollback-journal file to WAL: looking never writes.
+                if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self.conn.execute("PRAGMA journal_mode = WAL")
+                self._wal_checked = True
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise sqlite_error(self.path, exc) from None
+        try:
+            yield self.conn
+        except BaseException as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, (sqlite3.Error, OSError)):
+                raise sqlite_error(self.path, exc) from exc
+            raise
+        else:
+            try:
+                self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise sqlite_error(self.path, exc) from None
-            try:
-                yield self.conn
-            except BaseException as exc:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
-                if isinstance(exc, (sqlite3.Error, OSError)):
-                    raise sqlite_error(self.path, exc) from exc
-                raise
-            else:
-                try:
-                    self.conn.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    if self.conn.in_transaction:
-                        self.conn.execute("ROLLBACK")
-                    raise sqlite_error(self.path, exc) from exc
+                raise sqlite_error(self.path, exc) from exc
 
     def rows(self, sql: str, params: tuple | list = ()) -> list[dict[str, Any]]:
         with self.reading():
