@@ -368,8 +368,8 @@ class Index:
         from .model import SENSITIVITY_RANK
 
         n, extra = len(self.ids), len(rows)
-        self._reserve(n + extra)
-        self._put(n, [r[4] for r in rows])
+        self.reserve(n + extra)
+        self.fill(n, [r[4] for r in rows])
         names = {name: i for i, name in enumerate(self.scope_names)}
         new_scopes = [names.setdefault(r[2], len(names)) for r in rows]
         self.scope_names = list(names)
@@ -383,7 +383,7 @@ class Index:
         self.key = key
         self._allowed.clear()
 
-    def _reserve(self, size: int) -> None:
+    def reserve(self, size: int) -> None:
         """Room for ``size`` rows (grown by half again, so appends are amortised)."""
         if size <= len(self.buffer):
             return
@@ -394,7 +394,7 @@ class Index:
         norms[:n] = self.inverse_norms[:n]
         self.buffer, self.inverse_norms = grown, norms
 
-    def _put(self, at: int, blobs: Sequence[bytes]) -> None:
+    def fill(self, at: int, blobs: Sequence[bytes]) -> None:
         """Stored vectors ``blobs`` into rows ``at``.. (room is reserved)."""
         if not blobs:
             return
@@ -451,8 +451,8 @@ def _read(store: MemoryStore, key: tuple) -> Index | None:
                         np.empty((max(expected, len(batch)), dim), dtype=np.int8),
                         np.empty(max(expected, len(batch)), dtype=np.float32), 0)
         n = len(idx.ids)
-        idx._reserve(n + len(batch))  # another writer may have added some since the count
-        idx._put(n, [r[4] for r in batch])
+        idx.reserve(n + len(batch))  # another writer may have added some since the count
+        idx.fill(n, [r[4] for r in batch])
         idx.ids += [r[1] for r in batch]
         scopes.append(np.fromiter((names.setdefault(r[2], len(names)) for r in batch), dtype=np.int32,
                                   count=len(batch)))
