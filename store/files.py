@@ -13,6 +13,13 @@ from .schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, SCHEMA_VERS
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 10_000
+# SQLite's page cache, per connection. Reading, SQLite's own default (2 MiB): reads scan (the
+# window reads every memory, recall every vector) and the file is in the system's cache
+# anyway; a cache as big as a write's kept up to 64 MiB of pages for the life of the
+# connection, the window's included (tests/perf/window_memory.py). While a write transaction
+# is open, 64 MiB: a 100,000-memory tick stays in memory instead of spilling to the -wal.
+READ_CACHE_KIB = 2048
+WRITE_CACHE_KIB = 65536
 
 
 def sqlite_error(path: str, exc: BaseException) -> StoreError:
@@ -84,7 +91,7 @@ def _configure(conn: sqlite3.Connection) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: a 100,000-memory tick stays in memory
+    conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")  # raised while writing: Tables.write
     return conn
 
 

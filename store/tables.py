@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
+from itertools import islice
 from typing import Any
 
 from . import decay
@@ -24,7 +25,7 @@ from .backend import wall_time
 from .config import StoreConfig
 from .edges import MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
 from .errors import StoreError, ValidationError
-from .files import sqlite_error
+from .files import READ_CACHE_KIB, WRITE_CACHE_KIB, sqlite_error
 from .model import ENTITY_KINDS, LATEST, Entity, Memory, parse_time
 from .schema import STATE_COLUMNS
 from .text import term_string
@@ -42,6 +43,7 @@ TOUCHED = ("updated_at", "base", "ref_time", "strength", "layer", "ticked_at")
 DECAY_STATE = ("strength", "layer", "ticked_at")
 # A memory with its decay state (the memory_state table), every column as one row.
 SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memory_rows"
+MEMORY_BATCH = 5000  # rows made into memories at a time (Tables.memories)
 
 
 _WORK_OUT = object()  # Tables.state works out next_change itself (None is a value: never)
@@ -87,30 +89,52 @@ class Tables:
             if self.conn.in_transaction:
                 yield self.conn
                 return
+            raised = self._write_cache(True)
             try:
-                if not self._wal_checked:
-                    # Writing is the moment to move a rollback-journal file to WAL: looking never writes.
-                    if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                        self.conn.execute("PRAGMA journal_mode = WAL")
-                    self._wal_checked = True
-                self.conn.execute("BEGIN IMMEDIATE")
+                yield from self._transaction()
+            finally:
+                if raised:
+                    self._write_cache(False)
+
+    def _write_cache(self, writing: bool) -> bool:
+        """Give the connection the page cache of a write (``writing``) or of reads again
+        (see store/files.py); True when it was raised. A cache someone set to another size
+        (a test that makes a write spill its pages) is left as it is."""
+        if self.dialect != "sqlite":
+            return False
+        try:
+            if writing and self.conn.execute("PRAGMA cache_size").fetchone()[0] != -READ_CACHE_KIB:
+                return False
+            self.conn.execute(f"PRAGMA cache_size = -{WRITE_CACHE_KIB if writing else READ_CACHE_KIB}")
+        except sqlite3.Error:
+            return False  # the write itself says what is wrong with the connection
+        return True
+
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        try:
+            if not self._wal_checked:
+                # Writing is the moment to move a rollback-journal file to WAL: looking never writes.
+                if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self.conn.execute("PRAGMA journal_mode = WAL")
+                self._wal_checked = True
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise sqlite_error(self.path, exc) from None
+        try:
+            yield self.conn
+        except BaseException as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, (sqlite3.Error, OSError)):
+                raise sqlite_error(self.path, exc) from exc
+            raise
+        else:
+            try:
+                self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise sqlite_error(self.path, exc) from None
-            try:
-                yield self.conn
-            except BaseException as exc:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
-                if isinstance(exc, (sqlite3.Error, OSError)):
-                    raise sqlite_error(self.path, exc) from exc
-                raise
-            else:
-                try:
-                    self.conn.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    if self.conn.in_transaction:
-                        self.conn.execute("ROLLBACK")
-                    raise sqlite_error(self.path, exc) from exc
+                raise sqlite_error(self.path, exc) from exc
 
     def rows(self, sql: str, params: tuple | list = ()) -> list[dict[str, Any]]:
         with self.reading():
@@ -162,16 +186,30 @@ class Tables:
 
     def memories(self, where: str = "", params: tuple | list = (), *, with_links: bool = True,
                  suffix: str = "") -> list[Memory]:
-        rows = self.rows(SELECT_MEMORY + (" WHERE " + where if where else "") + suffix, params)
-        self.derive_strengths(rows)
-        links = self.links_for([r["id"] for r in rows]) if with_links else {}
-        return [memory_from_row(r, links.get(r["id"], ([], []))) for r in rows]
+        """The memories the query selects, made ``MEMORY_BATCH`` rows at a time: a row as a
+        dict of its columns costs four times its memory, and all of them at once (100,000
+        when the window reads every memory) were the peak of the read. The short values
+        many memories repeat (kind, scope, layer, who, topic, tags…) are one string each,
+        not one per memory (SQLite hands out a new one for every row)."""
+        out: list[Memory] = []
+        same: dict[str, str] = {}
+        with self.reading():
+            last = self.last_tick()
+            cursor = self.conn.execute(SELECT_MEMORY + (" WHERE " + where if where else "") + suffix, params)
+            names = [d[0] for d in cursor.description]
+            rows = iter(cursor)
+            while batch := [dict(zip(names, row, strict=True)) for row in islice(rows, MEMORY_BATCH)]:
+                self.derive_strengths(batch, last)
+                links = self.links_for([r["id"] for r in batch]) if with_links else {}
+                out += [memory_from_row(r, links.get(r["id"], ([], [])), same) for r in batch]
+        return out
 
-    def derive_strengths(self, rows: list[dict[str, Any]]) -> None:
-        """Set each row's strength as of its layer's time: the last tick, or the row's own
-        write if that came later. A tick writes only the memories whose layer changes, so
-        the strength column of the others is older than their layer."""
-        last = self.last_tick()
+    def derive_strengths(self, rows: list[dict[str, Any]], last: float | None = None) -> None:
+        """Set each row's strength as of its layer's time: the last tick (``last``, read
+        when not given), or the row's own write if that came later. A tick writes only the
+        memories whose layer changes, so the strength column of the others is older than
+        their layer."""
+        last = self.last_tick() if last is None else last
         stale = [r for r in rows if (r["ticked_at"] or 0.0) < last]
         if not stale:
             return
@@ -422,16 +460,25 @@ class Tables:
                 edges.append((a, kind, b))
 
 
-def memory_from_row(row: dict[str, Any], links: tuple[list[str], list[str]] = ([], [])) -> Memory:
+def memory_from_row(row: dict[str, Any], links: tuple[list[str], list[str]] = ([], []),
+                    same: dict[str, str] | None = None) -> Memory:
+    """A row of ``memory_rows`` as a Memory; ``same`` (shared by the rows of one read)
+    makes equal short values one string."""
+    one = (same if same is not None else {}).setdefault  # one(value, value): the read's string equal to value
+    kind, scope, sensitivity, layer = row["kind"], row["scope"], row["sensitivity"], row["layer"]
+    who, topic, source, source_kind = row["who"] or "", row["topic"] or "", row["source"] or "", row["source_kind"] or ""
+    tags = row["tags"]  # most memories have none: "[]" is not parsed (a tenth of a 100,000-memory read)
     ents, refs = links
     return Memory(
-        id=row["id"], text=row["text"], kind=row["kind"], importance=row["importance"], who=row["who"] or "",
-        topic=row["topic"] or "", scope=row["scope"], sensitivity=row["sensitivity"],
-        tags=json.loads(row["tags"] or "[]"), source=row["source"] or "", source_kind=row["source_kind"] or "",
+        id=row["id"], text=row["text"], kind=one(kind, kind), importance=row["importance"], who=one(who, who),
+        topic=one(topic, topic), scope=one(scope, scope), sensitivity=one(sensitivity, sensitivity),
+        tags=[one(t, t) if isinstance(t, str) else t for t in json.loads(tags)] if tags and tags != "[]" else [],
+        source=one(source, source), source_kind=one(source_kind, source_kind),
         created_at=row["created_at"], updated_at=row["updated_at"], ref_time=row["ref_time"],
         base=row["base"], recall_count=row["recall_count"], last_recalled_at=row["last_recalled_at"],
         pinned=bool(row["pinned"]), half_life_days=row["half_life_days"], strength=row["strength"],
-        layer=row["layer"], ticked_at=row["ticked_at"], entities=list(ents), references=list(refs),
+        layer=one(layer, layer), ticked_at=row["ticked_at"], entities=[one(e, e) for e in ents],
+        references=list(refs),
         context=None if row["context"] is None else json.loads(row["context"]),
         reason_to_remember=row["reason_to_remember"] or "",
     )

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -308,13 +309,20 @@ def reembed(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, int
     return backfill(store, batch, progress, cancel)
 
 
+CHUNK = 256  # rows turned into float32 at a time when scoring (512 KB at 512 dimensions: stays in cache)
+READ_BATCH = 2048  # stored vectors read from the database at a time into the index
+
+
 @dataclass
 class Index:
     """Every stored vector with what recall filters on, held between recalls while the
-    database does not change. The rows are float32 (one BLAS product scores them all;
-    numpy has none for int8): 205 MB at 100,000 memories of 512 dimensions. New vectors
-    are appended in place (:meth:`append`): the rows live in a buffer with room to grow,
-    whose untouched pages cost no memory."""
+    database does not change. The rows are held as stored, int8 (512 bytes a vector: 51 MB
+    at 100,000 memories of 512 dimensions, where float32 unit rows took 205 MB), with the
+    inverse of each row's length; a cosine is a row's dot product with the query times that
+    inverse. Scoring turns ``CHUNK`` rows at a time into float32 for one BLAS product each
+    (numpy has none for int8): as fast as one product over float32 rows, which streamed four
+    times the bytes from memory. New vectors are appended in place (:meth:`append`): the
+    rows live in a buffer with room to grow, whose untouched pages cost no memory."""
 
     key: tuple
     ids: list[str]
@@ -322,7 +330,8 @@ class Index:
     scopes: np.ndarray       # each row's scope, as an index into ``scope_names``
     scope_names: list[str]
     ranks: np.ndarray        # sensitivity rank (unknown: 99)
-    buffer: np.ndarray       # float32 unit rows; the first len(ids) are the vectors
+    buffer: np.ndarray       # int8 rows as stored; the first len(ids) are the vectors
+    inverse_norms: np.ndarray  # float32, 1 / each row's length (as long as ``buffer``)
     last_rowid: int          # the highest vector rowid held
     # The rows each (scopes, maximum rank) may see, worked out once: a recall or a
     # remember's duplicate check asks the same few again and again (forgotten on append).
@@ -330,7 +339,14 @@ class Index:
 
     @property
     def matrix(self) -> np.ndarray:
+        """The held rows, int8 as stored (see :meth:`cosines` for what they score)."""
         return self.buffer[:len(self.ids)]
+
+    @property
+    def nbytes(self) -> int:
+        """What the held vectors cost: their rows and their lengths."""
+        n = len(self.ids)
+        return self.buffer[:n].nbytes + self.inverse_norms[:n].nbytes
 
     def allowed(self, scopes: Sequence[str], max_rank: int) -> np.ndarray:
         """The positions of the rows in ``scopes`` and at most ``max_rank`` sensitive."""
@@ -342,22 +358,29 @@ class Index:
         return rows
 
     def cosines(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """The cosine of ``query`` (a unit vector) with every held row, or with ``rows``
+        (positions), as float32."""
         q = np.asarray(query, dtype=np.float32)
-        if rows is None:
-            return self.matrix @ q
-        return self.buffer[rows] @ q
+        n = len(self.ids) if rows is None else len(rows)
+        out = np.empty(n, dtype=np.float32)
+        work = np.empty((min(CHUNK, n), self.buffer.shape[1]), dtype=np.float32)
+        for start in range(0, n, CHUNK):
+            stop = min(n, start + CHUNK)
+            part = work[:stop - start]
+            # int8 to float32 is exact: the product is the stored vector's, unrounded
+            np.copyto(part, self.buffer[start:stop] if rows is None else self.buffer[rows[start:stop]],
+                      casting="unsafe")
+            np.matmul(part, q, out=out[start:stop])
+        out *= self.inverse_norms[:n] if rows is None else self.inverse_norms[rows]
+        return out
 
     def append(self, rows: Sequence[tuple], key: tuple) -> None:
         """Add ``rows`` (rowid, id, scope, sensitivity, vec; rowids above ``last_rowid``)."""
         from .model import SENSITIVITY_RANK
 
         n, extra = len(self.ids), len(rows)
-        if n + extra > len(self.buffer):
-            grown = np.empty((max(n + extra, int(len(self.buffer) * 1.5) + 256), self.buffer.shape[1]),
-                             dtype=np.float32)
-            grown[:n] = self.buffer[:n]
-            self.buffer = grown
-        self.buffer[n:n + extra] = decode([r[4] for r in rows], self.buffer.shape[1])
+        self.reserve(n + extra)
+        self.fill(n, [r[4] for r in rows])
         names = {name: i for i, name in enumerate(self.scope_names)}
         new_scopes = [names.setdefault(r[2], len(names)) for r in rows]
         self.scope_names = list(names)
@@ -370,6 +393,25 @@ class Index:
         self.last_rowid = rows[-1][0]
         self.key = key
         self._allowed.clear()
+
+    def reserve(self, size: int) -> None:
+        """Room for ``size`` rows (grown by half again, so appends are amortised)."""
+        if size <= len(self.buffer):
+            return
+        n = len(self.ids)
+        grown = np.empty((max(size, int(len(self.buffer) * 1.5) + 256), self.buffer.shape[1]), dtype=np.int8)
+        grown[:n] = self.buffer[:n]
+        norms = np.empty(len(grown), dtype=np.float32)
+        norms[:n] = self.inverse_norms[:n]
+        self.buffer, self.inverse_norms = grown, norms
+
+    def fill(self, at: int, blobs: Sequence[bytes]) -> None:
+        """Stored vectors ``blobs`` into rows ``at``.. (room is reserved)."""
+        if not blobs:
+            return
+        raw = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1)
+        self.buffer[at:at + len(blobs)] = raw
+        self.inverse_norms[at:at + len(blobs)] = 1.0 / np.linalg.norm(raw.astype(np.float32), axis=1)
 
 
 _ROWS = "SELECT v.rowid, m.id, m.scope, m.sensitivity, v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
@@ -399,20 +441,44 @@ def index(store: MemoryStore) -> Index | Search | None:
             if len(rows) == key[1] - cached.key[1]:
                 cached.append(rows, key)
                 return cached
-        rows = store.conn.execute(_ROWS + "ORDER BY v.rowid").fetchall()
-    if not rows:
+        # Let go of the old index before the new one is read: both at once would hold twice.
         store.__dict__.pop("_vector_index", None)
-        return None
+        del cached
+        built = _read(store, key)
+    if built is not None:
+        store.__dict__["_vector_index"] = built
+    return built
+
+
+def _read(store: MemoryStore, key: tuple) -> Index | None:
+    """Every stored vector, read ``READ_BATCH`` rows at a time straight into the index's
+    rows: the whole result as Python objects (each vector a bytes object, then all of them
+    joined, then decoded) held three times the rows' size at once."""
     from .model import SENSITIVITY_RANK
 
-    ids = [r[1] for r in rows]
-    names: dict[str, int] = {}
-    scopes = np.fromiter((names.setdefault(r[2], len(names)) for r in rows), dtype=np.int32, count=len(rows))
-    ranks = np.fromiter((SENSITIVITY_RANK.get(r[3], 99) for r in rows), dtype=np.int16, count=len(rows))
-    built = Index(key, ids, {m: i for i, m in enumerate(ids)}, scopes, list(names), ranks,
-                  decode([r[4] for r in rows], 0), rows[-1][0])
-    store.__dict__["_vector_index"] = built
-    return built
+    expected = store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    cursor = iter(store.conn.execute(_ROWS + "ORDER BY v.rowid"))
+    idx, names, scopes, ranks = None, {}, [], []
+    while batch := list(islice(cursor, READ_BATCH)):
+        if idx is None:
+            dim = len(batch[0][4])
+            idx = Index(key, [], {}, np.zeros(0, dtype=np.int32), [], np.zeros(0, dtype=np.int16),
+                        np.empty((max(expected, len(batch)), dim), dtype=np.int8),
+                        np.empty(max(expected, len(batch)), dtype=np.float32), 0)
+        n = len(idx.ids)
+        idx.reserve(n + len(batch))  # another writer may have added some since the count
+        idx.fill(n, [r[4] for r in batch])
+        idx.ids += [r[1] for r in batch]
+        scopes.append(np.fromiter((names.setdefault(r[2], len(names)) for r in batch), dtype=np.int32,
+                                  count=len(batch)))
+        ranks.append(np.fromiter((SENSITIVITY_RANK.get(r[3], 99) for r in batch), dtype=np.int16,
+                                 count=len(batch)))
+        idx.last_rowid = batch[-1][0]
+    if idx is None:
+        return None
+    idx.position = {m: i for i, m in enumerate(idx.ids)}
+    idx.scopes, idx.ranks, idx.scope_names = np.concatenate(scopes), np.concatenate(ranks), list(names)
+    return idx
 
 
 def nearest(idx: Index | Search, query: np.ndarray, scopes: Sequence[str], max_rank: int, k: int,

@@ -185,3 +185,50 @@ def test_a_newer_versions_mark_still_in_the_wal_is_seen(db_path):
             MemoryStore(db_path)
     finally:
         writer.close()
+
+
+def _sqlite_memory_used():
+    """Bytes the process's SQLite library holds now (pages cached by every connection), or
+    None when the library this Python uses cannot be asked."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
+    except OSError:
+        return None
+    lib.sqlite3_memory_used.restype = ctypes.c_int64
+    return lib.sqlite3_memory_used
+
+
+def test_a_store_that_read_every_memory_keeps_few_pages_in_memory(tmp_path):
+    """The window reads every memory of its database, and recall every vector: SQLite kept
+    those pages (up to 64 MiB) for the life of the connection. A write transaction still
+    gets 64 MiB (a 100,000-memory tick stays in memory), and gives it back."""
+    from mnemoscope.store.embedding import HashEmbedder
+
+    read_cache, write_cache = 2 * 2**20, 64 * 2**20
+    used = _sqlite_memory_used()
+    path = str(tmp_path / "big.db")
+    with MemoryStore(path, embedder=HashEmbedder()) as s:
+        s.import_jsonl("\n".join(f'{{"id": "m-{i}", "text": "memory {i} about topic {i % 97}{" and more" * 60}"}}'
+                                 for i in range(10000)))
+    conn = sqlite3.connect(path)
+    pages = conn.execute("SELECT sum(pgsize) FROM dbstat WHERE name = 'memories'").fetchone()[0]
+    conn.close()
+    assert pages > 3 * read_cache  # reading them all would fill a small cache
+    store = MemoryStore(path, embedder=HashEmbedder())
+    if used is None or used() == 0:
+        pytest.skip("this Python's SQLite library cannot be asked what it holds")
+    try:
+        before = used()
+        store.list()
+        store.recall("memory about topic 7")
+        held = used() - before
+        assert held <= 1.2 * read_cache, f"SQLite holds {held / 2**20:.1f} MiB after reading every memory"
+        with store.tables.write():
+            assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == -write_cache // 1024
+        store.tick()
+        assert used() - before <= 1.2 * read_cache, f"{(used() - before) / 2**20:.1f} MiB after a tick"
+    finally:
+        store.close()

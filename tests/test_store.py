@@ -229,3 +229,36 @@ def test_sqlite_utils_is_pinned_to_the_version_with_migrations():
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
         deps = tomllib.load(fh)["project"]["dependencies"]
     assert any(d.replace(" ", "").startswith("sqlite-utils>=4.") for d in deps)
+
+
+def test_reading_every_memory_holds_little_beyond_what_it_returns(db_path, monkeypatch):
+    """The window reads every memory of its database again after each change (100,000 in a
+    big one): each row as a dict of its columns held all at once was twice the memories'
+    own size more at the peak, and every memory had its own copy of "fact", "global"…"""
+    import tracemalloc
+
+    from mnemoscope.store import tables
+    from mnemoscope.store.embedding import HashEmbedder
+
+    rows = "\n".join(json.dumps({"id": f"m-{i}", "text": f"memory {i} about topic {i % 97}", "kind": "fact",
+                                 "who": "mara", "topic": "garden", "tags": ["home", "plants"],
+                                 "entities": [{"name": "Mara", "kind": "person"}]}) for i in range(3000))
+    with MemoryStore(db_path, embedder=HashEmbedder()) as s:
+        s.import_jsonl(rows)
+    monkeypatch.setattr(tables, "MEMORY_BATCH", 500, raising=False)  # as 100,000 memories are read 5,000 at a time
+    with MemoryStore(db_path, embedder=HashEmbedder()) as s:
+        tracemalloc.start()
+        try:
+            memories = s.list()
+            held, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert len(memories) == 3000
+        assert peak - held <= 0.5 * held, (f"reading 3,000 memories peaked {(peak - held) / 2**20:.1f} MiB above the "
+                                           f"{held / 2**20:.1f} MiB they hold")
+        for name in ("kind", "who", "topic", "scope", "sensitivity", "layer"):
+            copies = len({id(getattr(m, name)) for m in memories})
+            assert copies == 1, f"{copies} copies of {name} {getattr(memories[0], name)!r} in one read"
+        assert len({id(t) for m in memories for t in m.tags}) == 2
+        assert len({id(e) for m in memories for e in m.entities}) == 1
+        assert memories[0].tags == ["home", "plants"] and memories[0].entities == ["Mara"]

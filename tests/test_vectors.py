@@ -148,6 +148,7 @@ def _held_equals_fresh(store):
     store.__dict__["_vector_index"] = held
     assert held.ids == fresh.ids
     assert np.array_equal(held.matrix, fresh.matrix)
+    assert np.array_equal(held.inverse_norms[:len(held.ids)], fresh.inverse_norms[:len(fresh.ids)])
     assert [held.scope_names[i] for i in held.scopes] == [fresh.scope_names[i] for i in fresh.scopes]
     assert list(held.ranks) == list(fresh.ranks)
     assert held.position == fresh.position
@@ -176,3 +177,29 @@ def test_the_held_vector_index_follows_every_change_and_grows_in_place(store, db
     held = _held_equals_fresh(store)
     assert late in held.position and vectors.index(store) is held
     assert store.recall("does priya eat meat", k=1)[0].id == late
+
+
+def test_the_held_index_costs_the_stored_bytes_and_ranks_as_float32_unit_rows(store):
+    """Recall holds every vector of the database: at 100,000 memories float32 rows took
+    205 MB of the window's memory, four times the 512 stored bytes a vector."""
+    from mnemoscope.store import vectors
+
+    texts = [f"{t} (note {i})" for i in range(12) for t in TEXTS]
+    store.import_jsonl("\n".join(json.dumps({"id": f"m-{i}", "text": t}) for i, t in enumerate(texts)))
+    idx = vectors.index(store)
+    # every array it holds: the rows, and what recall filters on (scope, sensitivity) or scales by
+    per_vector = sum(a.nbytes for a in vars(idx).values() if isinstance(a, np.ndarray)) / len(idx.ids)
+    assert per_vector <= 512 + 16, f"the held index costs {per_vector:.0f} bytes a vector (stored: 512)"
+    assert idx.nbytes == len(idx.ids) * (512 + 4)
+    assert idx.matrix.dtype == np.int8, f"the held rows are {idx.matrix.dtype}, not the stored int8"
+    ids, unit_rows = store.vectors()  # the stored vectors as float32 unit rows
+    assert ids == idx.ids
+    for query in ("does mara have an allergy", "coffee with milk", "里斯本", "who eats no meat"):
+        q = UseEmbedder().embed([query])[0]
+        want, got = unit_rows @ q, idx.cosines(q)
+        assert np.allclose(got, want, atol=1e-6), f"{query!r}: cosines off by {np.abs(got - want).max()}"
+        assert list(np.argsort(-got, kind="stable")) == list(np.argsort(-want, kind="stable")), query
+        some = np.array([40, 3, 17])
+        assert np.allclose(idx.cosines(q, some), want[some], atol=1e-6)
+        near = vectors.nearest(idx, q, ["global"], 4, 10, -1.0)
+        assert [m for m, _, _ in near] == [ids[i] for i in np.argsort(-want, kind="stable")[:10]], query

@@ -6,7 +6,7 @@ Run: python tests/perf/window_memory.py DB   (under the shared lock; DB e.g. the
 
 In a fresh process (offscreen): resident memory after importing Qt and the UI, after the
 window has opened DB and settled, after the model's first embed, and after the first
-recall (which holds every vector as float32), each with what that step added.
+recall (which holds every vector, int8 as stored), each with what that step added.
 """
 
 from __future__ import annotations
