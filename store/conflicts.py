@@ -452,8 +452,8 @@ def outdated(store: MemoryStore, rows: list[dict]) -> dict[str, str]:
     """Among ``rows`` (id, text, who, terms, kind, created_at: the memories a recall
     shows), each older one that a newer one conflicts with, mapped to that newer one (the
     first found, newest first): by the rules, or by meaning as :func:`scan` finds them, the
-    older nearly as near to the newer as the nearest older row of its subject
-    (:func:`store.changes.nearest_floor`). Only ``rows`` are looked at, so what a caller
+    older among the rows of its subject that the newer is weighed against
+    (:func:`store.changes.replaceable`). Only ``rows`` are looked at, so what a caller
     may not see changes nothing; a pair a person kept both of is no conflict."""
     kept = _kept(store) if len(rows) > 1 else set()
     sides, subjects = {}, {}
@@ -470,7 +470,8 @@ def outdated(store: MemoryStore, rows: list[dict]) -> dict[str, str]:
         nearest = {}  # the older memories of its subject it is weighed against by meaning, and their cosines
         if newer["id"] in tells and newer["id"] in at:
             older = [(float(matrix[at[newer["id"]]] @ matrix[at[o["id"]]]), o) for o in ordered[i + 1:]
-                     if o["id"] in at and changes.same_subject(subjects[newer["id"]], subjects[o["id"]])]
+                     if o["id"] in at and o.get("kind", "fact") in changes.KINDS
+                     and changes.same_subject(subjects[newer["id"]], subjects[o["id"]])]
             said = changes.change_words(newer["text"])
             nearest = {older[k][1]["id"]: older[k][0]
                        for k in changes.replaceable(said, [(c, o["text"]) for c, o in older])}
@@ -479,8 +480,7 @@ def outdated(store: MemoryStore, rows: list[dict]) -> dict[str, str]:
                 continue
             a, b = sides[newer["id"]], sides[older["id"]]
             found = _conflicts_between(a, b)
-            if found is None and older["id"] in nearest and older.get("kind", "fact") in changes.KINDS \
-                    and not _rules_compared(a[3], b[3]):
+            if found is None and older["id"] in nearest and not _rules_compared(a[3], b[3]):
                 found = _changed(newer["id"], newer["text"], older["id"], older["text"], subjects[newer["id"]],
                                  nearest[older["id"]])
             if found is not None:
