@@ -97,8 +97,10 @@ def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
                         config: StoreConfig | None = None) -> dict[str, Any]:
     """Recall@1, recall@3 and MRR (over the first 10 hits) of the paraphrase set: queries
     that share no content word with the memory they ask for, in five languages, each
-    language a scope of its own (one user's memories), with distractors. ``embedder``
-    is an Embedder or a model spec (None: the default)."""
+    language a scope of its own (one user's memories), with distractors. A question whose
+    ``expect`` is empty must find nothing: ``negatives_clean`` is the share that does (the
+    recall figures count only the others). ``embedder`` is an Embedder or a model spec
+    (None: the default)."""
     from .embedding import from_spec
 
     if path is None:
@@ -118,10 +120,17 @@ def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
         if "memory" in r:
             store.remember(r["text"], memory_id=r["memory"], scope=f"group:{r['lang']}", dedupe=False,
                            now=DEMO_NOW)
-    queries = [r for r in rows if "query" in r]
+    queries = [r for r in rows if "query" in r and r["expect"]]
+    nothing = [r for r in rows if "query" in r and not r["expect"]]
     hit1 = hit3 = 0
     rr = 0.0
     misses = []
+    clean = 0
+    for q in nothing:
+        ids = [h.id for h in store.recall(q["query"], k=10, scope=f"group:{q['lang']}", now=DEMO_NOW)]
+        clean += not ids
+        if ids:
+            misses.append(f"{q['query']!r}: expected nothing, got {ids[:3]}")
     for q in queries:
         ids = [h.id for h in store.recall(q["query"], k=10, scope=f"group:{q['lang']}", now=DEMO_NOW)]
         expected = set(q["expect"])
@@ -134,4 +143,5 @@ def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
     store.close()
     n = len(queries) or 1
     return {"embedder": embedder.id, "queries": len(queries), "recall@1": hit1 / n, "recall@3": hit3 / n,
-            "mrr": rr / n, "misses": misses}
+            "mrr": rr / n, "negative_cases": len(nothing),
+            "negatives_clean": clean / len(nothing) if nothing else 1.0, "misses": misses}

@@ -223,6 +223,24 @@ def test_eval_cases_ship_with_the_package_not_the_tests():
     assert report["cases"] >= 30 and report["recall@3"] >= 0.9
 
 
+def test_a_paraphrase_question_that_expects_nothing_is_counted_apart(tmp_path):
+    from mnemoscope.store.evaluation import run_paraphrase_eval
+
+    cases = tmp_path / "set.jsonl"
+    rows = [{"memory": "bees", "lang": "en", "text": "Keeps bees in the garden."},
+            {"memory": "fence", "lang": "en", "text": "Painted the fence green."},
+            {"query": "Who keeps bees?", "lang": "en", "expect": ["bees"]},
+            {"query": "How tall is the Eiffel Tower?", "lang": "en", "expect": []},
+            {"query": "Which fence did I paint?", "lang": "en", "expect": []}]
+    cases.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    report = run_paraphrase_eval("hash", path=str(cases))
+    # the recall figures are over the one question with an answer; of the two that must
+    # find nothing, the one that shares a word with a memory is answered with it
+    assert (report["queries"], report["recall@1"], report["mrr"]) == (1, 1.0, 1.0)
+    assert (report["negative_cases"], report["negatives_clean"]) == (2, 0.5)
+    assert report["misses"] == ["'Which fence did I paint?': expected nothing, got ['fence']"]
+
+
 def test_sqlite_utils_is_pinned_to_the_version_with_migrations():
     import tomllib
 
