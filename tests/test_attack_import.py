@@ -1,0 +1,78 @@
+"""Attacks on `mnemoscope import`: what a hostile file or folder does to the importers.
+Each test is a finding of the import attack (round s29); what held is in the report."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+from mnemoscope.store import StoreError
+from mnemoscope.store.importers import import_file, plan_import
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _note(folder, name, text):
+    with open(os.path.join(folder, name), "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _unblock_fifo(path):
+    """Open the FIFO's writing end (and close it) so a reader stuck on it comes back: the
+    test then fails on its assertion instead of hanging the run."""
+    def opener():
+        try:
+            fd = os.open(path, os.O_WRONLY)
+            os.close(fd)
+        except OSError:
+            pass
+    t = threading.Timer(5, opener)
+    t.daemon = True
+    t.start()
+    return t
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_basic_memory_never_reads_through_a_link(store, tmp_path):
+    """A note that is a link to a file outside the folder (/etc/passwd, a secret) is not
+    read: it is left out, named, and nothing of its target reaches the plan."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    _note(folder, "ana.md", "---\ntitle: Ana\n---\n- [pref] Ana likes tea\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("- [key] the launch code is 0000\n", encoding="utf-8")
+    os.symlink(secret, folder / "stolen.md")
+    os.symlink(tmp_path, folder / "up")  # a link to a folder above, and a loop
+    os.symlink(".", folder / "loop")
+    plan = plan_import(store, folder, "basic-memory")
+    texts = [m["text"] for m in plan.memories]
+    assert texts == ["Ana likes tea"], texts
+    assert "stolen" not in plan.entities
+    left = {x.where: x.why for x in plan.left_out}
+    assert "stolen.md" in left and "link" in left["stolen.md"], left
+    assert "up/" in left and "loop/" in left, left
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_basic_memory_note_that_is_a_fifo_does_not_hang(store, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    _note(folder, "ana.md", "- [pref] Ana likes tea\n")
+    os.mkfifo(folder / "pipe.md")
+    _unblock_fifo(str(folder / "pipe.md"))
+    plan = plan_import(store, folder, "basic-memory")
+    assert [m["text"] for m in plan.memories] == ["Ana likes tea"]
+    left = {x.where: x.why for x in plan.left_out}
+    assert "pipe.md" in left and "not a plain file" in left["pipe.md"], left
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("fmt", [None, "mcp-memory", "mem0"])
+def test_import_of_a_fifo_is_refused_not_waited_on(store, tmp_path, fmt):
+    pipe = tmp_path / "memory.jsonl"
+    os.mkfifo(pipe)
+    _unblock_fifo(str(pipe))
+    with pytest.raises(StoreError, match="not a plain file"):
+        import_file(store, pipe, fmt)
+    assert store.stats()["memories"] == 0
