@@ -3,6 +3,7 @@ Each test is a finding of the import attack (round s29); what held is in the rep
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 
@@ -76,3 +77,14 @@ def test_import_of_a_fifo_is_refused_not_waited_on(store, tmp_path, fmt):
     with pytest.raises(StoreError, match="not a plain file"):
         import_file(store, pipe, fmt)
     assert store.stats()["memories"] == 0
+
+
+def test_mem0_item_with_an_id_seen_before_is_reported_not_lost(store, tmp_path):
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps({"results": [
+        {"id": "m1", "memory": "Ana likes tea", "user_id": "ana"},
+        {"id": "m1", "memory": "Ana moved to Porto", "user_id": "ana"}]}), encoding="utf-8")
+    plan = plan_import(store, path, "mem0")
+    assert [m["text"] for m in plan.memories] == ["Ana likes tea"]
+    left = [(x.where, x.why) for x in plan.left_out]
+    assert any("results[1]" in where and "'m1'" in why for where, why in left), left
