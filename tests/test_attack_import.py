@@ -8,7 +8,7 @@ import os
 import threading
 
 import pytest
-from mnemoscope.store import StoreError
+from mnemoscope.store import ImportRefused, StoreError
 from mnemoscope.store.importers import import_file, plan_import
 
 pytestmark = pytest.mark.timeout(60)
@@ -88,3 +88,18 @@ def test_mem0_item_with_an_id_seen_before_is_reported_not_lost(store, tmp_path):
     assert [m["text"] for m in plan.memories] == ["Ana likes tea"]
     left = [(x.where, x.why) for x in plan.left_out]
     assert any("results[1]" in where and "'m1'" in why for where, why in left), left
+
+
+@pytest.mark.parametrize("name", ["x\x85y", "Ana\u202egpj.exe", "\u2066Ana\u2069", "a\u2028b"])
+def test_entity_names_with_c1_controls_or_bidi_overrides_are_refused(store, tmp_path, name):
+    """U+0085 is a line break to str.splitlines and a C1 control; U+202E and the isolates
+    reorder what a reader sees (a name that shows as 'Anaexe.jpg'): refused, line named."""
+    path = tmp_path / "memory.jsonl"
+    lines = [{"type": "entity", "name": "Ok", "entityType": "person", "observations": ["fine"]},
+             {"type": "entity", "name": name, "entityType": "person", "observations": ["hidden"]}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    with pytest.raises(ImportRefused) as err:
+        import_file(store, path, "mcp-memory")
+    assert [line for line, _ in err.value.errors] == [2]
+    assert "name" in err.value.errors[0][1]
+    assert store.stats()["memories"] == 0
