@@ -399,7 +399,8 @@ class MemoryStore:
             names += [k for k in known if k.lower() not in lowered]
             created: list[Entity] = []
             edges: list[tuple[str, str, str]] = []
-            self.tables.set_entities(mid, names, values["scope"], now, created, edges)
+            self.tables.set_entities(mid, names, values["scope"], now, created, edges,
+                                     None if trust is None else readable_at(trust))
             from .conflicts import likely_conflicts
 
             conflicts = likely_conflicts(self, mid)
