@@ -182,3 +182,17 @@ def test_recall_on_a_full_disk_answers_200_and_says_so(db_path, monkeypatch):
         store.close()
     assert status == 200 and [h["id"] for h in answer["hits"]] == ["m-tea"]
     assert answer["reinforced"] is False and "full" in answer["reinforcement"]
+
+
+def test_health_without_the_token_says_only_that_the_server_is_up(serve):
+    """Bound beyond loopback, every request needs the token; /health stays a liveness probe
+    without it, but the counts, scopes and trust of the memory are for token holders only."""
+    token = "s3cret-token-0123456789"
+    port = serve("--scope", "private:ana", "--trust", "high", "--token", token)
+    status, body = request(port, "GET", "/health")
+    assert status == 200 and body["ok"] is True and body["version"]
+    assert not {"counts", "scopes", "trust"} & set(body), body
+    status, body = request(port, "GET", "/health", headers={"Authorization": "Bearer wrong"})
+    assert status == 200 and "private:ana" not in json.dumps(body)
+    status, body = request(port, "GET", "/health", headers={"Authorization": f"Bearer {token}"})
+    assert status == 200 and body["scopes"] == ["private:ana"] and body["trust"] == "high" and "counts" in body
