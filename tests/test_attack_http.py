@@ -196,3 +196,12 @@ def test_health_without_the_token_says_only_that_the_server_is_up(serve):
     assert status == 200 and "private:ana" not in json.dumps(body)
     status, body = request(port, "GET", "/health", headers={"Authorization": f"Bearer {token}"})
     assert status == 200 and body["scopes"] == ["private:ana"] and body["trust"] == "high" and "counts" in body
+
+
+@pytest.mark.parametrize("method, path, status", [("GET", "/nope", 404), ("POST", "/health", 405),
+                                                   ("GET", "/recall", 405), ("DELETE", "/remember", 405)])
+def test_an_unknown_path_or_method_is_answered_in_json(serve, method, path, status):
+    """README: errors are JSON, {"ok": false, "status": …, "error": …}."""
+    port = serve()
+    got, body = request(port, method, path)
+    assert got == status and body["ok"] is False and body["status"] == status and path in body["error"]

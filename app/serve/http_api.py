@@ -29,6 +29,7 @@ from mnemoscope.store.errors import NotFound, StoreError, Unavailable
 from mnemoscope.store.errors import ValidationError as StoreValidationError
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -243,6 +244,23 @@ def build_app(ops: Operations, *, token: str | None = None, loopback: bool = Tru
     # The guard already checks Host and Origin for every path, /mcp included.
     app = server.streamable_http_app(
         host="127.0.0.1", transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+
+    async def not_routed(request: Request, exc: Exception) -> JSONResponse:
+        """Starlette's own 404 and 405 (plain text) as JSON, like every other answer."""
+        status = getattr(exc, "status_code", 500)
+        path = request.url.path
+        if status == 404:
+            message = f"there is no {path}; the endpoints are /health, {', '.join(ENDPOINTS)} and /mcp"
+        elif status == 405:
+            message = f"{path} takes {(getattr(exc, 'headers', None) or {}).get('Allow', 'another method')}, " \
+                      f"not {request.method}"
+        else:
+            message = f"{path}: {getattr(exc, 'detail', exc)}"
+        response = error_response(status, message)
+        response.headers.update(getattr(exc, "headers", None) or {})
+        return response
+
+    app.add_exception_handler(StarletteHTTPException, not_routed)
     def refused(path: str, status: int, message: str, headers: dict[str, str]) -> None:
         tool = ENDPOINTS.get(path, (None, path.strip("/") or "http"))[1]
         caller = {"client": headers.get("user-agent", "")[:60] or "http", "door": "http"}
