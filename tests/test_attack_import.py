@@ -103,3 +103,33 @@ def test_entity_names_with_c1_controls_or_bidi_overrides_are_refused(store, tmp_
     assert [line for line, _ in err.value.errors] == [2]
     assert "name" in err.value.errors[0][1]
     assert store.stats()["memories"] == 0
+
+
+def test_the_windows_jsonl_preview_lists_hostile_lines_as_the_import_does(store, tmp_path):
+    """File › Import JSONL first previews the file (preview_jsonl): a line nested 100,000
+    deep or a number of 5,000 digits raised RecursionError / ValueError there, where the
+    import itself names each bad line."""
+    from mnemoscope.store.importers.jsonl_preview import preview_jsonl
+
+    path = tmp_path / "hostile.jsonl"
+    path.write_text('{"text": "fine", "kind": "fact"}\n'
+                    '{"text": "deep", "context": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+                    '{"text": "long", "importance": ' + "9" * 5000 + "}\n", encoding="utf-8")
+    with pytest.raises(ImportRefused) as previewed:
+        preview_jsonl(store, path)
+    with pytest.raises(ImportRefused) as imported:
+        store.import_jsonl(str(path))
+    assert previewed.value.errors == imported.value.errors
+    assert [line for line, _ in previewed.value.errors] == [2, 3]
+
+
+def test_the_jsonl_preview_refuses_an_id_twice_as_the_import_does(store, tmp_path):
+    from mnemoscope.store.importers.jsonl_preview import preview_jsonl
+
+    path = tmp_path / "twice.jsonl"
+    path.write_text('{"id": "a", "text": "one"}\n{"id": "a", "text": "two"}\n', encoding="utf-8")
+    with pytest.raises(ImportRefused) as previewed:
+        preview_jsonl(store, path)
+    with pytest.raises(ImportRefused) as imported:
+        store.import_jsonl(str(path))
+    assert previewed.value.errors == imported.value.errors == [(2, "id 'a' already appears on line 1")]
