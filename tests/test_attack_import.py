@@ -133,3 +133,26 @@ def test_the_jsonl_preview_refuses_an_id_twice_as_the_import_does(store, tmp_pat
     with pytest.raises(ImportRefused) as imported:
         store.import_jsonl(str(path))
     assert previewed.value.errors == imported.value.errors == [(2, "id 'a' already appears on line 1")]
+
+
+def test_a_jsonl_line_that_is_not_utf8_is_named_and_partial_takes_the_rest(store, tmp_path):
+    """README: every bad line (bad UTF-8 among them) is listed, and --partial takes the good
+    ones. A byte that is not UTF-8 refused the whole file by its byte offset instead."""
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b'{"text": "Mara likes tea."}\n{"text": "caf\xe9 au lait"}\n{"text": "Theo likes cocoa."}\n')
+    with pytest.raises(ImportRefused) as err:
+        store.import_jsonl(str(path))
+    assert [line for line, _ in err.value.errors] == [2]
+    assert "not UTF-8" in err.value.errors[0][1] and "0xe9" in err.value.errors[0][1]
+    report = store.import_jsonl(str(path), partial=True)
+    assert sorted(m.text for m in store.list()) == ["Mara likes tea.", "Theo likes cocoa."]
+    assert [line for line, _ in report.errors] == [2]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_jsonl_import_of_a_fifo_is_refused_not_waited_on(store, tmp_path):
+    pipe = tmp_path / "memories.jsonl"
+    os.mkfifo(pipe)
+    _unblock_fifo(str(pipe))
+    with pytest.raises(StoreError, match="not a plain file"):
+        store.import_jsonl(str(pipe))

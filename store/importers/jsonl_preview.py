@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .. import json_input
 from ..errors import ImportRefused, ValidationError
-from ..jsonl import _lines, _parse_line, _read
+from ..jsonl import _lines, _parse_line, _read, _undecodable
 from .plan import ImportResult, _stored_ids
 
 if TYPE_CHECKING:
@@ -22,6 +22,9 @@ def preview_jsonl(store: MemoryStore, path: str | os.PathLike) -> ImportResult:
     seen: dict[str, int] = {}
     for number, line in enumerate(_lines(text), 1):
         if not line.strip():
+            continue
+        if _undecodable(line):
+            errors.append((number, _undecodable(line)))
             continue
         try:  # as import_jsonl reads a line: nesting too deep, a huge number are bad lines too
             rec = _parse_line(store, json_input.loads(line, surrogates=False))

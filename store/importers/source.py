@@ -27,8 +27,9 @@ class NotPlainFile(StoreError):
         self.link = link
 
 
-def read_plain(path: str | os.PathLike, limit: int, *, name: str | None = None, follow: bool = True) -> bytes:
-    """At most ``limit`` bytes of the plain file ``path``. A pipe, a device or a socket is
+def read_plain(path: str | os.PathLike, limit: int | None, *, name: str | None = None,
+               follow: bool = True) -> bytes:
+    """At most ``limit`` bytes (None: all) of the plain file ``path``. A pipe, a device or a socket is
     refused before anything waits on it (opening a FIFO blocks until a writer comes; a
     device never ends); with ``follow=False`` a symbolic link is refused too, by the kernel
     (O_NOFOLLOW), so a link swapped in after a check is not read either."""
@@ -49,7 +50,16 @@ def read_plain(path: str | os.PathLike, limit: int, *, name: str | None = None, 
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotPlainFile(f"{name} is not a plain file (a pipe, a device or a socket); "
                                "import a file, or a basic-memory folder")
-        return fh.read(limit)
+        if limit is None:
+            return fh.read()
+        # In pieces: read(limit) would ask for all of limit at once, however small the file.
+        data = bytearray()
+        while len(data) < limit:
+            piece = fh.read(min(1 << 24, limit - len(data)))
+            if not piece:
+                break
+            data += piece
+        return bytes(data)
 
 
 def read_text(path: str | os.PathLike, name: str | None = None) -> str:
