@@ -265,3 +265,31 @@ def test_an_alias_the_caller_may_see_still_names_its_entity(store):
                    entities=[{"name": "Nightjar", "kind": "project", "aliases": ["NJ"]}])
     ops = Operations(store, scopes=["group:a"], trust="low")
     assert logged(ops, "remember", text="NJ has a new logo.", entities=["NJ"])["memory"]["entities"] == ["Nightjar"]
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("tool", ["update", "forget"])
+def test_a_hidden_id_costs_the_same_statements_as_a_missing_one(store, tool):
+    """An id that exists above the caller's trust or outside its scopes must not answer
+    slower than one that does not exist: imported ids are made from their content (an MCP
+    memory observation's id is a hash of its entity and text), so a timing difference
+    would confirm a guessed hidden text. The statements run are the timing's cause; they
+    must be the same."""
+    store.remember(PIN, memory_id="hidden-high", scope="group:a", sensitivity="hyper", entities=["Lab"])
+    store.remember(PIN + " (b)", memory_id="hidden-away", scope="group:b", sensitivity="low", entities=["Lab"])
+    ops = Operations(store, scopes=["group:a"], trust="low")
+    args = {"importance": 1} if tool == "update" else {}
+
+    def statements(memory_id):
+        seen = []
+        store.conn.set_trace_callback(seen.append)
+        try:
+            with pytest.raises(NotFound):
+                validate_call(ops.bound(tool))(memory_id=memory_id, **args)
+        finally:
+            store.conn.set_trace_callback(None)
+        return [s.replace(memory_id, "?ID") for s in seen]
+
+    missing = statements("no-such-id")
+    assert statements("hidden-high") == missing
+    assert statements("hidden-away") == missing
