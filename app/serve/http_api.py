@@ -62,6 +62,7 @@ class HttpError(Exception):
         self.extra = extra
 
 
+REFUSAL_LOG_EVERY_S = 60.0  # a refusal at the door (host, origin, token, size) is logged once a minute per reason
 RETRY_AFTER_S = 2  # what a 503 (the database server unreachable) tells the client to wait
 
 
@@ -165,6 +166,7 @@ class Guard:
         self.token = token
         self.loopback = loopback
         self.on_refusal = on_refusal  # (path, status, message, headers): README says refused calls are logged
+        self._logged: dict[tuple[int, str], float] = {}  # refusal -> when it was last logged
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -177,11 +179,24 @@ class Guard:
             await JSONResponse({"ok": True, "version": __version__})(scope, receive, send)
             return
         if refusal is not None:
-            if self.on_refusal is not None:
+            if self.on_refusal is not None and self._first_in_a_while(refusal):
                 await anyio.to_thread.run_sync(self.on_refusal, scope.get("path", ""), *refusal, headers)
             await error_response(*refusal)(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    def _first_in_a_while(self, refusal: tuple[int, str]) -> bool:
+        """Whether to log this refusal: one line per status and reason (which names the
+        origin or host) every REFUSAL_LOG_EVERY_S. A web page can send a thousand
+        requests a second; a line each would grow the file and push what agents did out
+        of the bounded log."""
+        now = time.monotonic()
+        if now - self._logged.get(refusal, -REFUSAL_LOG_EVERY_S) < REFUSAL_LOG_EVERY_S:
+            return False
+        if len(self._logged) >= 1000:
+            self._logged.clear()
+        self._logged[refusal] = now
+        return True
 
     def _refusal(self, headers: dict[str, str], path: str) -> tuple[int, str] | None:
         if self.loopback:
@@ -192,6 +207,11 @@ class Guard:
             origin = headers.get("origin")
             if origin is not None and origin not in _own_origins(host):
                 return 403, f"requests from web pages ({origin}) are refused"
+            # A browser marks every request it sends (an <img>'s GET has no Origin, but this):
+            # only the server's own pages and what a person types in the address bar pass.
+            site = headers.get("sec-fetch-site")
+            if site is not None and site not in ("same-origin", "none"):
+                return 403, f"requests from web pages (Sec-Fetch-Site: {site}) are refused"
         if self.token is not None:
             given = headers.get("authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
