@@ -156,3 +156,26 @@ def test_a_jsonl_import_of_a_fifo_is_refused_not_waited_on(store, tmp_path):
     _unblock_fifo(str(pipe))
     with pytest.raises(StoreError, match="not a plain file"):
         store.import_jsonl(str(pipe))
+
+
+def test_a_note_of_long_spaced_lines_is_read_in_linear_time(store, tmp_path):
+    """Each line pattern of the basic-memory reader (frontmatter key, comment, observation,
+    relation, trailing context) backtracked quadratically on a long run of spaces: 20,000
+    spaces took 0.3-1 s a line, so one 8 MiB note (the limit) would hold the import (and the
+    window's preview) for hours. 200,000 spaces a line must take well under a second each."""
+    import time
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    gap = " " * 200_000
+    _note(folder, "ana.md", "---\ntitle: Ana\nnote: a" + gap + "b\n---\n"
+          "- [pref] Ana likes tea\n"
+          "- [pref] x" + gap + "y\n"  # an observation with a long gap (over the text limit: refused)
+          "- a" + gap + "\n"  # neither observation nor relation: prose
+          "- see" + gap + "[[B\n")
+    _note(folder, "bad.md", "---\nt" + gap + "!\n---\n")  # not 'key: value': refused
+    started = time.perf_counter()
+    plan = plan_import(store, folder, "basic-memory")
+    assert time.perf_counter() - started < 5
+    assert [m["text"] for m in plan.memories] == ["Ana likes tea"]
+    assert sorted(where for where, _ in plan.errors) == ["ana.md:6", "bad.md:1"], plan.errors

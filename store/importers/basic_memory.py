@@ -38,11 +38,14 @@ if TYPE_CHECKING:
 
 FORMAT = "basic-memory"
 MAX_NOTE_BYTES = 8 << 20
-OBSERVATION = re.compile(r"^\s*[-*]\s+\[(?P<category>[^\[\]]+)\]\s+(?P<text>.+?)\s*$")
-RELATION = re.compile(r"^\s*[-*]\s+(?P<type>[^\[\]()#]+?)\s+\[\[(?P<target>[^\[\]]+)\]\](?:\s*\((?P<context>[^()]*)\))?\s*$")
+# The patterns are written so that no run of spaces can be split two ways (a lazy group
+# before \s* or \s+ backtracked quadratically: one line of 20,000 spaces took a second).
+OBSERVATION = re.compile(r"^\s*[-*]\s+\[(?P<category>[^\[\]]+)\]\s+(?P<text>.*\S)\s*$")
+RELATION = re.compile(r"^\s*[-*]\s+(?P<type>[^\[\]()#\s]+(?:\s+[^\[\]()#\s]+)*+)\s+\[\[(?P<target>[^\[\]]+)\]\]"
+                      r"(?:\s*\((?P<context>[^()]*)\))?\s*$")
 LINK = re.compile(r"\[\[(?P<target>[^\[\]]+)\]\]")
 TAG = re.compile(r"(?<!\S)#(?P<tag>[^\s#()\[\]]+)")
-CONTEXT = re.compile(r"\s*\((?P<context>[^()]*)\)\s*$")
+CONTEXT = re.compile(r"(?<!\s)\s*\((?P<context>[^()]*)\)\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
 # A note linked in from elsewhere (/etc/passwd, a secret, a FIFO that never ends) is not the
 # project's; a linked folder may loop back on itself.
