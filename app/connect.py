@@ -11,11 +11,13 @@ to paste by hand, so nothing the person wrote is lost.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,8 +125,26 @@ def entry(client: str, db: str, scopes: list[str] | tuple[str, ...] = (), trust:
 _COMMENT_OR_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|(//[^\n]*|/\*.*?\*/|,\s*[}\]])', re.S)
 
 
+class _KeyTwice(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        twice = next(k for i, (k, _) in enumerate(pairs) if any(k == other for other, _ in pairs[:i]))
+        raise _KeyTwice(f"it has the key {twice!r} twice in one object, and a rewrite would keep only the last")
+    return out
+
+
 def _read(path: str, snippet: str) -> tuple[dict[str, Any], str | None]:
     """(the parsed file, its text) — ({}, None) when there is none yet."""
+    if os.path.islink(path):
+        # Replacing a link (a dotfiles manager's) with a file would leave the file it
+        # points to behind; writing through it could change a file that is not the client's.
+        target = os.path.realpath(path)
+        raise ConnectError(f"{path} is a link to {target}; nothing was written. If that is the client's file, "
+                           f"run again with --config {target}")
     if not os.path.exists(path):
         return {}, None
     try:
@@ -135,11 +155,12 @@ def _read(path: str, snippet: str) -> tuple[dict[str, Any], str | None]:
     if not text.strip():
         return {}, text
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except ValueError as exc:
         tolerated = any(m.group(1) for m in _COMMENT_OR_TRAILING_COMMA.finditer(text))
         why = ("it has comments or trailing commas, which the client accepts but Mnemoscope would lose by "
-               "rewriting it" if tolerated else f"it is not valid JSON ({exc})")
+               "rewriting it" if tolerated else str(exc) if isinstance(exc, _KeyTwice)
+               else f"it is not valid JSON ({exc})")
         raise ConnectError(f"{path} was left as it is: {why}. Add this under the servers in it by hand:\n"
                            f"{snippet}") from None
     if not isinstance(data, dict):
@@ -172,15 +193,30 @@ def connect(client: str, db: str, *, scopes: list[str] | tuple[str, ...] = (), t
     if dry_run:
         return ConnectResult(client, path, new, True, removed=remove)
     updated = {**data, key: servers}
+    try:  # before any file is touched: what cannot be written back as it was read stops here
+        out = (json.dumps(updated, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    except ValueError as exc:  # NaN or 1e400 (read as inf), a lone surrogate
+        raise ConnectError(f"{path} was left as it is: it holds a value Mnemoscope cannot write back as JSON "
+                           f"({exc}). Add this under the servers in it by hand:\n{snippet}") from None
+    if text is not None and (not os.access(path, os.W_OK) or not os.stat(path).st_mode & 0o222):
+        raise ConnectError(f"{path} is read-only; nothing was written. Make it writable, or add this under the "
+                           f"servers in it by hand:\n{snippet}")
     backup = None
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     if text is not None:
         backup = path + ".bak"
         shutil.copy2(path, backup)
-    tmp = path + ".mnemoscope-tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(json.dumps(updated, indent=2, ensure_ascii=False) + "\n")
-    if text is not None:
-        shutil.copymode(path, tmp)
-    os.replace(tmp, path)
+    # A temporary file of its own for each run: two runs at once must not write one file.
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=os.path.basename(path) + ".",
+                               suffix=".mnemoscope-tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(out)
+        if text is not None:
+            shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return ConnectResult(client, path, new, True, removed=remove, backup=backup)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from .errors import DatabaseRefused, StoreError
@@ -104,7 +105,12 @@ def check_file(path: str) -> None:
     """Refuse, without writing, a file that is not a database, is another program's, is
     corrupt, or is newer. Refusing leaves no ``-wal`` or ``-shm`` file behind."""
     try:
-        with open(path, "rb") as fh:
+        # Non-blocking: opening a FIFO waits for a writer; the check below then refuses it.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise DatabaseRefused(path, "not_a_database", f"{path} is not a plain file (a pipe, a device or a "
+                                      "socket); open a Mnemoscope database or create a new one with File › New")
             header = fh.read(100)
     except OSError as exc:
         raise DatabaseRefused(path, "unreadable", f"cannot read {path}: {exc.strerror or exc}") from None

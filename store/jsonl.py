@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -228,13 +229,15 @@ def _read(source: Any) -> tuple[str, str]:
     or an iterable of lines."""
     looks_like_data = isinstance(source, str) and ("\n" in source or source.lstrip("\ufeff \t").startswith("{"))
     if isinstance(source, (str, os.PathLike)) and not looks_like_data:
+        from .importers.source import read_plain  # (not at the top: importers import this module's kin)
+
         try:
-            with open(source, encoding="utf-8-sig", newline="") as fh:
-                return fh.read(), str(source)
+            data = read_plain(source, None)  # a pipe or a device is refused, never waited on
         except OSError as exc:
             raise StoreError(f"cannot read {source}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise StoreError(f"{source} is not UTF-8 text (byte {exc.start + 1}): {exc.reason}") from None
+        # Bytes that are not UTF-8 become U+DC80-U+DCFF (which strict UTF-8 never yields):
+        # their line is refused by number (_undecodable), and a partial import takes the rest.
+        return data.decode("utf-8-sig", "surrogateescape"), str(source)
     if isinstance(source, str):
         return source, "the import"
     if isinstance(source, io.IOBase) or hasattr(source, "read"):
@@ -246,6 +249,18 @@ def _read(source: Any) -> tuple[str, str]:
                 raise StoreError(f"the import is not UTF-8 text (byte {exc.start + 1}): {exc.reason}") from None
         return data, getattr(source, "name", "the import")
     return "\n".join(str(x).rstrip("\n") for x in source), "the import"
+
+
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def _undecodable(line: str) -> str | None:
+    """Why a line read from a file is not text: a byte that is not UTF-8 (see _read)."""
+    found = _NOT_UTF8.search(line)
+    if found is None:
+        return None
+    column = len(line[:found.start()].encode("utf-8", "surrogateescape")) + 1
+    return f"is not UTF-8 text (byte {column} of the line: 0x{ord(found.group()) - 0xDC00:02x})"
 
 
 def _lines(text: str) -> list[str]:
@@ -275,6 +290,10 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     seen: dict[str, int] = {}
     for number, line in enumerate(_lines(text), 1):
         if not line.strip():
+            continue
+        not_text = _undecodable(line)
+        if not_text:
+            report.errors.append((number, not_text))
             continue
         try:
             obj = json_input.loads(line, surrogates=False)  # the fields name their own

@@ -177,6 +177,18 @@ class MemoryStore:
             raise NotFound("memory", memory_id)
         return found[0]
 
+    def get_visible(self, memory_id: str, scopes: tuple[str, ...] | list[str], trust: str) -> Memory:
+        """The memory if a caller that may read ``scopes`` at ``trust`` sees it; else
+        NotFound, as for a missing id, and by the same single query: a hidden memory must
+        not answer later than a missing one (imported ids are made from their content)."""
+        readable = readable_at(trust)
+        found = self.tables.memories(f"id = ? AND scope IN ({','.join('?' * len(scopes))}) "
+                                     f"AND sensitivity IN ({','.join('?' * len(readable))})",
+                                     (memory_id, *scopes, *readable))
+        if not found:
+            raise NotFound("memory", memory_id)
+        return found[0]
+
     def exists(self, memory_id: str) -> bool:
         return self.tables.exists(memory_id)
 
@@ -399,7 +411,8 @@ class MemoryStore:
             names += [k for k in known if k.lower() not in lowered]
             created: list[Entity] = []
             edges: list[tuple[str, str, str]] = []
-            self.tables.set_entities(mid, names, values["scope"], now, created, edges)
+            self.tables.set_entities(mid, names, values["scope"], now, created, edges,
+                                     None if trust is None else readable_at(trust))
             from .conflicts import likely_conflicts
 
             conflicts = likely_conflicts(self, mid)

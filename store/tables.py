@@ -410,9 +410,11 @@ class Tables:
                 (*readable, scope))}
 
     def resolve_entity(self, name: str, kind: str | None, scope: str, now: float, created: list[Entity],
-                       aliases: list[str] | None = None) -> str:
+                       aliases: list[str] | None = None, readable: tuple[str, ...] | None = None) -> str:
         """The id of the entity called ``name`` (or with that alias), same scope first,
-        then global; created in ``scope`` (and added to ``created``) when none exists."""
+        then global; created in ``scope`` (and added to ``created``) when none exists.
+        With ``readable`` (an agent's), an alias of an entity only memories it may not
+        read name is not followed: the answer would give that entity's name away."""
         low = name.strip().lower()
         rows = self.conn.execute(
             "SELECT id, scope FROM entities WHERE lower(name) = ? AND scope IN (?, 'global') "
@@ -420,7 +422,9 @@ class Tables:
         if not rows:
             for eid, escope, al in self.conn.execute(
                 "SELECT id, scope, aliases FROM entities WHERE aliases != '[]' AND scope IN (?, 'global') "
-                "ORDER BY scope = ? DESC", (scope, scope)):
+                "ORDER BY scope = ? DESC", (scope, scope)).fetchall():
+                if readable is not None and self._entity_unseen(eid, readable, scope):
+                    continue
                 if low in (a.lower() for a in json.loads(al)):
                     rows = [(eid, escope)]
                     break
@@ -435,15 +439,26 @@ class Tables:
         created.append(ent)
         return eid
 
+    def _entity_unseen(self, eid: str, readable: tuple[str, ...], scope: str) -> bool:
+        """As :meth:`entities_unseen`, for one entity."""
+        ph = ",".join("?" * len(readable))
+        named, seen = self.conn.execute(
+            f"SELECT count(*), sum(CASE WHEN m.sensitivity IN ({ph}) AND m.scope IN (?, 'global') THEN 1 ELSE 0 END) "
+            "FROM edges x JOIN memories m ON m.id = x.src WHERE x.edge = 'mentions_entity' AND x.dst = ?",
+            (*readable, scope, eid)).fetchone()
+        return bool(named) and not seen
+
     def set_entities(self, memory_id: str, specs: list[Any], scope: str, now: float,
-                     created: list[Entity], edges: list[tuple[str, str, str]]) -> None:
-        """Link a memory to exactly these entities (names, or dicts with name, kind and aliases)."""
+                     created: list[Entity], edges: list[tuple[str, str, str]],
+                     readable: tuple[str, ...] | None = None) -> None:
+        """Link a memory to exactly these entities (names, or dicts with name, kind and
+        aliases); ``readable``: see :meth:`resolve_entity`."""
         self.conn.execute(f"DELETE FROM edges WHERE (src = ? AND edge = '{MENTIONS}') "
                           f"OR (dst = ? AND edge = '{MENTIONED_IN}')", (memory_id, memory_id))
         for spec in specs:
             name, kind = (spec.get("name"), spec.get("kind")) if isinstance(spec, dict) else (spec, None)
             aliases = spec.get("aliases") if isinstance(spec, dict) else None
-            eid = self.resolve_entity(name, kind, scope, now, created, aliases)
+            eid = self.resolve_entity(name, kind, scope, now, created, aliases, readable)
             self.edge_pair(memory_id, MENTIONS, eid, MENTIONED_IN, now, edges)
 
     def reference(self, src: str, dst: str, now: float, edges: list[tuple[str, str, str]]) -> None:

@@ -182,3 +182,52 @@ def test_recall_on_a_full_disk_answers_200_and_says_so(db_path, monkeypatch):
         store.close()
     assert status == 200 and [h["id"] for h in answer["hits"]] == ["m-tea"]
     assert answer["reinforced"] is False and "full" in answer["reinforcement"]
+
+
+def test_health_without_the_token_says_only_that_the_server_is_up(serve):
+    """Bound beyond loopback, every request needs the token; /health stays a liveness probe
+    without it, but the counts, scopes and trust of the memory are for token holders only."""
+    token = "s3cret-token-0123456789"
+    port = serve("--scope", "private:ana", "--trust", "high", "--token", token)
+    status, body = request(port, "GET", "/health")
+    assert status == 200 and body["ok"] is True and body["version"]
+    assert not {"counts", "scopes", "trust"} & set(body), body
+    status, body = request(port, "GET", "/health", headers={"Authorization": "Bearer wrong"})
+    assert status == 200 and "private:ana" not in json.dumps(body)
+    status, body = request(port, "GET", "/health", headers={"Authorization": f"Bearer {token}"})
+    assert status == 200 and body["scopes"] == ["private:ana"] and body["trust"] == "high" and "counts" in body
+
+
+@pytest.mark.parametrize("method, path, status", [("GET", "/nope", 404), ("POST", "/health", 405),
+                                                   ("GET", "/recall", 405), ("DELETE", "/remember", 405)])
+def test_an_unknown_path_or_method_is_answered_in_json(serve, method, path, status):
+    """README: errors are JSON, {"ok": false, "status": …, "error": …}."""
+    port = serve()
+    got, body = request(port, method, path)
+    assert got == status and body["ok"] is False and body["status"] == status and path in body["error"]
+
+
+def test_a_web_page_cannot_flood_the_activity_log(serve, db_path):
+    """A page in the user's browser may fire requests at the server without reading the
+    answers: <img src=".../stats"> (no Origin: a browser sends none on such a GET, but marks
+    it Sec-Fetch-Site: cross-site), or POSTs from its own origin, refused. Each wrote a log
+    row (~1,200 a second, ~200 bytes each, and a tick then kept only the newest 20,000,
+    pushing out what agents really did). Now such a GET is refused, and the log keeps one
+    line a minute for each kind of refusal."""
+    port = serve()
+    with MemoryStore(db_path) as s:
+        before = len(activity_log.recent(s, 100_000, trust="hyper"))
+    for _ in range(30):
+        status, body = request(port, "GET", "/stats", headers={"Sec-Fetch-Site": "cross-site",
+                                                              "Sec-Fetch-Mode": "no-cors"})
+        assert status == 403 and "web pages" in body["error"]
+        status, _ = post(port, "/remember", {"text": "from a page"}, Origin="http://evil.example")
+        assert status == 403
+    with MemoryStore(db_path) as s:
+        rows = activity_log.recent(s, 100_000, trust="hyper")  # newest first
+    rows = rows[: len(rows) - before]
+    assert 1 <= len(rows) <= 2, [r.error for r in rows]
+    assert all(not r.ok and "refused (403)" in r.error for r in rows)
+    # the server's own page and a request a person typed into the address bar still pass
+    assert request(port, "GET", "/stats", headers={"Sec-Fetch-Site": "same-origin"})[0] == 200
+    assert request(port, "GET", "/stats", headers={"Sec-Fetch-Site": "none"})[0] == 200

@@ -244,3 +244,52 @@ def test_a_capture_neither_links_to_nor_learns_of_hidden_memories_and_entities(s
     assert not any(hidden.id in (src, dst) for src, _, dst, _ in new_edges)
     made = logged(ops, "remember", text="Zed plays the oboe.")
     assert made["memory"]["entities"] == []  # Zed is known only through the hidden memory
+
+
+def test_an_entity_named_by_an_alias_only_hidden_memories_know_stays_the_callers_name(store):
+    """remember(entities=["NJ"]) where "NJ" is an alias of an entity that only a memory above
+    the caller's trust names: the answer (and recall after it) must say "NJ", not the
+    hidden entity's name, and the new memory must not be linked to that entity."""
+    hidden = store.remember(PIN, scope="group:a", sensitivity="hyper",
+                            entities=[{"name": "Nightjar", "kind": "project", "aliases": ["NJ"]}]).memory
+    ops = Operations(store, scopes=["group:a"], trust="low")
+    made = logged(ops, "remember", text="Work on NJ resumes Monday.", entities=["NJ"])
+    assert made["memory"]["entities"] == ["NJ"]
+    found = logged(ops, "recall", query="NJ resumes Monday", k=5)
+    assert "Nightjar" not in json.dumps(found) and "Nightjar" not in everything_logged(store)
+    assert hidden.id not in json.dumps(found)
+
+
+def test_an_alias_the_caller_may_see_still_names_its_entity(store):
+    store.remember("Nightjar ships in May.", scope="group:a", sensitivity="low",
+                   entities=[{"name": "Nightjar", "kind": "project", "aliases": ["NJ"]}])
+    ops = Operations(store, scopes=["group:a"], trust="low")
+    assert logged(ops, "remember", text="NJ has a new logo.", entities=["NJ"])["memory"]["entities"] == ["Nightjar"]
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("tool", ["update", "forget"])
+def test_a_hidden_id_costs_the_same_statements_as_a_missing_one(store, tool):
+    """An id that exists above the caller's trust or outside its scopes must not answer
+    slower than one that does not exist: imported ids are made from their content (an MCP
+    memory observation's id is a hash of its entity and text), so a timing difference
+    would confirm a guessed hidden text. The statements run are the timing's cause; they
+    must be the same."""
+    store.remember(PIN, memory_id="hidden-high", scope="group:a", sensitivity="hyper", entities=["Lab"])
+    store.remember(PIN + " (b)", memory_id="hidden-away", scope="group:b", sensitivity="low", entities=["Lab"])
+    ops = Operations(store, scopes=["group:a"], trust="low")
+    args = {"importance": 1} if tool == "update" else {}
+
+    def statements(memory_id):
+        seen = []
+        store.conn.set_trace_callback(seen.append)
+        try:
+            with pytest.raises(NotFound):
+                validate_call(ops.bound(tool))(memory_id=memory_id, **args)
+        finally:
+            store.conn.set_trace_callback(None)
+        return [s.replace(memory_id, "?ID") for s in seen]
+
+    missing = statements("no-such-id")
+    assert statements("hidden-high") == missing
+    assert statements("hidden-away") == missing

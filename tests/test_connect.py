@@ -113,3 +113,79 @@ def test_the_frozen_app_is_connected_through_its_console_program(monkeypatch, tm
     monkeypatch.setattr(sys, "executable", str(tmp_path / "Mnemoscope" / "Mnemoscope"))
     assert program() == [str(tmp_path / "Mnemoscope" / "mnemoscope-cli")]
     assert entry("cursor", "m.db")["args"][:1] == ["mcp"]
+
+
+def _untouched(folder):
+    """Every file in ``folder`` with its bytes (links by target)."""
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        p = folder / name
+        out[name] = ("link", os.readlink(p)) if p.is_symlink() else p.read_bytes()
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_a_configuration_that_is_a_link_is_refused_with_its_target(tmp_path):
+    """A dotfiles manager keeps ~/.claude.json as a link into its repository: replacing the
+    link with a file would leave the repository's copy behind and the link gone."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "claude.json").write_text('{"mcpServers": {"git": {"command": "git-mcp"}}}', encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    os.symlink(dotfiles / "claude.json", home / ".claude.json")
+    before = _untouched(home), _untouched(dotfiles)
+    with pytest.raises(ConnectError, match=r"is a link to .*claude\.json.*--config"):
+        connect("claude-code", str(tmp_path / "m.db"), path=str(home / ".claude.json"))
+    assert (_untouched(home), _untouched(dotfiles)) == before
+
+
+def test_a_read_only_configuration_is_refused(tmp_path):
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {}}', encoding="utf-8")
+    path.chmod(0o444)
+    with pytest.raises(ConnectError, match="read-only"):
+        connect("cursor", str(tmp_path / "m.db"), path=str(path))
+    assert _untouched(tmp_path) == {"mcp.json": b'{"mcpServers": {}}'}
+
+
+@pytest.mark.parametrize("text", [
+    '{"mcpServers": {"a": {"command": "a"}}, "mcpServers": {"b": {"command": "b"}}}',  # Python keeps the last
+    '{"mcpServers": {}, "zoom": 1e400}',  # read as inf, written back as Infinity: not JSON
+    '{"mcpServers": {}, "zoom": NaN}',
+    '{"mcpServers": {}, "name": "\\ud800"}',  # a lone surrogate: cannot be written as UTF-8
+])
+def test_a_file_that_would_not_come_back_the_same_is_left_alone(tmp_path, text):
+    path = tmp_path / "mcp.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConnectError, match="left as it is") as err:
+        connect("cursor", str(tmp_path / "m.db"), path=str(path))
+    assert '"mnemoscope": {' in str(err.value)
+    assert _untouched(tmp_path) == {"mcp.json": text.encode()}
+
+
+def test_concurrent_connects_leave_one_whole_file(tmp_path):
+    """Eight connects at once (threads: each its own temporary file) end with a file that
+    parses and holds one of them, and no temporary file left behind."""
+    import threading
+
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {"git": {"command": "git-mcp"}}}', encoding="utf-8")
+    errors = []
+
+    def run(i):
+        try:
+            for _ in range(20):
+                connect("cursor", str(tmp_path / f"m{i}.db"), path=str(path))
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert set(data["mcpServers"]) == {"git", "mnemoscope"}
+    assert sorted(os.listdir(tmp_path)) == ["mcp.json", "mcp.json.bak"]

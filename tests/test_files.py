@@ -232,3 +232,24 @@ def test_a_store_that_read_every_memory_keeps_few_pages_in_memory(tmp_path):
         assert used() - before <= 1.2 * read_cache, f"{(used() - before) / 2**20:.1f} MiB after a tick"
     finally:
         store.close()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_database_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    """`--db PIPE` (or File › Open on one) waited for ever for a writer to the pipe."""
+    import contextlib
+    import threading
+
+    pipe = tmp_path / "memory.db"
+    os.mkfifo(pipe)
+
+    def unblock():  # so that the test fails instead of hanging when the open blocks
+        with contextlib.suppress(OSError):
+            os.close(os.open(pipe, os.O_WRONLY))
+
+    timer = threading.Timer(5, unblock)
+    timer.daemon = True
+    timer.start()
+    with pytest.raises(DatabaseRefused, match="not a plain file"):
+        MemoryStore(str(pipe))

@@ -29,6 +29,7 @@ from mnemoscope.store.errors import NotFound, StoreError, Unavailable
 from mnemoscope.store.errors import ValidationError as StoreValidationError
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -61,6 +62,7 @@ class HttpError(Exception):
         self.extra = extra
 
 
+REFUSAL_LOG_EVERY_S = 60.0  # a refusal at the door (host, origin, token, size) is logged once a minute per reason
 RETRY_AFTER_S = 2  # what a 503 (the database server unreachable) tells the client to wait
 
 
@@ -164,6 +166,7 @@ class Guard:
         self.token = token
         self.loopback = loopback
         self.on_refusal = on_refusal  # (path, status, message, headers): README says refused calls are logged
+        self._logged: dict[tuple[int, str], float] = {}  # refusal -> when it was last logged
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -171,12 +174,29 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         refusal = self._refusal(headers, scope.get("path", ""))
+        if refusal is not None and refusal[0] == 401 and scope.get("path") == "/health":
+            # A liveness probe needs no token; what the memory holds (counts, scopes, trust) does.
+            await JSONResponse({"ok": True, "version": __version__})(scope, receive, send)
+            return
         if refusal is not None:
-            if self.on_refusal is not None:
+            if self.on_refusal is not None and self._first_in_a_while(refusal):
                 await anyio.to_thread.run_sync(self.on_refusal, scope.get("path", ""), *refusal, headers)
             await error_response(*refusal)(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    def _first_in_a_while(self, refusal: tuple[int, str]) -> bool:
+        """Whether to log this refusal: one line per status and reason (which names the
+        origin or host) every REFUSAL_LOG_EVERY_S. A web page can send a thousand
+        requests a second; a line each would grow the file and push what agents did out
+        of the bounded log."""
+        now = time.monotonic()
+        if now - self._logged.get(refusal, -REFUSAL_LOG_EVERY_S) < REFUSAL_LOG_EVERY_S:
+            return False
+        if len(self._logged) >= 1000:
+            self._logged.clear()
+        self._logged[refusal] = now
+        return True
 
     def _refusal(self, headers: dict[str, str], path: str) -> tuple[int, str] | None:
         if self.loopback:
@@ -187,7 +207,12 @@ class Guard:
             origin = headers.get("origin")
             if origin is not None and origin not in _own_origins(host):
                 return 403, f"requests from web pages ({origin}) are refused"
-        if self.token is not None and path != "/health":
+            # A browser marks every request it sends (an <img>'s GET has no Origin, but this):
+            # only the server's own pages and what a person types in the address bar pass.
+            site = headers.get("sec-fetch-site")
+            if site is not None and site not in ("same-origin", "none"):
+                return 403, f"requests from web pages (Sec-Fetch-Site: {site}) are refused"
+        if self.token is not None:
             given = headers.get("authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
                 return 401, "this server needs 'Authorization: Bearer <token>' (the token it was started with)"
@@ -239,6 +264,23 @@ def build_app(ops: Operations, *, token: str | None = None, loopback: bool = Tru
     # The guard already checks Host and Origin for every path, /mcp included.
     app = server.streamable_http_app(
         host="127.0.0.1", transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+
+    async def not_routed(request: Request, exc: Exception) -> JSONResponse:
+        """Starlette's own 404 and 405 (plain text) as JSON, like every other answer."""
+        status = getattr(exc, "status_code", 500)
+        path = request.url.path
+        if status == 404:
+            message = f"there is no {path}; the endpoints are /health, {', '.join(ENDPOINTS)} and /mcp"
+        elif status == 405:
+            message = f"{path} takes {(getattr(exc, 'headers', None) or {}).get('Allow', 'another method')}, " \
+                      f"not {request.method}"
+        else:
+            message = f"{path}: {getattr(exc, 'detail', exc)}"
+        response = error_response(status, message)
+        response.headers.update(getattr(exc, "headers", None) or {})
+        return response
+
+    app.add_exception_handler(StarletteHTTPException, not_routed)
     def refused(path: str, status: int, message: str, headers: dict[str, str]) -> None:
         tool = ENDPOINTS.get(path, (None, path.strip("/") or "http"))[1]
         caller = {"client": headers.get("user-agent", "")[:60] or "http", "door": "http"}

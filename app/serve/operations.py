@@ -102,11 +102,8 @@ class Operations:
     def _visible(self, memory_id: str, *, write: bool = False):
         """The memory if this server may see it (and, with ``write``, change it): a
         memory outside its scopes or above its trust answers exactly as a missing one."""
-        memory = self.store.get(memory_id)
-        allowed = set(self.scopes) if write else set(self.scopes) | {"global"}
-        if memory.scope not in allowed or SENSITIVITY_RANK[memory.sensitivity] > SENSITIVITY_RANK[self.trust]:
-            raise NotFound("memory", memory_id)
-        return memory
+        allowed = self.scopes if write else (*self.scopes, "global")
+        return self.store.get_visible(memory_id, allowed, self.trust)
 
     def _may_see(self, memory_id: str) -> bool:
         try:

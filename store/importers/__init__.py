@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ImportRefused, StoreError, ValidationError
 from . import basic_memory, letta, mcp_memory, mem0
 from .plan import FileRefused, ImportPlan, ImportResult, LeftOut, Progress, apply, undo
+from .source import MAX_FILE_BYTES, read_plain
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
@@ -35,8 +36,7 @@ def detect(path: str | os.PathLike) -> str | None:
     if os.path.isdir(path):
         return "basic-memory" if basic_memory.looks_like(path) else None
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(HEAD_BYTES).decode("utf-8", errors="replace").removeprefix("\ufeff")
+        head = read_plain(path, HEAD_BYTES).decode("utf-8", errors="replace").removeprefix("\ufeff")
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
     if mcp_memory.looks_like(head):
@@ -76,9 +76,8 @@ def _whole_json(path: str, head: str) -> Any:
     if not head.lstrip().startswith(("{", "[")):
         return None
     try:
-        with open(path, encoding="utf-8-sig") as fh:
-            return json.load(fh)
-    except (OSError, ValueError, RecursionError):
+        return json.loads(read_plain(path, MAX_FILE_BYTES).decode("utf-8-sig"))
+    except (OSError, StoreError, ValueError, RecursionError):
         return None
 
 

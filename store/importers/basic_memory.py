@@ -31,19 +31,25 @@ from ..errors import ImportRefused, StoreError, ValidationError
 from ..model import parse_time
 from . import frontmatter
 from .plan import ImportPlan, check_name, check_relation, entity_kind, new_plan
-from .source import decode
+from .source import NotPlainFile, decode, read_plain
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
 
 FORMAT = "basic-memory"
 MAX_NOTE_BYTES = 8 << 20
-OBSERVATION = re.compile(r"^\s*[-*]\s+\[(?P<category>[^\[\]]+)\]\s+(?P<text>.+?)\s*$")
-RELATION = re.compile(r"^\s*[-*]\s+(?P<type>[^\[\]()#]+?)\s+\[\[(?P<target>[^\[\]]+)\]\](?:\s*\((?P<context>[^()]*)\))?\s*$")
+# The patterns are written so that no run of spaces can be split two ways (a lazy group
+# before \s* or \s+ backtracked quadratically: one line of 20,000 spaces took a second).
+OBSERVATION = re.compile(r"^\s*[-*]\s+\[(?P<category>[^\[\]]+)\]\s+(?P<text>.*\S)\s*$")
+RELATION = re.compile(r"^\s*[-*]\s+(?P<type>[^\[\]()#\s]+(?:\s+[^\[\]()#\s]+)*+)\s+\[\[(?P<target>[^\[\]]+)\]\]"
+                      r"(?:\s*\((?P<context>[^()]*)\))?\s*$")
 LINK = re.compile(r"\[\[(?P<target>[^\[\]]+)\]\]")
 TAG = re.compile(r"(?<!\S)#(?P<tag>[^\s#()\[\]]+)")
-CONTEXT = re.compile(r"\s*\((?P<context>[^()]*)\)\s*$")
+CONTEXT = re.compile(r"(?<!\s)\s*\((?P<context>[^()]*)\)\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
+# A note linked in from elsewhere (/etc/passwd, a secret, a FIFO that never ends) is not the
+# project's; a linked folder may loop back on itself.
+LINK_WHY = "a link; an import never reads through a link, so nothing outside the folder is read"
 
 
 def looks_like(path: str) -> bool:
@@ -63,10 +69,14 @@ def _notes(folder: str, plan: ImportPlan) -> list[str]:
             if d.startswith("."):
                 plan.leave_out(os.path.relpath(os.path.join(root, d), folder) + "/", "folder",
                                "hidden folders are not notes")
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            elif os.path.islink(os.path.join(root, d)):
+                plan.leave_out(os.path.relpath(os.path.join(root, d), folder) + "/", "folder", LINK_WHY)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(root, d)))
         for f in sorted(files):
             rel = os.path.relpath(os.path.join(root, f), folder)
-            if f.endswith(".md"):
+            if os.path.islink(os.path.join(root, f)):
+                plan.leave_out(rel, "file", LINK_WHY)
+            elif f.endswith(".md"):
                 found.append(rel)
             elif not f.startswith("."):
                 plan.leave_out(rel, "file", "not a markdown note")
@@ -107,13 +117,15 @@ def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = Non
     for rel in _notes(folder, plan):
         full = os.path.join(folder, rel)
         try:
-            size = os.path.getsize(full)
-            if size > MAX_NOTE_BYTES:
-                plan.error(f"{rel}:1", f"is {size:,} bytes; a note may be at most {MAX_NOTE_BYTES:,}")
+            data = read_plain(full, MAX_NOTE_BYTES + 1, name=rel, follow=False)
+            if len(data) > MAX_NOTE_BYTES:
+                plan.error(f"{rel}:1", f"is over {MAX_NOTE_BYTES:,} bytes; a note may be at most {MAX_NOTE_BYTES:,}")
                 continue
-            with open(full, "rb") as fh:
-                data = fh.read()
             mtime = os.path.getmtime(full)
+        except NotPlainFile as exc:
+            plan.leave_out(rel, "file", LINK_WHY if exc.link else "not a plain file (a pipe, a device "
+                           "or a socket)")
+            continue
         except OSError as exc:
             plan.error(f"{rel}:1", f"cannot be read: {exc.strerror or exc}")
             continue

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..errors import ValidationError
 
-_KEY = re.compile(r"^([A-Za-z_][\w .-]*?)\s*:(?:\s+(.*))?$")
+# A name's inner spaces and the spaces before ':' cannot be split two ways (see basic_memory).
+_KEY = re.compile(r"^([A-Za-z_][\w.-]*(?:[ \t]+[\w.-]+)*+)[ \t]*:(?:\s+(.*))?$")
 _ITEM = re.compile(r"^\s*-(?:\s+(.*))?$")
 
 
@@ -57,7 +58,7 @@ def parse(text: str) -> dict[str, Any]:
 def _strip_comment(value: str) -> str:
     if value[:1] in ("'", '"'):
         return value.strip()
-    return re.split(r"\s+#", value, maxsplit=1)[0].strip()
+    return re.split(r"(?<!\s)\s+#", value, maxsplit=1)[0].strip()
 
 
 def _value(value: str, number: int) -> Any:

@@ -3,12 +3,12 @@ the ids counted against the store; nothing written."""
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING
 
+from .. import json_input
 from ..errors import ImportRefused, ValidationError
-from ..jsonl import _lines, _parse_line, _read
+from ..jsonl import _lines, _parse_line, _read, _undecodable
 from .plan import ImportResult, _stored_ids
 
 if TYPE_CHECKING:
@@ -19,15 +19,26 @@ def preview_jsonl(store: MemoryStore, path: str | os.PathLike) -> ImportResult:
     text, name = _read(str(path))
     errors: list[tuple[int, str]] = []
     ids: list[str] = []
+    seen: dict[str, int] = {}
     for number, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
-        try:
-            ids.append(_parse_line(store, json.loads(line))["id"])
-        except json.JSONDecodeError as exc:
-            errors.append((number, f"not valid JSON: {exc.msg} at column {exc.colno}"))
+        if _undecodable(line):
+            errors.append((number, _undecodable(line)))
+            continue
+        try:  # as import_jsonl reads a line: nesting too deep, a huge number are bad lines too
+            rec = _parse_line(store, json_input.loads(line, surrogates=False))
+        except json_input.BadJson as exc:
+            errors.append((number, str(exc).replace(" at line 1 column", " at column")))
+            continue
         except ValidationError as exc:
             errors.append((number, str(exc)))
+            continue
+        if rec["id"] in seen:
+            errors.append((number, f"id {rec['id']!r} already appears on line {seen[rec['id']]}"))
+            continue
+        seen[rec["id"]] = number
+        ids.append(rec["id"])
     if errors:
         raise ImportRefused(name, errors)
     with store.tables.reading():

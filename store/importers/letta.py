@@ -208,3 +208,6 @@ def _passage(store: MemoryStore, plan: ImportPlan, where: str, passage: Any, age
         return
     if rec:
         plan.place("archival passage -> memory (fact)")
+    else:
+        same = f"the same id {passage['id']!r}"[:100] if passage.get("id") else "the same text"
+        plan.leave_out(where, "archival passage", f"an earlier passage has {same}; the first is kept")

@@ -67,13 +67,13 @@ def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = Non
     for i, item in enumerate(items):
         where = f"results[{i}]" if isinstance(doc, dict) else f"[{i}]"
         try:
-            _item(store, plan, item, at)
+            _item(store, plan, item, at, where)
         except ValidationError as exc:
             plan.error(where, str(exc))
     return plan
 
 
-def _item(store: MemoryStore, plan: ImportPlan, item: Any, at: float) -> None:
+def _item(store: MemoryStore, plan: ImportPlan, item: Any, at: float, where: str) -> None:
     if not isinstance(item, dict):
         raise ValidationError("item", "must be an object")
     text = item.get("memory")
@@ -115,6 +115,9 @@ def _item(store: MemoryStore, plan: ImportPlan, item: Any, at: float) -> None:
         plan.scope = own_scope
     if rec:
         plan.place(f"memory -> memory (fact) in scope {chosen or plan.scope}")
+    else:
+        same = f"the same id {item['id']!r}"[:100] if item.get("id") else "the same text"
+        plan.leave_out(where, f"memory {text[:60]!r}", f"an earlier item of its scope has {same}; the first is kept")
     if extra:
         plan.leave_out(f"memory {item.get('id') or text[:30]!r}", f"field(s) {', '.join(extra)}",
                        "not part of mem0's memory item schema")

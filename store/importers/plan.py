@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 RELATION_PREFIX = "relation:"
 MAX_NAME_CHARS = 200
 MAX_RELATION_CHARS = 100
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
+# C0 and C1 controls, the line and paragraph separators (U+0085 and U+2028 break a line for
+# str.splitlines), and the bidi embeddings, overrides and isolates, which show a name in
+# another order than it is spelt ('Ana\u202egpj.exe' reads 'Anaexe.jpg').
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 Progress = Callable[[int, int], None]
 
 
@@ -152,8 +155,10 @@ def check_name(value: Any, field_name: str) -> str:
     if "/" in name or "\\" in name:
         raise ValidationError(field_name, f"{_short(name)!r} contains a path separator ('/' or '\\'); "
                                           "rename the entity in the source file")
-    if _CONTROL.search(name):
-        raise ValidationError(field_name, f"{_short(name)!r} contains a control character")
+    bad = _CONTROL.search(name)
+    if bad:
+        raise ValidationError(field_name, f"{_short(name)!r} contains the control or text-direction character "
+                                          f"U+{ord(bad.group()):04X}; rename the entity in the source file")
     return name
 
 

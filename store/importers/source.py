@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,17 +18,60 @@ MAX_LINE_BYTES = 1 << 20  # a line of JSONL; a memory's text is at most a few th
 MAX_DEPTH = 32  # nesting of a JSON value; every format here needs fewer than ten levels
 
 
+class NotPlainFile(StoreError):
+    """A path to read is a link (where links are not followed: ``link``), a pipe, a device
+    or a socket."""
+
+    def __init__(self, message: str, *, link: bool = False) -> None:
+        super().__init__(message)
+        self.link = link
+
+
+def read_plain(path: str | os.PathLike, limit: int | None, *, name: str | None = None,
+               follow: bool = True) -> bytes:
+    """At most ``limit`` bytes (None: all) of the plain file ``path``. A pipe, a device or a socket is
+    refused before anything waits on it (opening a FIFO blocks until a writer comes; a
+    device never ends); with ``follow=False`` a symbolic link is refused too, by the kernel
+    (O_NOFOLLOW), so a link swapped in after a check is not read either."""
+    name = name or str(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            raise NotPlainFile(f"{name} is a link; an import never reads through a link", link=True)
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow and exc.errno == getattr(os, "ELOOP", 40):
+            raise NotPlainFile(f"{name} is a link; an import never reads through a link", link=True) from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotPlainFile(f"{name} is not a plain file (a pipe, a device or a socket); "
+                               "import a file, or a basic-memory folder")
+        if limit is None:
+            return fh.read()
+        # In pieces: read(limit) would ask for all of limit at once, however small the file.
+        data = bytearray()
+        while len(data) < limit:
+            piece = fh.read(min(1 << 24, limit - len(data)))
+            if not piece:
+                break
+            data += piece
+        return bytes(data)
+
+
 def read_text(path: str | os.PathLike, name: str | None = None) -> str:
     """The file's text, strictly UTF-8 (a byte order mark is allowed)."""
     name = name or str(path)
     try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            raise StoreError(f"{name} is {size:,} bytes; an import takes files of at most {MAX_FILE_BYTES:,}")
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_plain(path, MAX_FILE_BYTES + 1, name=name)
     except OSError as exc:
         raise StoreError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise StoreError(f"{name} is over {MAX_FILE_BYTES:,} bytes; an import takes files of at most "
+                         f"{MAX_FILE_BYTES:,}")
     return decode(data, name)
 
 
