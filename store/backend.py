@@ -398,6 +398,59 @@ class PostgresConnection:
 
         self._guarded(sql, run)
 
+    def columns(self, sql: str, types: str) -> list[Any]:
+        """The columns of a query's rows as numpy arrays, read as one binary COPY (no Python
+        object per value): ``types`` has a letter per column, ``i`` for int8 and ``f`` for
+        float8, and every value must be one (not NULL: the query says what a NULL becomes)."""
+        import numpy as np
+
+        layout = np.dtype([("n", ">i2"), *((f"{name}{i}", t) for i, kind in enumerate(types)
+                                             for name, t in (("len", ">i4"), ("v", ">i8" if kind == "i" else ">f8")))])
+
+        def run(conn: Any) -> bytes:
+            data = bytearray()
+            with conn.cursor().copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)") as copy:
+                for chunk in copy:
+                    data += chunk
+            return bytes(data)
+
+        data = self._guarded("COPY", run) or b""
+        header = 19  # signature, flags and an empty header extension; the last two bytes end the data
+        rows = np.frombuffer(data, layout, count=(len(data) - header - 2) // layout.itemsize, offset=header) \
+            if len(data) > header + 2 else np.zeros(0, layout)
+        if np.any(rows["n"] != len(types)) or any(np.any(rows[f"len{i}"] != 8) for i in range(len(types))):
+            raise PostgresError(f"a column of {sql[:80]}… is NULL or not an 8-byte number")
+        return [rows[f"v{i}"].astype(np.int64 if kind == "i" else np.float64) for i, kind in enumerate(types)]
+
+    def insert_many(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        """:func:`insert_many` on the server: one COPY."""
+        def run(conn: Any) -> None:
+            with conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            self.total_changes += len(rows)
+
+        self._guarded("INSERT", run)
+
+    def update_many(self, table: str, key: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        """:func:`update_many` on the server: the rows as one COPY into a temporary table,
+        then one ``UPDATE … FROM`` it."""
+        names = ", ".join(columns)
+
+        def run(conn: Any) -> None:
+            conn.execute(f"CREATE TEMPORARY TABLE mnemoscope_rows AS SELECT {names}, {key} FROM {table} WITH NO DATA")
+            try:
+                with conn.cursor().copy(f"COPY mnemoscope_rows ({names}, {key}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+                cur = conn.execute(f"UPDATE {table} t SET {', '.join(f'{c} = r.{c}' for c in columns)} "
+                                   f"FROM mnemoscope_rows r WHERE t.{key} = r.{key}")
+                self._count("UPDATE", cur.rowcount)
+            finally:
+                conn.execute("DROP TABLE mnemoscope_rows")
+
+        self._guarded("UPDATE", run)
+
     def execute_script(self, sql: str) -> None:
         """Run statements as written, in PostgreSQL's own dialect (the schema's steps)."""
         self._guarded(sql, lambda conn: conn.execute(sql))
@@ -434,6 +487,30 @@ class PostgresConnection:
 
         return {"backend": "postgresql", "server_version": version, "extensions": extensions,
                 "vectors": describe(state(self))}
+
+
+def insert_many(conn: Any, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Insert the rows (a value for each of ``columns``) inside the caller's transaction:
+    ``executemany`` on SQLite, one COPY on PostgreSQL."""
+    if not rows:
+        return
+    if getattr(conn, "dialect", "sqlite") == "postgresql":
+        conn.insert_many(table, columns, rows)
+    else:
+        conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                         rows)
+
+
+def update_many(conn: Any, table: str, key: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """``UPDATE table SET columns WHERE key`` for each row (the columns' values, then the
+    key's), inside the caller's transaction: ``executemany`` on SQLite, one bulk update on
+    PostgreSQL (a statement per row there is a round of the protocol each)."""
+    if not rows:
+        return
+    if getattr(conn, "dialect", "sqlite") == "postgresql":
+        conn.update_many(table, key, columns, rows)
+    else:
+        conn.executemany(f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns)} WHERE {key} = ?", rows)
 
 
 def wall_time(conn: Any) -> float:

@@ -255,6 +255,11 @@ class Tables:
     def superseded_ids(self) -> set[str]:
         return {r[0] for r in self.conn.execute(f"SELECT src FROM edges WHERE edge = '{SUPERSEDED_BY}'")}
 
+    def superseded_rowids(self) -> list[int]:
+        """The rowids of :meth:`superseded_ids`."""
+        return [r[0] for r in self.conn.execute(
+            f"SELECT m.rowid FROM edges e JOIN memories m ON m.id = e.src WHERE e.edge = '{SUPERSEDED_BY}'")]
+
     def decay_fingerprint(self) -> str:
         """The decay numbers layers are worked out with, as stored beside them."""
         return self._fingerprint
