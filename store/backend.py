@@ -79,6 +79,11 @@ RECONNECT_PAUSE_S = 1.0
 _READS = ("SELECT", "WITH", "PRAGMA", "SHOW")
 # The channel every write transaction notifies before it commits (store/notify.py listens).
 CHANNEL = "mnemoscope"
+# Reads of a process's other threads while one holds the store's connection (an HTTP API's
+# calls at once) take a connection of a pool of at most this many (psycopg_pool), opened at the
+# first such read; a read waits at most POOL_WAIT_S for one, then for the store's connection.
+POOL_SIZE = 4
+POOL_WAIT_S = 0.2
 
 
 def is_url(target: str | os.PathLike) -> bool:
@@ -261,7 +266,8 @@ class PostgresConnection:
 
     dialect = "postgresql"
 
-    def __init__(self, conn: Any, url: str, reopen: Any = None, params: dict[str, Any] | None = None) -> None:
+    def __init__(self, conn: Any, url: str, reopen: Any = None, params: dict[str, Any] | None = None,
+                 configure: Any = None) -> None:
         self._conn = conn
         self.url = url  # without its password
         self._lock = threading.RLock()
@@ -274,6 +280,11 @@ class PostgresConnection:
         self._why = ""  # what the failed reconnect said
         self._closed = False
         self.clock_skew = _clock_skew(conn)  # the server's clock minus this machine's, in seconds
+        self._pool: Any = None  # psycopg_pool.ConnectionPool, opened by the first read that needs it
+        self._configure = configure  # (psycopg connection) -> None: sets up a new one as the first
+        self._pool_lock = threading.Lock()
+        self._local = threading.local()  # .route: this thread's statements go to the last of it (None: ours)
+        self._down_until = 0.0  # the server was found gone: reads take no pooled connection until then
 
     def _count(self, sql: str, rowcount: int) -> None:
         if rowcount > 0 and sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
@@ -295,6 +306,15 @@ class PostgresConnection:
         import psycopg.pq
 
         head = head.lstrip()[:20].upper()
+        pooled = self._routed()
+        if pooled is not None:
+            try:
+                return action(pooled)
+            except psycopg.Error as exc:
+                if not _went_away(pooled, exc):
+                    raise _error(exc) from None
+                self._down_until = time.monotonic() + RECONNECT_PAUSE_S
+                raise Unavailable(self.url, _error(exc).args[0]) from None
         with self._lock:
             if self._ready(head):
                 return None
@@ -313,6 +333,65 @@ class PostgresConnection:
                                       outcome_unknown=in_tx and head.startswith("COMMIT")) from None
         return None
 
+    # -- a pool for the reads of other threads ------------------------------------------------
+    def _routed(self) -> Any:
+        route = getattr(self._local, "route", None)
+        return route[-1] if route else None
+
+    @contextlib.contextmanager
+    def pooled(self) -> Any:
+        """For the block, this thread's statements go to a connection of the pool: yields True,
+        or False when none was free within :data:`POOL_WAIT_S` (or the server was just found
+        gone), and then nothing changes. For reads only (store/tables.py ``reading``): each
+        statement commits by itself, as on the store's own connection."""
+        import psycopg.pq
+
+        route = self._local.__dict__.setdefault("route", [])
+        if route and route[-1] is not None:  # already on one
+            yield True
+            return
+        pool = self._the_pool() if time.monotonic() >= self._down_until else None
+        conn = None
+        if pool is not None:
+            with contextlib.suppress(Exception):  # no connection at once: the caller takes turns on ours
+                conn = pool.getconn(timeout=POOL_WAIT_S)
+        if conn is None:
+            yield False
+            return
+        route.append(conn)
+        try:
+            yield True
+        finally:
+            route.pop()
+            if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                with contextlib.suppress(Exception):  # a broken one is dropped by the pool
+                    conn.rollback()
+            pool.putconn(conn)
+
+    @contextlib.contextmanager
+    def own(self) -> Any:
+        """For the block, this thread's statements go to the store's own connection (a write)."""
+        route = self._local.__dict__.setdefault("route", [])
+        route.append(None)
+        try:
+            yield
+        finally:
+            route.pop()
+
+    def _the_pool(self) -> Any:
+        with self._pool_lock:
+            if self._pool is None and not self._closed and self._configure is not None:
+                try:
+                    from psycopg_pool import ConnectionPool
+                except ImportError:  # an install without the pool: every read takes turns
+                    self._configure = None
+                    return None
+                self._pool = ConnectionPool(kwargs={**self.params, "autocommit": True}, min_size=1,
+                                            max_size=POOL_SIZE, open=False, configure=self._configure,
+                                            check=ConnectionPool.check_connection, name="mnemoscope-reads")
+                self._pool.open(wait=False)
+            return self._pool
+
     def _ready(self, head: str) -> bool:
         """Before a statement: True to skip it (the ROLLBACK of a transaction the server lost)."""
         if self._closed:
@@ -329,11 +408,9 @@ class PostgresConnection:
 
     def _gone(self, exc: BaseException) -> bool:
         """Whether the error is the server or the connection going away (then the connection is dropped)."""
-        import psycopg
-
-        state = getattr(exc, "sqlstate", None) or ""
-        gone = self._conn.closed or self._conn.broken or (
-            isinstance(exc, psycopg.OperationalError) and (not state or state.startswith(("08", "57P"))))
+        gone = _went_away(self._conn, exc)
+        if gone:
+            self._down_until = time.monotonic() + RECONNECT_PAUSE_S
         if gone and not self._conn.closed:
             with contextlib.suppress(Exception):  # it is being dropped either way
                 self._conn.close()
@@ -353,6 +430,7 @@ class PostgresConnection:
             self._why = _error(exc).args[0]
             now = time.monotonic()
             self._retry_at = now + min(RECONNECT_PAUSE_S, now - started)
+            self._down_until = now + RECONNECT_PAUSE_S
             raise Unavailable(self.url, self._why) from None
 
     def _run(self, sql: str, params: Any = ()) -> _Cursor:
@@ -476,6 +554,9 @@ class PostgresConnection:
 
     def close(self) -> None:
         self._closed = True
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.close()
         self._conn.close()
 
     def server(self) -> dict[str, Any]:
@@ -531,6 +612,15 @@ def _clock_skew(conn: Any) -> float:
     return min(readings)[1]
 
 
+def _went_away(conn: Any, exc: BaseException) -> bool:
+    """Whether ``exc`` is the server or the connection going away."""
+    import psycopg
+
+    state = getattr(exc, "sqlstate", None) or ""
+    return conn.closed or conn.broken or (
+        isinstance(exc, psycopg.OperationalError) and (not state or state.startswith(("08", "57P"))))
+
+
 def _error(exc: BaseException) -> PostgresError:
     text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     return PostgresError(text)
@@ -545,12 +635,15 @@ def connect_postgres(url: str, *, read_only: bool) -> PostgresConnection:
     shown = redact(url)
     params = parse_url(url)
 
+    def configure(conn: Any) -> None:
+        conn.adapters.register_loader("numeric", FloatLoader)  # sum() and the like: floats, as SQLite gives
+        if read_only:
+            conn.execute("SET default_transaction_read_only = on")
+
     def open_() -> Any:
         try:
             conn = psycopg.connect(autocommit=True, **params)
-            conn.adapters.register_loader("numeric", FloatLoader)  # sum() and the like: floats, as SQLite gives
-            if read_only:
-                conn.execute("SET default_transaction_read_only = on")
+            configure(conn)
         except psycopg.Error as exc:
             why = (str(exc).strip().splitlines() or ["failed"])[0]
             if params.get("password"):
@@ -562,4 +655,4 @@ def connect_postgres(url: str, *, read_only: bool) -> PostgresConnection:
         conn = open_()
     except StoreError as exc:
         raise DatabaseRefused(shown, "unreadable", f"cannot connect to {shown}: {exc}") from None
-    return PostgresConnection(conn, shown, reopen=open_, params=params)
+    return PostgresConnection(conn, shown, reopen=open_, params=params, configure=configure)

@@ -284,6 +284,35 @@ def test_two_ticks_at_once_run_once(store_target, backend):
     assert sorted(len(r.transitions) for r in reports) == [0, 40]
 
 
+def test_a_read_does_not_wait_for_another_threads_transaction_and_sees_only_what_is_committed(pg_url):
+    """One serve process, many HTTP threads: a recall goes on while another thread writes."""
+    with MemoryStore(pg_url) as store:
+        kept = store.remember("Ada keeps the spare keys in the blue jar.", now=T0).memory.id
+        writing, release = threading.Event(), threading.Event()
+
+        def slow_write():
+            with store.tables.write():
+                store.tables.write_memory(kept, {"text": "Ada moved the keys to the drawer."})
+                writing.set()
+                release.wait(10)
+
+        writer = threading.Thread(target=slow_write)
+        writer.start()
+        try:
+            assert writing.wait(10), "the write transaction did not start"
+            started = time.monotonic()
+            hits = store.recall("spare keys jar", k=3, now=T0)
+            seen = store.get(kept).text
+            took = time.monotonic() - started
+        finally:
+            release.set()
+            writer.join()
+        assert took < 2, f"the read waited {took:.1f} s for another thread's open write transaction"
+        assert [h.id for h in hits] == [kept] and seen == "Ada keeps the spare keys in the blue jar.", \
+            f"the read saw another thread's uncommitted write: {seen!r}"
+        assert store.get(kept).text == "Ada moved the keys to the drawer."
+
+
 # -- backups: a logical copy into an SQLite snapshot ----------------------------------------
 def test_a_backup_is_a_consistent_snapshot_file_that_copies_back_whole(tmp_path, pg_url, capsys):
     from mnemoscope.store.backup import backup, postgres_snapshots
