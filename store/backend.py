@@ -285,6 +285,7 @@ class PostgresConnection:
         self._pool_lock = threading.Lock()
         self._local = threading.local()  # .route: this thread's statements go to the last of it (None: ours)
         self._down_until = 0.0  # the server was found gone: reads take no pooled connection until then
+        self._temporary = 0  # temporary tables made (update_many): each its own name
 
     def _count(self, sql: str, rowcount: int) -> None:
         if rowcount > 0 and sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
@@ -494,9 +495,11 @@ class PostgresConnection:
 
         data = self._guarded("COPY", run) or b""
         header = 19  # signature, flags and an empty header extension; the last two bytes end the data
-        rows = np.frombuffer(data, layout, count=(len(data) - header - 2) // layout.itemsize, offset=header) \
-            if len(data) > header + 2 else np.zeros(0, layout)
-        if np.any(rows["n"] != len(types)) or any(np.any(rows[f"len{i}"] != 8) for i in range(len(types))):
+        if not data.startswith(b"PGCOPY\n\xff\r\n\x00") or data[15:19] != bytes(4) or data[-2:] != b"\xff\xff":
+            raise PostgresError(f"the server's binary COPY of {sql[:80]}… is not in the format this reads")
+        rows = np.frombuffer(data, layout, count=(len(data) - header - 2) // layout.itemsize, offset=header)
+        if rows.nbytes != len(data) - header - 2 or np.any(rows["n"] != len(types)) or \
+                any(np.any(rows[f"len{i}"] != 8) for i in range(len(types))):
             raise PostgresError(f"a column of {sql[:80]}… is NULL or not an 8-byte number")
         return [rows[f"v{i}"].astype(np.int64 if kind == "i" else np.float64) for i, kind in enumerate(types)]
 
@@ -514,18 +517,18 @@ class PostgresConnection:
         """:func:`update_many` on the server: the rows as one COPY into a temporary table,
         then one ``UPDATE … FROM`` it."""
         names = ", ".join(columns)
+        self._temporary += 1
+        temporary = f"mnemoscope_rows_{self._temporary}"  # gone with the transaction, whichever way it ends
 
         def run(conn: Any) -> None:
-            conn.execute(f"CREATE TEMPORARY TABLE mnemoscope_rows AS SELECT {names}, {key} FROM {table} WITH NO DATA")
-            try:
-                with conn.cursor().copy(f"COPY mnemoscope_rows ({names}, {key}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
-                cur = conn.execute(f"UPDATE {table} t SET {', '.join(f'{c} = r.{c}' for c in columns)} "
-                                   f"FROM mnemoscope_rows r WHERE t.{key} = r.{key}")
-                self._count("UPDATE", cur.rowcount)
-            finally:
-                conn.execute("DROP TABLE mnemoscope_rows")
+            conn.execute(f"CREATE TEMPORARY TABLE {temporary} ON COMMIT DROP AS SELECT {names}, {key} FROM {table} "
+                         "WITH NO DATA")
+            with conn.cursor().copy(f"COPY {temporary} ({names}, {key}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            cur = conn.execute(f"UPDATE {table} t SET {', '.join(f'{c} = r.{c}' for c in columns)} "
+                               f"FROM {temporary} r WHERE t.{key} = r.{key}")
+            self._count("UPDATE", cur.rowcount)
 
         self._guarded("UPDATE", run)
 

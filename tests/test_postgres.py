@@ -284,6 +284,18 @@ def test_two_ticks_at_once_run_once(store_target, backend):
     assert sorted(len(r.transitions) for r in reports) == [0, 40]
 
 
+def test_columns_come_as_numbers_and_a_null_among_them_is_refused(pg_url):
+    from mnemoscope.store.backend import PostgresError
+
+    with MemoryStore(pg_url) as store:
+        rowid, value = store.conn.columns("SELECT g::int8, g / 4.0::float8 FROM generate_series(1, 3) g", "if")
+        assert rowid.tolist() == [1, 2, 3] and value.tolist() == [0.25, 0.5, 0.75]
+        assert [c.tolist() for c in store.conn.columns("SELECT 1::int8 WHERE false", "i")] == [[]]
+        with pytest.raises(PostgresError, match="NULL or not an 8-byte number"):
+            store.conn.columns("SELECT g::int8, CASE WHEN g = 2 THEN NULL ELSE 1.0::float8 END "
+                               "FROM generate_series(1, 3) g", "if")
+
+
 def test_a_read_does_not_wait_for_another_threads_transaction_and_sees_only_what_is_committed(pg_url):
     """One serve process, many HTTP threads: a recall goes on while another thread writes."""
     with MemoryStore(pg_url) as store:
