@@ -79,6 +79,11 @@ RECONNECT_PAUSE_S = 1.0
 _READS = ("SELECT", "WITH", "PRAGMA", "SHOW")
 # The channel every write transaction notifies before it commits (store/notify.py listens).
 CHANNEL = "mnemoscope"
+# Reads of a process's other threads while one holds the store's connection (an HTTP API's
+# calls at once) take a connection of a pool of at most this many (psycopg_pool), opened at the
+# first such read; a read waits at most POOL_WAIT_S for one, then for the store's connection.
+POOL_SIZE = 4
+POOL_WAIT_S = 0.2
 
 
 def is_url(target: str | os.PathLike) -> bool:
@@ -261,7 +266,8 @@ class PostgresConnection:
 
     dialect = "postgresql"
 
-    def __init__(self, conn: Any, url: str, reopen: Any = None, params: dict[str, Any] | None = None) -> None:
+    def __init__(self, conn: Any, url: str, reopen: Any = None, params: dict[str, Any] | None = None,
+                 configure: Any = None) -> None:
         self._conn = conn
         self.url = url  # without its password
         self._lock = threading.RLock()
@@ -274,6 +280,12 @@ class PostgresConnection:
         self._why = ""  # what the failed reconnect said
         self._closed = False
         self.clock_skew = _clock_skew(conn)  # the server's clock minus this machine's, in seconds
+        self._pool: Any = None  # psycopg_pool.ConnectionPool, opened by the first read that needs it
+        self._configure = configure  # (psycopg connection) -> None: sets up a new one as the first
+        self._pool_lock = threading.Lock()
+        self._local = threading.local()  # .route: this thread's statements go to the last of it (None: ours)
+        self._down_until = 0.0  # the server was found gone: reads take no pooled connection until then
+        self._temporary = 0  # temporary tables made (update_many): each its own name
 
     def _count(self, sql: str, rowcount: int) -> None:
         if rowcount > 0 and sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
@@ -295,6 +307,15 @@ class PostgresConnection:
         import psycopg.pq
 
         head = head.lstrip()[:20].upper()
+        pooled = self._routed()
+        if pooled is not None:
+            try:
+                return action(pooled)
+            except psycopg.Error as exc:
+                if not _went_away(pooled, exc):
+                    raise _error(exc) from None
+                self._down_until = time.monotonic() + RECONNECT_PAUSE_S
+                raise Unavailable(self.url, _error(exc).args[0]) from None
         with self._lock:
             if self._ready(head):
                 return None
@@ -313,6 +334,65 @@ class PostgresConnection:
                                       outcome_unknown=in_tx and head.startswith("COMMIT")) from None
         return None
 
+    # -- a pool for the reads of other threads ------------------------------------------------
+    def _routed(self) -> Any:
+        route = getattr(self._local, "route", None)
+        return route[-1] if route else None
+
+    @contextlib.contextmanager
+    def pooled(self) -> Any:
+        """For the block, this thread's statements go to a connection of the pool: yields True,
+        or False when none was free within :data:`POOL_WAIT_S` (or the server was just found
+        gone), and then nothing changes. For reads only (store/tables.py ``reading``): each
+        statement commits by itself, as on the store's own connection."""
+        import psycopg.pq
+
+        route = self._local.__dict__.setdefault("route", [])
+        if route and route[-1] is not None:  # already on one
+            yield True
+            return
+        pool = self._the_pool() if time.monotonic() >= self._down_until else None
+        conn = None
+        if pool is not None:
+            with contextlib.suppress(Exception):  # no connection at once: the caller takes turns on ours
+                conn = pool.getconn(timeout=POOL_WAIT_S)
+        if conn is None:
+            yield False
+            return
+        route.append(conn)
+        try:
+            yield True
+        finally:
+            route.pop()
+            if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                with contextlib.suppress(Exception):  # a broken one is dropped by the pool
+                    conn.rollback()
+            pool.putconn(conn)
+
+    @contextlib.contextmanager
+    def own(self) -> Any:
+        """For the block, this thread's statements go to the store's own connection (a write)."""
+        route = self._local.__dict__.setdefault("route", [])
+        route.append(None)
+        try:
+            yield
+        finally:
+            route.pop()
+
+    def _the_pool(self) -> Any:
+        with self._pool_lock:
+            if self._pool is None and not self._closed and self._configure is not None:
+                try:
+                    from psycopg_pool import ConnectionPool
+                except ImportError:  # an install without the pool: every read takes turns
+                    self._configure = None
+                    return None
+                self._pool = ConnectionPool(kwargs={**self.params, "autocommit": True}, min_size=1,
+                                            max_size=POOL_SIZE, open=False, configure=self._configure,
+                                            check=ConnectionPool.check_connection, name="mnemoscope-reads")
+                self._pool.open(wait=False)
+            return self._pool
+
     def _ready(self, head: str) -> bool:
         """Before a statement: True to skip it (the ROLLBACK of a transaction the server lost)."""
         if self._closed:
@@ -329,11 +409,9 @@ class PostgresConnection:
 
     def _gone(self, exc: BaseException) -> bool:
         """Whether the error is the server or the connection going away (then the connection is dropped)."""
-        import psycopg
-
-        state = getattr(exc, "sqlstate", None) or ""
-        gone = self._conn.closed or self._conn.broken or (
-            isinstance(exc, psycopg.OperationalError) and (not state or state.startswith(("08", "57P"))))
+        gone = _went_away(self._conn, exc)
+        if gone:
+            self._down_until = time.monotonic() + RECONNECT_PAUSE_S
         if gone and not self._conn.closed:
             with contextlib.suppress(Exception):  # it is being dropped either way
                 self._conn.close()
@@ -353,6 +431,7 @@ class PostgresConnection:
             self._why = _error(exc).args[0]
             now = time.monotonic()
             self._retry_at = now + min(RECONNECT_PAUSE_S, now - started)
+            self._down_until = now + RECONNECT_PAUSE_S
             raise Unavailable(self.url, self._why) from None
 
     def _run(self, sql: str, params: Any = ()) -> _Cursor:
@@ -398,6 +477,61 @@ class PostgresConnection:
 
         self._guarded(sql, run)
 
+    def columns(self, sql: str, types: str) -> list[Any]:
+        """The columns of a query's rows as numpy arrays, read as one binary COPY (no Python
+        object per value): ``types`` has a letter per column, ``i`` for int8 and ``f`` for
+        float8, and every value must be one (not NULL: the query says what a NULL becomes)."""
+        import numpy as np
+
+        layout = np.dtype([("n", ">i2"), *((f"{name}{i}", t) for i, kind in enumerate(types)
+                                             for name, t in (("len", ">i4"), ("v", ">i8" if kind == "i" else ">f8")))])
+
+        def run(conn: Any) -> bytes:
+            data = bytearray()
+            with conn.cursor().copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)") as copy:
+                for chunk in copy:
+                    data += chunk
+            return bytes(data)
+
+        data = self._guarded("COPY", run) or b""
+        header = 19  # signature, flags and an empty header extension; the last two bytes end the data
+        if not data.startswith(b"PGCOPY\n\xff\r\n\x00") or data[15:19] != bytes(4) or data[-2:] != b"\xff\xff":
+            raise PostgresError(f"the server's binary COPY of {sql[:80]}… is not in the format this reads")
+        rows = np.frombuffer(data, layout, count=(len(data) - header - 2) // layout.itemsize, offset=header)
+        if rows.nbytes != len(data) - header - 2 or np.any(rows["n"] != len(types)) or \
+                any(np.any(rows[f"len{i}"] != 8) for i in range(len(types))):
+            raise PostgresError(f"a column of {sql[:80]}… is NULL or not an 8-byte number")
+        return [rows[f"v{i}"].astype(np.int64 if kind == "i" else np.float64) for i, kind in enumerate(types)]
+
+    def insert_many(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        """:func:`insert_many` on the server: one COPY."""
+        def run(conn: Any) -> None:
+            with conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            self.total_changes += len(rows)
+
+        self._guarded("INSERT", run)
+
+    def update_many(self, table: str, key: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        """:func:`update_many` on the server: the rows as one COPY into a temporary table,
+        then one ``UPDATE … FROM`` it."""
+        names = ", ".join(columns)
+        self._temporary += 1
+        temporary = f"mnemoscope_rows_{self._temporary}"  # gone with the transaction, whichever way it ends
+
+        def run(conn: Any) -> None:
+            conn.execute(f"CREATE TEMPORARY TABLE {temporary} ON COMMIT DROP AS SELECT {names}, {key} FROM {table} "
+                         "WITH NO DATA")
+            with conn.cursor().copy(f"COPY {temporary} ({names}, {key}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            cur = conn.execute(f"UPDATE {table} t SET {', '.join(f'{c} = r.{c}' for c in columns)} "
+                               f"FROM {temporary} r WHERE t.{key} = r.{key}")
+            self._count("UPDATE", cur.rowcount)
+
+        self._guarded("UPDATE", run)
+
     def execute_script(self, sql: str) -> None:
         """Run statements as written, in PostgreSQL's own dialect (the schema's steps)."""
         self._guarded(sql, lambda conn: conn.execute(sql))
@@ -423,6 +557,9 @@ class PostgresConnection:
 
     def close(self) -> None:
         self._closed = True
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.close()
         self._conn.close()
 
     def server(self) -> dict[str, Any]:
@@ -434,6 +571,30 @@ class PostgresConnection:
 
         return {"backend": "postgresql", "server_version": version, "extensions": extensions,
                 "vectors": describe(state(self))}
+
+
+def insert_many(conn: Any, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Insert the rows (a value for each of ``columns``) inside the caller's transaction:
+    ``executemany`` on SQLite, one COPY on PostgreSQL."""
+    if not rows:
+        return
+    if getattr(conn, "dialect", "sqlite") == "postgresql":
+        conn.insert_many(table, columns, rows)
+    else:
+        conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                         rows)
+
+
+def update_many(conn: Any, table: str, key: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """``UPDATE table SET columns WHERE key`` for each row (the columns' values, then the
+    key's), inside the caller's transaction: ``executemany`` on SQLite, one bulk update on
+    PostgreSQL (a statement per row there is a round of the protocol each)."""
+    if not rows:
+        return
+    if getattr(conn, "dialect", "sqlite") == "postgresql":
+        conn.update_many(table, key, columns, rows)
+    else:
+        conn.executemany(f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns)} WHERE {key} = ?", rows)
 
 
 def wall_time(conn: Any) -> float:
@@ -454,6 +615,15 @@ def _clock_skew(conn: Any) -> float:
     return min(readings)[1]
 
 
+def _went_away(conn: Any, exc: BaseException) -> bool:
+    """Whether ``exc`` is the server or the connection going away."""
+    import psycopg
+
+    state = getattr(exc, "sqlstate", None) or ""
+    return conn.closed or conn.broken or (
+        isinstance(exc, psycopg.OperationalError) and (not state or state.startswith(("08", "57P"))))
+
+
 def _error(exc: BaseException) -> PostgresError:
     text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     return PostgresError(text)
@@ -468,12 +638,15 @@ def connect_postgres(url: str, *, read_only: bool) -> PostgresConnection:
     shown = redact(url)
     params = parse_url(url)
 
+    def configure(conn: Any) -> None:
+        conn.adapters.register_loader("numeric", FloatLoader)  # sum() and the like: floats, as SQLite gives
+        if read_only:
+            conn.execute("SET default_transaction_read_only = on")
+
     def open_() -> Any:
         try:
             conn = psycopg.connect(autocommit=True, **params)
-            conn.adapters.register_loader("numeric", FloatLoader)  # sum() and the like: floats, as SQLite gives
-            if read_only:
-                conn.execute("SET default_transaction_read_only = on")
+            configure(conn)
         except psycopg.Error as exc:
             why = (str(exc).strip().splitlines() or ["failed"])[0]
             if params.get("password"):
@@ -485,4 +658,4 @@ def connect_postgres(url: str, *, read_only: bool) -> PostgresConnection:
         conn = open_()
     except StoreError as exc:
         raise DatabaseRefused(shown, "unreadable", f"cannot connect to {shown}: {exc}") from None
-    return PostgresConnection(conn, shown, reopen=open_, params=params)
+    return PostgresConnection(conn, shown, reopen=open_, params=params, configure=configure)

@@ -10,6 +10,7 @@ future day without writing.
 from __future__ import annotations
 
 from .config import Decay
+from .model import LAYERS  # a layer's code is its place here: 0 habit, 1 fading, 2 edge, 3 archived
 
 DAY = 86400.0
 
@@ -60,10 +61,22 @@ def _arrays(rows: list[tuple], decay: Decay):
     import numpy as np
 
     kind, rc, hl, pinned, base, ref = zip(*rows)
-    base_hl = np.array([o if o else decay.half_life_days[k] for k, o in zip(kind, hl)], dtype=float)
-    rc = np.array(rc, dtype=float)
+    return arrays(np.array([decay.half_life_days[k] for k in kind], dtype=float), np.array(hl, dtype=float),
+                  rc, pinned, base, ref, decay)
+
+
+def arrays(kind_half_life, own_half_life, recall_count, pinned, base, ref_time, decay: Decay):
+    """Many memories' decay inputs as the numpy arrays :func:`tick_arrays` takes: the
+    half-life of each one's kind, its own half-life (NaN or 0 where it has none, as
+    :func:`effective_half_life` takes it), recall count, pinned, base and reference time."""
+    import numpy as np
+
+    rc = np.asarray(recall_count, dtype=float)
+    own = np.asarray(own_half_life, dtype=float)
+    base_hl = np.where(np.isnan(own) | (own == 0), kind_half_life, own)
     half_life = base_hl * (1.0 + decay.recall_half_life_growth * np.maximum(rc, 0))
-    return rc, half_life, np.array(pinned, dtype=bool), np.array(base, dtype=float), np.array(ref, dtype=float)
+    return rc, half_life, np.asarray(pinned, dtype=bool), np.asarray(base, dtype=float), \
+        np.asarray(ref_time, dtype=float)
 
 
 def _states(rc, half_life, pinned, base, ref, now, decay: Decay):
@@ -79,9 +92,6 @@ def _states(rc, half_life, pinned, base, ref, now, decay: Decay):
     return strength, layer
 
 
-_LAYER_NAMES = ("habit", "fading", "edge", "archived")
-
-
 def states_at(rows: list[tuple], now: float, decay: Decay) -> tuple[list[float], list[str]]:
     """Strength and layer of many memories at once (numpy): ``rows`` are
     (kind, recall_count, half_life_days, pinned, base, ref_time) tuples. Same answers as
@@ -89,7 +99,7 @@ def states_at(rows: list[tuple], now: float, decay: Decay) -> tuple[list[float],
     if not rows:
         return [], []
     strength, layer = _states(*_arrays(rows, decay), now, decay)
-    return strength.tolist(), [_LAYER_NAMES[i] for i in layer.tolist()]
+    return strength.tolist(), [LAYERS[i] for i in layer.tolist()]
 
 
 def next_changes(rows: list[tuple], at: float, decay: Decay) -> list[float | None]:
@@ -109,7 +119,16 @@ def tick_states(rows: list[tuple], at: float, decay: Decay) -> tuple[list[float]
 
     if not rows:
         return [], [], []
-    rc, half_life, pinned, base, ref = _arrays(rows, decay)
+    strength, layer, result = tick_arrays(*_arrays(rows, decay), at, decay)
+    return (strength.tolist(), [LAYERS[i] for i in layer.tolist()],
+            [None if np.isinf(t) else float(t) for t in result.tolist()])
+
+
+def tick_arrays(rc, half_life, pinned, base, ref, at: float, decay: Decay):
+    """:func:`tick_states` over the arrays :func:`arrays` makes: numpy arrays of strengths,
+    layer codes (0 habit, 1 fading, 2 edge, 3 archived) and next changes (inf: never)."""
+    import numpy as np
+
     strength, layer_now = _states(rc, half_life, pinned, base, ref, at, decay)
     with np.errstate(divide="ignore", invalid="ignore"):
         def crossing(line: float, where):
@@ -117,7 +136,7 @@ def tick_states(rows: list[tuple], at: float, decay: Decay) -> tuple[list[float]
 
         moments = np.sort(np.stack([ref + decay.archive_after_days * DAY, crossing(decay.edge_below, True),
                                     crossing(decay.habit_min_strength, rc >= decay.habit_min_recalls)]), axis=0)
-    result = np.full(len(rows), np.inf)
+    result = np.full(len(base), np.inf)
     for moment in moments:
         # A millisecond past the line, where the float arithmetic has surely crossed it.
         moment = np.round(moment + 0.001, 3)
@@ -127,8 +146,7 @@ def tick_states(rows: list[tuple], at: float, decay: Decay) -> tuple[list[float]
         found = finite & (moment > at) & (layer_then != layer_now) & np.isinf(result)
         result[found] = moment[found]
     result[pinned] = np.inf
-    return (strength.tolist(), [_LAYER_NAMES[i] for i in layer_now.tolist()],
-            [None if np.isinf(t) else float(t) for t in result.tolist()])
+    return strength, layer_now, result
 
 
 def strength_curve(row: dict, start: float, end: float, decay: Decay, points: int = 200) -> list[tuple[float, float]]:

@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import asdict
 from itertools import islice
 from typing import Any
@@ -70,8 +70,18 @@ class Tables:
     # -- transactions ----------------------------------------------------------------------
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
-        """Hold the connection for a read; an SQLite error becomes a :class:`StoreError`."""
-        with self._lock:
+        """Hold the connection for a read; an SQLite error becomes a :class:`StoreError`.
+
+        On PostgreSQL, a read while another thread holds the connection (a write, or another
+        read) takes a connection of a pool instead of waiting (store/backend.py): readers of
+        one process run side by side, and see what is committed, as a reader in another
+        process does."""
+        with ExitStack() as held:
+            if self._lock.acquire(blocking=False):
+                held.callback(self._lock.release)
+            elif not (self.dialect == "postgresql" and held.enter_context(self.conn.pooled())):
+                self._lock.acquire()
+                held.callback(self._lock.release)
             try:
                 yield self.conn
             except (sqlite3.Error, OSError) as exc:
@@ -91,7 +101,8 @@ class Tables:
                 return
             raised = self._write_cache(True)
             try:
-                yield from self._transaction()
+                with self.conn.own() if self.dialect == "postgresql" else nullcontext():
+                    yield from self._transaction()
             finally:
                 if raised:
                     self._write_cache(False)
@@ -254,6 +265,11 @@ class Tables:
 
     def superseded_ids(self) -> set[str]:
         return {r[0] for r in self.conn.execute(f"SELECT src FROM edges WHERE edge = '{SUPERSEDED_BY}'")}
+
+    def superseded_rowids(self) -> list[int]:
+        """The rowids of :meth:`superseded_ids`."""
+        return [r[0] for r in self.conn.execute(
+            f"SELECT m.rowid FROM edges e JOIN memories m ON m.id = e.src WHERE e.edge = '{SUPERSEDED_BY}'")]
 
     def decay_fingerprint(self) -> str:
         """The decay numbers layers are worked out with, as stored beside them."""

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import activity, decay
-from .backend import wall_time
+from .backend import insert_many, update_many, wall_time
 from .errors import NotFound, StoreError, ValidationError
 from .model import LAYERS, iso
 from .results import TickReport, transition_label
@@ -68,39 +72,38 @@ def tick(store: MemoryStore, now: Any = None, *, advance_days: float | None = No
         config_before = tables.meta("decay_config")
         # With other decay numbers than the layers were worked out with, look at every memory.
         full = config_before != tables.decay_fingerprint()
-        # The due rows in rowid order: one sorted walk through the table, and the UPDATEs
-        # below touch its pages (and each index's runs) in that order too.
-        rows = store.conn.execute(
-            "SELECT s.rowid, m.id, m.kind, m.recall_count, m.half_life_days, m.pinned, m.base, m.ref_time, "
-            "s.strength, s.layer, s.ticked_at, s.next_change_at FROM memory_state s "
-            "JOIN memories m ON m.rowid = s.rowid"
-            + ("" if full else " WHERE s.rowid IN (SELECT rowid FROM memory_state WHERE next_change_at <= ?)"),
-            () if full else (now,)).fetchall()
-        strengths, layers, next_changes = decay.tick_states([r[2:8] for r in rows], now, store.config.decay)
-        superseded = tables.superseded_ids() if full else set()  # none of them is ever due
-        if superseded:
-            layers = ["archived" if r[1] in superseded else layer for r, layer in zip(rows, layers)]
-            next_changes = [None if r[1] in superseded else n for r, n in zip(rows, next_changes)]
-        moves, nexts, changed = [], [], []
-        for row, s, layer, next_at in zip(rows, strengths, layers, next_changes):
-            rowid, memory_id, *_, strength_was, layer_was, ticked_was, due_at = row
-            if layer != layer_was:
-                moves.append((s, layer, now, next_at, rowid))
-                changed.append((due_at, rowid, (memory_id, layer_was, layer, strength_was, s), ticked_was))
-            elif next_at != due_at:
-                nexts.append((next_at, rowid))
+        due = _due(store, now, full)
+        strength, layer, next_at = decay.tick_arrays(*due.inputs, now, store.config.decay)
+        next_at[np.isinf(next_at)] = np.nan  # never: stored as NULL
+        if full:  # a memory another one replaced stays archived (none of them is ever due)
+            superseded = np.isin(due.rowid, tables.superseded_rowids())
+            layer[superseded] = LAYERS.index("archived")
+            next_at[superseded] = np.nan
+        same_next = (next_at == due.next_change_at) | (np.isnan(next_at) & np.isnan(due.next_change_at))
+        moved = np.flatnonzero(layer != due.layer)
+        renext = np.flatnonzero((layer == due.layer) & ~same_next)
         if not full:  # transitions in the order they came due (a full tick: by rowid)
-            changed.sort(key=lambda c: (c[0], c[1]))
-        transitions = [t for _, _, t, _ in changed]
-        undo = [(mid, strength_was, layer_was, ticked_was)
-                for _, _, (mid, layer_was, _, strength_was, _), ticked_was in changed]
+            moved = moved[np.lexsort((due.rowid[moved], due.next_change_at[moved]))]
+        else:
+            moved = moved[np.argsort(due.rowid[moved], kind="stable")]
+        ids = due.ids(moved)
+        strength_was, ticked_was = due.strength[moved].tolist(), _nones(due.ticked_at[moved])
+        layer_was = [LAYERS[c] for c in due.layer[moved].tolist()]
+        layer_now = [LAYERS[c] for c in layer[moved].tolist()]
+        strength_now, next_now, rowids = strength[moved].tolist(), _nones(next_at[moved]), due.rowid[moved].tolist()
+        transitions = list(zip(ids, layer_was, layer_now, strength_was, strength_now))
+        undo = list(zip(ids, strength_was, layer_was, ticked_was))
         counts: dict[str, int] = {}
         for _, before, after, _, _ in transitions:
             label = transition_label(before, after)
             counts[label] = counts.get(label, 0) + 1
-        store.conn.executemany("UPDATE memory_state SET strength = ?, layer = ?, ticked_at = ?, next_change_at = ? "
-                              "WHERE rowid = ?", moves)
-        store.conn.executemany("UPDATE memory_state SET next_change_at = ? WHERE rowid = ?", nexts)
+        # The updates in rowid order: they touch the table's pages (and each index's runs) in order.
+        moves = sorted(zip(strength_now, layer_now, [now] * len(rowids), next_now, rowids), key=lambda m: m[4])
+        renext = renext[np.argsort(due.rowid[renext], kind="stable")]
+        update_many(store.conn, "memory_state", "rowid", ("strength", "layer", "ticked_at", "next_change_at"),
+                    moves)
+        update_many(store.conn, "memory_state", "rowid", ("next_change_at",),
+                    list(zip(_nones(next_at[renext]), due.rowid[renext].tolist())))
         tables.set_meta("ticked_at", repr(now))
         tables.set_meta("decay_config", tables.decay_fingerprint())
         info = {"counts": counts, "changed": len(moves), "ticked_before": ticked_before}
@@ -110,9 +113,8 @@ def tick(store: MemoryStore, now: Any = None, *, advance_days: float | None = No
             "INSERT INTO ticks (at, offset_before, offset_after, created, summary, undo) VALUES (?,?,?,?,?,?)",
             (now, offset_before, offset_after, wall_time(store.conn), json.dumps(info, ensure_ascii=False),
              _pack_undo(undo))).lastrowid
-        store.conn.executemany(
-            "INSERT INTO tick_log (tick_id, memory_id, from_layer, to_layer, strength_before, strength_after) "
-            "VALUES (?,?,?,?,?,?)", [(tick_id, *t) for t in transitions])
+        insert_many(store.conn, "tick_log", ("tick_id", "memory_id", "from_layer", "to_layer", "strength_before",
+                                             "strength_after"), [(tick_id, *t) for t in transitions])
         # Only the last ``undoable_ticks`` keep their undo record: the history stays bounded.
         store.conn.execute(
             "UPDATE ticks SET undo = NULL WHERE undo IS NOT NULL AND id <= "
@@ -122,6 +124,81 @@ def tick(store: MemoryStore, now: Any = None, *, advance_days: float | None = No
         layer_counts.update(store.conn.execute("SELECT layer, count(*) FROM memory_state GROUP BY layer").fetchall())
     return TickReport(tick_id, now, [(t[0], t[1], t[2]) for t in transitions], counts, layer_counts,
                       len(moves), offset_before, offset_after)
+
+
+@dataclass
+class _Due:
+    """The memories a tick looks at: their decay inputs (as :func:`decay.arrays` makes them)
+    and stored state (layer codes as in :data:`LAYERS`; NaN for a NULL), numpy arrays in
+    the same order; ``ids(indices)`` reads the ids of some of them."""
+
+    rowid: Any
+    inputs: tuple
+    strength: Any
+    layer: Any
+    ticked_at: Any
+    next_change_at: Any
+    ids: Callable[[Any], list[str]]
+
+
+def _due(store: MemoryStore, now: float, full: bool) -> _Due:
+    """Every memory (``full``) or those whose next change has come by ``now``. On
+    PostgreSQL the numbers come as one binary COPY straight into numpy arrays and only
+    the ids of the memories that change are read (at 1,000,000 memories, reading them as
+    rows of Python objects took longer than the rest of the tick; tests/perf/pg_scale_bench.py);
+    on SQLite, rows in rowid order (one sorted walk through the table)."""
+    conn, config = store.conn, store.config.decay
+    kinds = tuple(config.half_life_days)
+    if getattr(conn, "dialect", "sqlite") == "postgresql":
+        def texts(values: tuple[str, ...]) -> str:
+            return "ARRAY[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]::text[]"
+
+        # Every value a non-NULL 8-byte number: a kind and a layer by their place (1-based; 0 not found).
+        rowid, kind, rc, own, pinned, base, ref, strength, layer, ticked, due_at = conn.columns(
+            f"SELECT s.rowid, coalesce(array_position({texts(kinds)}, m.kind), 0)::int8, m.recall_count, "
+            "coalesce(m.half_life_days, 'NaN'), m.pinned, m.base, m.ref_time, s.strength, "
+            f"coalesce(array_position({texts(LAYERS)}, s.layer), 0)::int8, coalesce(s.ticked_at, 'NaN'), "
+            "coalesce(s.next_change_at, 'NaN') FROM memory_state s JOIN memories m ON m.rowid = s.rowid"
+            + ("" if full else f" WHERE s.next_change_at <= {float(now)!r}"), "iiififffiff")
+        layer = layer - 1
+
+        def ids(which: Any) -> list[str]:
+            wanted = rowid[which].tolist()
+            if not wanted:
+                return []
+            found = dict(conn.execute("SELECT rowid, id FROM memories WHERE rowid = ANY(?)", (wanted,)).fetchall())
+            return [found[r] for r in wanted]
+    else:
+        rows = conn.execute(
+            "SELECT s.rowid, m.id, m.kind, m.recall_count, m.half_life_days, m.pinned, m.base, m.ref_time, "
+            "s.strength, s.layer, s.ticked_at, s.next_change_at FROM memory_state s "
+            "JOIN memories m ON m.rowid = s.rowid"
+            + ("" if full else " WHERE s.rowid IN (SELECT rowid FROM memory_state WHERE next_change_at <= ?)"),
+            () if full else (now,)).fetchall()
+        rowid, names, kind_names, rc, own, pinned, base, ref, strength, layer_names, ticked, due_at = \
+            zip(*rows) if rows else ((),) * 12
+        places = {k: i + 1 for i, k in enumerate(kinds)}
+        kind = np.array([places.get(k, 0) for k in kind_names], dtype=np.int64)
+        codes = {name: i for i, name in enumerate(LAYERS)}
+        layer = np.array([codes.get(name, -1) for name in layer_names], dtype=np.int64)
+
+        def ids(which: Any) -> list[str]:
+            return [names[i] for i in which.tolist()]
+    if np.any(kind == 0):
+        raise StoreError(f"a memory's kind is not one of the decay settings' kinds ({', '.join(kinds)}); "
+                         "add it to decay.half_life_days in the store's TOML settings")
+    if np.any(layer < 0):
+        raise StoreError(f"a memory's stored layer is not one of {', '.join(LAYERS)}: the database is damaged")
+    half_lives = np.array([np.nan, *(config.half_life_days[k] for k in kinds)])
+    return _Due(np.asarray(rowid, dtype=np.int64),
+                decay.arrays(half_lives[kind], np.array(own, dtype=float), rc, pinned, base, ref, config),
+                np.array(strength, dtype=float), layer, np.array(ticked, dtype=float),
+                np.array(due_at, dtype=float), ids)
+
+
+def _nones(values: Any) -> list[float | None]:
+    """A numpy array's values as Python floats, NaN as None (NULL)."""
+    return [None if v != v else v for v in values.tolist()]
 
 
 def undo_tick(store: MemoryStore, tick_id: int) -> TickReport:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -439,7 +439,12 @@ def index(store: MemoryStore) -> Index | Search | None:
         if cached is not None and cached.key[0] == key[0] and key[1] > cached.key[1]:
             rows = store.conn.execute(_ROWS + "WHERE v.rowid > ? ORDER BY v.rowid", (cached.last_rowid,)).fetchall()
             if len(rows) == key[1] - cached.key[1]:
+                if store.tables.dialect == "postgresql":
+                    # Readers of other threads may be searching the held index at once (a
+                    # pooled read, store/tables.py): they keep theirs, the appended one is new.
+                    cached = replace(cached, ids=list(cached.ids), position=dict(cached.position), _allowed={})
                 cached.append(rows, key)
+                store.__dict__["_vector_index"] = cached
                 return cached
         # Let go of the old index before the new one is read: both at once would hold twice.
         store.__dict__.pop("_vector_index", None)

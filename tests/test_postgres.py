@@ -225,6 +225,43 @@ def test_exporting_the_same_story_gives_the_same_jsonl_on_both(tmp_path, pg_url)
         assert _same_story(lite) == _same_story(pg)
 
 
+def _decay_story(target):
+    """Memories of every kind of decay input (kinds, their own half-life, recalls, pinned, a
+    superseded one), ticked on, then ticked under other decay numbers (every memory looked
+    at): each tick's transitions in order, and every memory's stored decay state."""
+    from mnemoscope.store.config import Decay, StoreConfig
+    from mnemoscope.store.conflicts import supersede
+
+    with MemoryStore(target) as store:
+        for i in range(60):
+            store.remember(f"note {i} on the {['shed', 'roof', 'pond'][i % 3]}", kind=KIND_CYCLE[i % 5],
+                           now=T0 + i * 3600, memory_id=f"m{i:02d}", dedupe=False, pinned=i % 17 == 0,
+                           half_life_days=[None, 2.5, 400.0][i % 3] if i % 4 == 0 else None, importance=(i % 10) / 10)
+        for i in range(0, 60, 7):
+            for day in range(6):
+                store.recall(f"note {i} on", k=1, now=T0 + day * DAY, reinforce=True)
+        supersede(store, "m03", "m01")
+        story = [store.tick(now=T0 + days * DAY).transitions for days in (10, 45, 200, 700)]
+    with MemoryStore(target, config=StoreConfig(decay=Decay(edge_below=0.25, archive_after_days=900.0))) as store:
+        story.append(store.tick(now=T0 + 701 * DAY).transitions)
+        states = store.conn.execute("SELECT m.id, s.strength, s.layer, s.ticked_at, s.next_change_at FROM memories m "
+                                    "JOIN memory_state s ON s.rowid = m.rowid ORDER BY m.id").fetchall()
+    return story, [tuple(r) for r in states]
+
+
+KIND_CYCLE = ("fact", "event", "lesson", "skill", "reflection")
+
+
+def test_a_memorys_strength_and_layer_are_the_same_whichever_server_ticked_it(tmp_path, pg_url):
+    lite_story, lite_states = _decay_story(str(tmp_path / "a.db"))
+    pg_story, pg_states = _decay_story(pg_url)
+    assert all(lite_story), f"a tick of the story moved no memory: {lite_story}"
+    for i, (a, b) in enumerate(zip(lite_story, pg_story)):
+        assert a == b, f"tick {i} moved other memories on PostgreSQL: {b} against SQLite's {a}"
+    differ = [(a, b) for a, b in zip(lite_states, pg_states) if a != b]
+    assert not differ and len(pg_states) == 60, f"stored decay state differs (SQLite, PostgreSQL): {differ[:3]}"
+
+
 def test_two_ticks_at_once_run_once(store_target, backend):
     with MemoryStore(store_target) as s:
         for i in range(40):
@@ -245,6 +282,47 @@ def test_two_ticks_at_once_run_once(store_target, backend):
         t.join()
     assert not errors
     assert sorted(len(r.transitions) for r in reports) == [0, 40]
+
+
+def test_columns_come_as_numbers_and_a_null_among_them_is_refused(pg_url):
+    from mnemoscope.store.backend import PostgresError
+
+    with MemoryStore(pg_url) as store:
+        rowid, value = store.conn.columns("SELECT g::int8, g / 4.0::float8 FROM generate_series(1, 3) g", "if")
+        assert rowid.tolist() == [1, 2, 3] and value.tolist() == [0.25, 0.5, 0.75]
+        assert [c.tolist() for c in store.conn.columns("SELECT 1::int8 WHERE false", "i")] == [[]]
+        with pytest.raises(PostgresError, match="NULL or not an 8-byte number"):
+            store.conn.columns("SELECT g::int8, CASE WHEN g = 2 THEN NULL ELSE 1.0::float8 END "
+                               "FROM generate_series(1, 3) g", "if")
+
+
+def test_a_read_does_not_wait_for_another_threads_transaction_and_sees_only_what_is_committed(pg_url):
+    """One serve process, many HTTP threads: a recall goes on while another thread writes."""
+    with MemoryStore(pg_url) as store:
+        kept = store.remember("Ada keeps the spare keys in the blue jar.", now=T0).memory.id
+        writing, release = threading.Event(), threading.Event()
+
+        def slow_write():
+            with store.tables.write():
+                store.tables.write_memory(kept, {"text": "Ada moved the keys to the drawer."})
+                writing.set()
+                release.wait(10)
+
+        writer = threading.Thread(target=slow_write)
+        writer.start()
+        try:
+            assert writing.wait(10), "the write transaction did not start"
+            started = time.monotonic()
+            hits = store.recall("spare keys jar", k=3, now=T0)
+            seen = store.get(kept).text
+            took = time.monotonic() - started
+        finally:
+            release.set()
+            writer.join()
+        assert took < 2, f"the read waited {took:.1f} s for another thread's open write transaction"
+        assert [h.id for h in hits] == [kept] and seen == "Ada keeps the spare keys in the blue jar.", \
+            f"the read saw another thread's uncommitted write: {seen!r}"
+        assert store.get(kept).text == "Ada moved the keys to the drawer."
 
 
 # -- backups: a logical copy into an SQLite snapshot ----------------------------------------

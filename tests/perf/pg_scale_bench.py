@@ -1,7 +1,7 @@
 """A memory of N memories on PostgreSQL with pgvector: recall and tick at scale.
 
 Run (under the bench lock; 1,000,000 takes tens of CPU-minutes, most of it the HNSW index):
-    flock /tmp/bench.lock python tests/perf/pg_scale_bench.py --source COPY_OF_vec100k.db [--n 1000000]
+    flock /tmp/bench.lock python tests/perf/pg_scale_bench.py --source COPY_OF_vec100k.db [--n 1000000] [--tick-only]
 
 Embedding a million texts here would take about 25 CPU-minutes, so the memory is built from
 the real vectors (and texts, scopes, decay state) of the ``--source`` database (a Mnemoscope
@@ -19,6 +19,9 @@ scored) and the server's vector search alone, medians over ``--queries`` queries
 the index's nearest 50 are the exact nearest 50 (a scan without the index); and a tick that
 reads every memory (the decay config changed: every memory is looked at) against reading
 the same decay inputs with one plain query, and an ordinary tick a day later.
+
+``--tick-only`` measures the tick alone: it builds no HNSW index (the tick does not use it,
+which saves the ~5 minutes of the build at 1,000,000) and runs no recall.
 
 The server is a throwaway one (tests/pg_server.py, fsync off) with shared_buffers at 2 GB.
 """
@@ -108,6 +111,71 @@ def load(url: str, source: str, n: int, noise: float, seed: int) -> dict:
     return {"copies": copies, "sources": len(rows)}
 
 
+def measure_recall(url: str, dim: int, args: argparse.Namespace) -> MemoryStore:
+    """Build the HNSW index, then measure recall and the index's agreement with an exact search."""
+    t1 = time.perf_counter()
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '4GB'")
+        conn.execute(pg_vectors._index_sql(dim))
+        size = conn.execute(f"SELECT pg_size_pretty(pg_relation_size('{pg_vectors.index_name(dim)}')), "
+                            "pg_size_pretty(pg_database_size(current_database()))").fetchone()
+    t2 = time.perf_counter()
+    print(f"HNSW index: {t2 - t1:.0f} s wall (index {size[0]}, database {size[1]})", flush=True)
+
+    store = MemoryStore(url)
+    print("stats says:", store.backend()["vectors"])
+    rng = np.random.default_rng(args.seed + 1)
+    # The source's texts are a few words in many combinations: a query of them matches a
+    # quarter of the memories by keyword; a query of other words is found by meaning alone.
+    queries = [" ".join(rng.choice(WORDS, size=3, replace=False)) for _ in range(args.queries)]
+    meaning_only = [" ".join(rng.choice(OTHER, size=3, replace=False)) for _ in range(args.queries)]
+    scopes = ["global", "group:a", ["group:a", "private:b"]]
+    store.recall(queries[0], k=5, trust="medium")  # the model loads
+    idx = vectors.index(store)
+    assert isinstance(idx, pg_vectors.Search), f"recall did not search in the server: {type(idx).__name__}"
+    for label, qs in (("keywords and meaning", queries), ("meaning only", meaning_only)):
+        times, embed, search, hits = [], [], [], 0
+        for i, q in enumerate(qs):
+            t = time.perf_counter()
+            got = store.recall(q, k=5, scope=scopes[i % 3], trust="medium")
+            times.append((time.perf_counter() - t) * 1000)
+            hits += len(got)
+            # one level above the trust comes back redacted (its text withheld), by design
+            assert all(h.redacted for h in got if h.sensitivity == "high"), "a high memory's text at medium trust"
+            t = time.perf_counter()
+            qv = store.embedder.embed([q])[0]
+            embed.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            idx.nearest(qv, scopes[i % 3] if isinstance(scopes[i % 3], list) else [scopes[i % 3]], 2,
+                        store.config.limits.vector_candidates, -1.0)
+            search.append((time.perf_counter() - t) * 1000)
+        print(f"recall, {label} (k=5, medium trust, {len(qs)} queries): median {statistics.median(times):.1f} ms"
+              f", slowest {max(times):.1f} ms, {hits} hits; of which embedding the query {statistics.median(embed):.1f}"
+              f" ms and the vector search in the server {statistics.median(search):.1f} ms (medians)", flush=True)
+    qvecs = store.embedder.embed(queries + meaning_only)[::2][:args.exact]
+    store.conn.execute("SET enable_indexscan = off")
+    exact = [{m for m, _, _ in idx.nearest(qv, ["global"], 2, 50, -1.0)} for qv in qvecs]
+    store.conn.execute("SET enable_indexscan = on")
+    default = pg_vectors.EF_SEARCH
+    for ef in args.ef:
+        pg_vectors.EF_SEARCH = ef
+        found, took = [], []
+        for qv, want in zip(qvecs, exact):
+            t = time.perf_counter()
+            near = {m for m, _, _ in idx.nearest(qv, ["global"], 2, 50, -1.0)}
+            took.append((time.perf_counter() - t) * 1000)
+            found.append(len(near & want) / 50)
+        print(f"hnsw.ef_search {ef}{' (the default)' if ef == default else ''}: of the index's 50 nearest, "
+              f"the exact 50 nearest ({len(qvecs)} queries, scope global, medium trust): mean "
+              f"{statistics.mean(found):.3f}, lowest {min(found):.3f}; search median "
+              f"{statistics.median(took):.1f} ms", flush=True)
+    pg_vectors.EF_SEARCH = default
+
+    return store
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--source", required=True, help="a copy of a Mnemoscope SQLite file with vectors")
@@ -118,6 +186,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--ef", type=lambda v: [int(x) for x in v.split(",")], default=[100, 200, 400, 800],
                     help="hnsw.ef_search values whose agreement with the exact search is measured")
+    ap.add_argument("--tick-only", action="store_true", help="no HNSW index and no recall: the tick alone")
     args = ap.parse_args()
 
     server = start_with_pgvector()
@@ -141,65 +210,7 @@ def main() -> None:
         t1, c1 = time.perf_counter(), cpu()
         print(f"load: {t1 - t0:.0f} s wall, {c1 - c0:.0f} s CPU here ({info['sources']:,} sources × "
               f"{info['copies']} copies)", flush=True)
-        import psycopg
-
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("SET maintenance_work_mem = '4GB'")
-            conn.execute(pg_vectors._index_sql(dim))
-            size = conn.execute(f"SELECT pg_size_pretty(pg_relation_size('{pg_vectors.index_name(dim)}')), "
-                                "pg_size_pretty(pg_database_size(current_database()))").fetchone()
-        t2 = time.perf_counter()
-        print(f"HNSW index: {t2 - t1:.0f} s wall (index {size[0]}, database {size[1]})", flush=True)
-
-        store = MemoryStore(url)
-        print("stats says:", store.backend()["vectors"])
-        rng = np.random.default_rng(args.seed + 1)
-        # The source's texts are a few words in many combinations: a query of them matches a
-        # quarter of the memories by keyword; a query of other words is found by meaning alone.
-        queries = [" ".join(rng.choice(WORDS, size=3, replace=False)) for _ in range(args.queries)]
-        meaning_only = [" ".join(rng.choice(OTHER, size=3, replace=False)) for _ in range(args.queries)]
-        scopes = ["global", "group:a", ["group:a", "private:b"]]
-        store.recall(queries[0], k=5, trust="medium")  # the model loads
-        idx = vectors.index(store)
-        assert isinstance(idx, pg_vectors.Search), f"recall did not search in the server: {type(idx).__name__}"
-        for label, qs in (("keywords and meaning", queries), ("meaning only", meaning_only)):
-            times, embed, search, hits = [], [], [], 0
-            for i, q in enumerate(qs):
-                t = time.perf_counter()
-                got = store.recall(q, k=5, scope=scopes[i % 3], trust="medium")
-                times.append((time.perf_counter() - t) * 1000)
-                hits += len(got)
-                # one level above the trust comes back redacted (its text withheld), by design
-                assert all(h.redacted for h in got if h.sensitivity == "high"), "a high memory's text at medium trust"
-                t = time.perf_counter()
-                qv = store.embedder.embed([q])[0]
-                embed.append((time.perf_counter() - t) * 1000)
-                t = time.perf_counter()
-                idx.nearest(qv, scopes[i % 3] if isinstance(scopes[i % 3], list) else [scopes[i % 3]], 2,
-                            store.config.limits.vector_candidates, -1.0)
-                search.append((time.perf_counter() - t) * 1000)
-            print(f"recall, {label} (k=5, medium trust, {len(qs)} queries): median {statistics.median(times):.1f} ms"
-                  f", slowest {max(times):.1f} ms, {hits} hits; of which embedding the query {statistics.median(embed):.1f}"
-                  f" ms and the vector search in the server {statistics.median(search):.1f} ms (medians)", flush=True)
-        qvecs = store.embedder.embed(queries + meaning_only)[::2][:args.exact]
-        store.conn.execute("SET enable_indexscan = off")
-        exact = [{m for m, _, _ in idx.nearest(qv, ["global"], 2, 50, -1.0)} for qv in qvecs]
-        store.conn.execute("SET enable_indexscan = on")
-        default = pg_vectors.EF_SEARCH
-        for ef in args.ef:
-            pg_vectors.EF_SEARCH = ef
-            found, took = [], []
-            for qv, want in zip(qvecs, exact):
-                t = time.perf_counter()
-                near = {m for m, _, _ in idx.nearest(qv, ["global"], 2, 50, -1.0)}
-                took.append((time.perf_counter() - t) * 1000)
-                found.append(len(near & want) / 50)
-            print(f"hnsw.ef_search {ef}{' (the default)' if ef == default else ''}: of the index's 50 nearest, "
-                  f"the exact 50 nearest ({len(qvecs)} queries, scope global, medium trust): mean "
-                  f"{statistics.mean(found):.3f}, lowest {min(found):.3f}; search median "
-                  f"{statistics.median(took):.1f} ms", flush=True)
-        pg_vectors.EF_SEARCH = default
-
+        store = MemoryStore(url) if args.tick_only else measure_recall(url, dim, args)
         decay_inputs = ("SELECT s.rowid, m.id, m.kind, m.recall_count, m.half_life_days, m.pinned, m.base, "
                         "m.ref_time, s.strength, s.layer, s.ticked_at, s.next_change_at FROM memory_state s "
                         "JOIN memories m ON m.rowid = s.rowid")
