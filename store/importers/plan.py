@@ -269,7 +269,9 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         result.seconds = time.perf_counter() - started
         return result
     # The new memories' vectors first, outside the transaction (it is most of an import's
-    # time with a real model); progress counts them and then every write.
+    # time with a real model); progress counts them and then every write. In a big import
+    # worker processes make them (store/embedding_workers.py) while this thread works out
+    # the rows to write, which needs no SQL.
     with store.tables.reading():
         stored = _stored_ids(store, [rec["id"] for rec in plan.memories])
     to_embed = [rec for rec in plan.memories if rec["id"] not in stored]
@@ -289,7 +291,12 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         tick(n - embedded)
         embedded = n
 
-    blobs = vectors.for_records(store, to_embed, embedding)
+    pending = vectors.start_for_records(store, to_embed)
+    try:
+        rows = _rows(store, to_embed, at)
+        blobs = pending.wait(embedding)
+    finally:
+        pending.cancel()
     tick(len(to_embed) - embedded)  # the ones with nothing to embed
     with store.tables.write():
         entity_ids: dict[str, str] = {}
@@ -315,19 +322,15 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         fresh = [rec for rec in plan.memories if rec["id"] not in known]
         result.memories_existing = len(plan.memories) - len(fresh)
         tick(result.memories_existing)
+        missing = [rec for rec in fresh if rec["id"] not in rows]  # deleted by another writer since the look above
+        rows.update(_rows(store, missing, at))
         with_vectors = bool(blobs) and vectors.writable_for(store)
         if with_vectors:
             vectors.claim(store)
         for start in range(0, len(fresh), BATCH):
             chunk = fresh[start:start + BATCH]
-            # The decay state of a batch in one numpy pass: per row it is most of an insert's time.
-            strengths, layers, nexts = decay.tick_states([decay.inputs(r) for r in chunk], at, store.config.decay)
-            rows = [dict({k: v for k, v in rec.items() if k not in _NOT_COLUMNS},
-                         tags=json.dumps(rec["tags"], ensure_ascii=False), pinned=int(rec["pinned"]), ticked_at=at)
-                    for rec in chunk]
-            rowids = store.tables.insert_memories(rows, [
-                {"strength": s, "layer": layer, "ticked_at": at, "next_change_at": n}
-                for s, layer, n in zip(strengths, layers, nexts)])
+            rowids = store.tables.insert_memories([rows[rec["id"]][0] for rec in chunk],
+                                                  [rows[rec["id"]][1] for rec in chunk])
             if with_vectors:
                 store.conn.executemany("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
                                        [(rowid, blobs[rec["id"]]) for rowid, rec in zip(rowids, chunk)
@@ -358,6 +361,22 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         tick(len(plan.relations))
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _rows(store: MemoryStore, records: list[dict[str, Any]], at: float) -> dict[str, tuple[tuple, tuple]]:
+    """Memory id -> what :meth:`Tables.insert_memories` writes for the record: its stored
+    columns and its decay state at ``at``. No SQL."""
+    out: dict[str, tuple[tuple, tuple]] = {}
+    values = store.tables.memory_values
+    for start in range(0, len(records), BATCH):
+        chunk = records[start:start + BATCH]
+        # The decay state of a batch in one numpy pass: per row it is most of an insert's time.
+        strengths, layers, nexts = decay.tick_states([decay.inputs(r) for r in chunk], at, store.config.decay)
+        for rec, strength, layer, next_change in zip(chunk, strengths, layers, nexts):
+            row = dict({k: v for k, v in rec.items() if k not in _NOT_COLUMNS},
+                       tags=json.dumps(rec["tags"], ensure_ascii=False), pinned=int(rec["pinned"]), ticked_at=at)
+            out[rec["id"]] = (values(row), (strength, layer, at, next_change))
+    return out
 
 
 def undo(store: MemoryStore, result: ImportResult) -> None:
