@@ -63,10 +63,8 @@ def warm() -> None:
         return
     try:
         with _lock:
-            pool = _start()
+            _start()
             _last_used = time.monotonic()
-        for _ in range(workers()):
-            pool.submit(_ready)
     except Exception as exc:
         if not broken(exc):
             raise
@@ -155,9 +153,23 @@ def _start():
     global _pool
     if _pool is None:
         import multiprocessing
+        import sys
+        import types
         from concurrent.futures import ProcessPoolExecutor
 
-        _pool = ProcessPoolExecutor(workers(), multiprocessing.get_context("spawn"), initializer=_worker_start)
+        pool = ProcessPoolExecutor(workers(), multiprocessing.get_context("spawn"), initializer=_worker_start)
+        # Every worker starts here (a process for each of these tasks), with the program's
+        # main module out of sight: a spawned child otherwise runs the main script again
+        # first, and of a script that uses Mnemoscope as a library all that is not under
+        # `if __name__ == "__main__":`, its writes too. A worker needs nothing from it.
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            for _ in range(workers()):
+                pool.submit(_ready)
+        finally:
+            sys.modules["__main__"] = main
+        _pool = pool
     return _pool
 
 

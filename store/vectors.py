@@ -310,18 +310,23 @@ def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, in
                                  f"run mnemoscope reembed to replace them with {store.embedder_id()}'s")
     done, skipped, cancelled, failed = 0, [], False, ""
     total = len(todo)
-    with bulk(store):
+    why = [_nothing_to_embed(row[2]) for row in todo]  # "" for a text that can be embedded
+    # Every text's vector is asked for at once: in worker processes for many (they all
+    # work while batches are written), else a batch at a time here, as it is taken.
+    stream = _Taken(embedded(store, [row[2] for row, w in zip(todo, why) if not w]))
+    try:
         for first in range(0, total, max(1, batch)):
             if cancel is not None and cancel():
                 cancelled = True
                 break
-            chunk = todo[first:first + batch]
+            chunk, reasons = todo[first:first + batch], why[first:first + batch]
+            good = [row for row, w in zip(chunk, reasons) if not w]
             try:
-                good, vectors = _embed_chunk(store, chunk, skipped)
+                vectors = stream.take(len(good))
             except EmbeddingError as exc:
-                skipped[:] = [s for s in skipped if s[0] not in {r[1] for r in chunk}]
                 failed = str(exc)
                 break
+            skipped += [(row[1], w) for row, w in zip(chunk, reasons) if w]
             with store.tables.write():
                 # Only memories whose text is still what was embedded (another writer may have
                 # changed it since: the trigger dropped that vector, and the next run makes it).
@@ -332,21 +337,44 @@ def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, in
             done += len(chunk)
             if progress is not None:
                 progress(done, total)
+    finally:
+        stream.close()
     return BackfillReport(done - len(skipped), skipped, total - done, cancelled, time.perf_counter() - start,
                           failed)
 
 
-def _embed_chunk(store: MemoryStore, chunk: list[tuple], skipped: list[tuple[str, str]]):
-    good = []
-    for row in chunk:
-        try:
-            prepare(row[2])
-            good.append(row)
-        except EmbeddingError as exc:
-            skipped.append((row[1], str(exc)))
-    if not good:
-        return [], np.zeros((0, 0), dtype=np.float32)
-    return good, store.embedder.embed([r[2] for r in good])
+def _nothing_to_embed(text: str) -> str:
+    """Why ``text`` cannot be embedded ("" when it can)."""
+    try:
+        prepare(text)
+    except EmbeddingError as exc:
+        return str(exc)
+    return ""
+
+
+class _Taken:
+    """Rows taken from a stream of parts (:func:`embedded`) as many at a time as asked."""
+
+    def __init__(self, parts: Iterator[np.ndarray]) -> None:
+        self.parts = parts
+        self.held: list[np.ndarray] = []
+
+    def take(self, n: int) -> np.ndarray:
+        have = sum(len(rows) for rows in self.held)
+        while have < n:
+            part = next(self.parts)
+            self.held.append(part)
+            have += len(part)
+        if not n:
+            return np.zeros((0, 0), dtype=np.float32)
+        rows = np.concatenate(self.held) if len(self.held) > 1 else self.held[0]
+        self.held = [rows[n:]] if len(rows) > n else []
+        return rows[:n]
+
+    def close(self) -> None:
+        close = getattr(self.parts, "close", None)
+        if close is not None:
+            close()
 
 
 def reembed(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, int], None] | None = None,
