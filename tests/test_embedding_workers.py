@@ -187,3 +187,44 @@ def test_a_reembed_through_the_workers_writes_batch_by_batch_and_stops_when_canc
     assert made == [], "the reembed's model work ran in this process"
     assert len(ids) == len(items)
     assert np.einsum("ij,ij->i", stored, one_by_one(model, items)).min() > 0.999
+
+
+def mcp_file(path, n: int) -> str:
+    lines = [json.dumps({"type": "entity", "name": f"Entity {i}", "entityType": "person",
+                         "observations": [f"entity {i} likes tea number {i}", f"entity {i} moved to Oslo in {1990 + i}"]})
+             for i in range(n)]
+    lines += [json.dumps({"type": "relation", "from": f"Entity {i}", "to": f"Entity {(i + 1) % n}",
+                          "relationType": "knows"}) for i in range(n)]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return str(path)
+
+
+def test_an_mcp_import_writes_while_the_workers_finish_and_a_late_cancel_writes_nothing(in_workers, model, tmp_path):
+    from mnemoscope.store.importers import import_file
+
+    source = mcp_file(tmp_path / "memory.jsonl", 150)
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def cancel_late(done, total):
+        seen.append(done)
+        if done > total * 0.9:  # the entities and memories are written by then, in the open transaction
+            raise Stop()
+
+    with MemoryStore(str(tmp_path / "m.db")) as store:
+        with pytest.raises(Stop):
+            import_file(store, source, "mcp-memory", now=NOW, progress=cancel_late)
+        assert store.stats()["memories"] == 0 and store.vector_status().with_vector == 0
+        assert store.conn.execute("SELECT count(*) FROM entities").fetchone()[0] == 0
+        reports = []
+        result = import_file(store, source, "mcp-memory", now=NOW, progress=lambda d, t: reports.append((d, t)))
+        assert result.memories_new == 300 and result.relations_new == 150
+        assert reports[-1][0] == reports[-1][1] and [d for d, _ in reports] == sorted(d for d, _ in reports)
+        texts_by_id = {m.id: m.text for m in store.list(limit=1000)}
+        ids, stored = vectors.load(store, list(texts_by_id))
+    assert len(ids) == 300
+    want = one_by_one(model, [texts_by_id[i] for i in ids])
+    assert np.einsum("ij,ij->i", stored, want).min() > 0.999

@@ -250,7 +250,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
     ``dry_run`` nothing is written and the result counts what would be."""
     if plan.errors:
         raise FileRefused(plan.source, plan.errors)
-    started = time.perf_counter()
+    started_all = time.perf_counter()
     result = ImportResult(plan.format, plan.source, plan.scope, dry_run, placed=dict(plan.placed),
                           left_out=list(plan.left_out))
     at = store.tables.now(now)
@@ -266,12 +266,12 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
             result.memories_existing = len(_stored_ids(store, [rec["id"] for rec in plan.memories]))
             result.memories_new = len(plan.memories) - result.memories_existing
             result.relations_new = len(set(plan.relations))
-        result.seconds = time.perf_counter() - started
+        result.seconds = time.perf_counter() - started_all
         return result
     # The new memories' vectors first, outside the transaction (it is most of an import's
     # time with a real model); progress counts them and then every write. In a big import
     # worker processes make them (store/embedding_workers.py) while this thread works out
-    # the rows to write, which needs no SQL.
+    # the rows to write, which needs no SQL, and then writes all but the vectors.
     with store.tables.reading():
         stored = _stored_ids(store, [rec["id"] for rec in plan.memories])
     to_embed = [rec for rec in plan.memories if rec["id"] not in stored]
@@ -292,12 +292,23 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         embedded = n
 
     pending = vectors.start_for_records(store, to_embed)
+    tick(len(to_embed) - len(pending.records))  # the ones with nothing to embed
     try:
+        started = time.perf_counter()
         rows = _rows(store, to_embed, at)
-        blobs = pending.wait(embedding)
+        # The writes begin while the workers make the last vectors, once what is left of
+        # them should take about as long as working out the rows did (the writes take about
+        # that long): the write lock is held little longer than the writes need it.
+        pending.wait(embedding, leave=time.perf_counter() - started)
+        _write(store, plan, result, rows, pending, at, tick, embedding)
     finally:
         pending.cancel()
-    tick(len(to_embed) - embedded)  # the ones with nothing to embed
+    result.seconds = time.perf_counter() - started_all
+    return result
+
+
+def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dict[str, tuple[tuple, tuple]],
+           pending: vectors.PendingVectors, at: float, tick: Callable[..., None], embedding: Progress) -> None:
     with store.tables.write():
         entity_ids: dict[str, str] = {}
         aliases = _aliases(store, plan.scope)
@@ -324,17 +335,12 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         tick(result.memories_existing)
         missing = [rec for rec in fresh if rec["id"] not in rows]  # deleted by another writer since the look above
         rows.update(_rows(store, missing, at))
-        with_vectors = bool(blobs) and vectors.writable_for(store)
-        if with_vectors:
-            vectors.claim(store)
+        written: list[tuple[int, str]] = []  # (rowid, memory id)
         for start in range(0, len(fresh), BATCH):
             chunk = fresh[start:start + BATCH]
             rowids = store.tables.insert_memories([rows[rec["id"]][0] for rec in chunk],
                                                   [rows[rec["id"]][1] for rec in chunk])
-            if with_vectors:
-                store.conn.executemany("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
-                                       [(rowid, blobs[rec["id"]]) for rowid, rec in zip(rowids, chunk)
-                                        if rec["id"] in blobs])
+            written += zip(rowids, (rec["id"] for rec in chunk))
             mentions = []
             for rec in chunk:
                 for spec in rec["entities"]:
@@ -359,8 +365,11 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         store.conn.executemany("INSERT INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
                                [(*edge, at) for edge in result.edges])
         tick(len(plan.relations))
-    result.seconds = time.perf_counter() - started
-    return result
+        blobs = pending.wait(embedding)  # the last of the vectors
+        if blobs and vectors.writable_for(store):
+            vectors.claim(store)
+            store.conn.executemany("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
+                                   [(rowid, blobs[mid]) for rowid, mid in written if mid in blobs])
 
 
 def _rows(store: MemoryStore, records: list[dict[str, Any]], at: float) -> dict[str, tuple[tuple, tuple]]:
