@@ -228,3 +228,27 @@ def test_an_mcp_import_writes_while_the_workers_finish_and_a_late_cancel_writes_
     assert len(ids) == 300
     want = one_by_one(model, [texts_by_id[i] for i in ids])
     assert np.einsum("ij,ij->i", stored, want).min() > 0.999
+
+
+def test_the_workers_start_while_a_big_file_is_read_for_an_import_not_for_a_dry_run(in_workers, tmp_path,
+                                                                                    monkeypatch):
+    from mnemoscope.store.importers import import_file, plan_import
+
+    monkeypatch.setattr(workers, "WORKERS_FROM", 120)
+    read = []
+    warmed = []
+    real_warm = workers.warm
+
+    def warm():
+        warmed.append(len(read))
+        real_warm()
+
+    monkeypatch.setattr(workers, "warm", warm)
+    source = mcp_file(tmp_path / "memory.jsonl", 100)  # 200 memories
+    with MemoryStore(str(tmp_path / "w.db")) as store:
+        import_file(store, source, "mcp-memory", now=NOW, dry_run=True)
+        assert warmed == []
+        plan = plan_import(store, source, "mcp-memory", now=NOW, warm=True)
+        read.append(len(plan.memories))
+        assert warmed == [0], "the workers were started while the file was read"
+        assert plan_import(store, source, "mcp-memory", now=NOW) and warmed == [0]

@@ -15,10 +15,11 @@ import re
 import time
 import uuid
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import decay, vectors
+from .. import decay, embedding_workers, vectors
 from ..capture import ENTITY_TYPES
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
 from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
@@ -122,8 +123,17 @@ class ImportPlan:
                    recall_count=0, last_recalled_at=None, half_life_days=None, entities=specs, references=[],
                    supersedes=[], kept_with=[], recall_events=[])
         self.memories.append(rec)
+        if len(self.memories) == embedding_workers.WORKERS_FROM:
+            warm = WARM.get()
+            if warm is not None:
+                warm()
         return rec
 
+
+# Set while a file is read for an import that follows at once (importers.plan_import with
+# ``warm``): the embedder's ``warm``, called when the plan reaches as many memories as make
+# the embedding go to worker processes, so that they load the model while the rest is read.
+WARM: ContextVar[Callable[[], None] | None] = ContextVar("warm", default=None)
 
 _ID_PREFIX = {"mcp-memory": "mcp", "basic-memory": "bm", "letta": "letta", "mem0": "mem0"}
 
