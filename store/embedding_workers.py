@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-WORKERS_FROM = 2000  # texts in one job from which it goes to worker processes (tests/perf/import_bench.py --small)
+WORKERS_FROM = 5000  # texts in one job from which it goes to worker processes (import_bench.py --small: break-even)
 WINDOW_FROM = 500  # the same in the window (see in_a_window)
 PART = 256  # texts a worker embeds at a time: a progress step, and what a cancel waits for at most
 MAX_WORKERS = 4  # each holds the model and its bulk table (~190-250 MB)
