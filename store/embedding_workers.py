@@ -26,6 +26,7 @@ own process, as below :data:`WORKERS_FROM`.
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import threading
@@ -172,6 +173,9 @@ def _start():
         finally:
             sys.modules["__main__"] = main
         _pool = pool
+        # Closed before the interpreter takes its modules apart: an executor collected after
+        # that says "Exception ignored ... 'NoneType' object has no attribute 'util'".
+        atexit.register(shutdown)
     return _pool
 
 
