@@ -55,6 +55,26 @@ def run_selftest() -> int:
             if not hits or hits[0].text != "Usually stays up past two in the morning.":
                 raise RuntimeError(f"recall by meaning missed the paraphrase: {[h.text for h in hits]}")
             report["recall_by_meaning"] = {"embedder": meaning.embedder_id(), "score": hits[0].score}
+        # A big import's embedding, in worker processes that the program starts by starting
+        # itself again (a frozen one through multiprocessing.freeze_support in its entry point).
+        import numpy as np
+        from mnemoscope.store import embedding_workers
+        from mnemoscope.store.embedding import UseEmbedder
+
+        lines = [f"Self-test line {i}: the team ships the parser release on Thursday." for i in range(48)]
+        embedder, least = UseEmbedder(), embedding_workers.WORKERS_FROM
+        embedding_workers.WORKERS_FROM = 0
+        try:
+            parts = embedder.embed_parts(lines)
+            there = np.concatenate(list(parts)) if parts is not None else None
+        finally:
+            embedding_workers.WORKERS_FROM = least
+        if there is None or not embedding_workers.usable():
+            raise RuntimeError("the embedding's worker processes did not start")
+        if float(np.abs(there - embedder.embed(lines)).max()) > 1e-5:
+            raise RuntimeError("the embedding's worker processes gave other vectors than this process")
+        embedding_workers.shutdown()
+        report["embedding_workers"] = embedding_workers.workers()
         from mnemoscope.store.privacy import scan_text
 
         # detect-secrets (without requests, which the bundle leaves out) and phonenumbers' data

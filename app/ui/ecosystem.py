@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING
 
 from mnemoscope.connect import CLIENTS, SERVER_NAME, connect
-from mnemoscope.store import SENSITIVITIES, StoreError
+from mnemoscope.store import SENSITIVITIES, StoreError, embedding_workers
 from mnemoscope.store.importers import ImportPlan, ImportResult, apply, plan_import, undo
 from PySide6.QtWidgets import (
     QComboBox,
@@ -189,6 +189,9 @@ class EcosystemTools:
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
         box.setDetailedText(preview_text(preview))
         box.setInformativeText("Import it?")
+        warm = getattr(self.window.session.store.embedder, "warm", None)
+        if warm is not None and preview.memories_new >= embedding_workers.WORKERS_FROM:
+            warm()  # the embedding's workers load the model while the person reads the question
         return box.exec()
 
     def connect_dialog(self) -> None:

@@ -54,6 +54,11 @@ def create_app(argv: list[str] | None = None):
     # (ui_bench.py --stalls: 303 / 332 ms at 5 ms, 145-186 at 1 ms, 37-89 at 0.5 ms; the
     # jobs took as long).
     sys.setswitchinterval(SWITCH_INTERVAL_S)
+    # And a job's bulk embedding runs in worker processes from a smaller size than in a
+    # command, so that it takes no interpreter lock here at all.
+    from mnemoscope.store import embedding_workers
+
+    embedding_workers.in_a_window()
     app.setApplicationName("Mnemoscope")
     app.setOrganizationName("Mnemoscope")
     from importlib import resources

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ImportRefused, StoreError, ValidationError
 from . import basic_memory, letta, mcp_memory, mem0
-from .plan import FileRefused, ImportPlan, ImportResult, LeftOut, Progress, apply, undo
+from .plan import WARM, FileRefused, ImportPlan, ImportResult, LeftOut, Progress, apply, undo
 from .source import MAX_FILE_BYTES, read_plain
 
 if TYPE_CHECKING:
@@ -82,9 +82,11 @@ def _whole_json(path: str, head: str) -> Any:
 
 
 def plan_import(store: MemoryStore, path: str | os.PathLike, fmt: str | None = None, *, scope: str | None = None,
-                now: Any = None) -> ImportPlan:
+                now: Any = None, warm: bool = False) -> ImportPlan:
     """Read ``path`` as ``fmt`` (detected when None) into a plan; nothing is written.
-    A file that is not of ``fmt`` is refused with the format it looks like."""
+    A file that is not of ``fmt`` is refused with the format it looks like. ``warm``: the
+    import follows at once, so once the file turns out big enough, the embedding's worker
+    processes start (and load the model) while the rest of it is read."""
     if fmt is not None and fmt not in FORMATS:
         raise ValidationError("format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if not os.path.exists(path):
@@ -103,13 +105,17 @@ def plan_import(store: MemoryStore, path: str | os.PathLike, fmt: str | None = N
         raise StoreError(f"{path} is a file; a basic-memory project is a folder of markdown notes")
     if fmt != "basic-memory" and os.path.isdir(path):
         raise StoreError(f"{path} is a folder; {NAMES[fmt]} is one file")
-    return _READERS[fmt](store, path, scope=scope, now=store.tables.now(now))
+    token = WARM.set(getattr(store.embedder, "warm", None) if warm else None)
+    try:
+        return _READERS[fmt](store, path, scope=scope, now=store.tables.now(now))
+    finally:
+        WARM.reset(token)
 
 
 def import_file(store: MemoryStore, path: str | os.PathLike, fmt: str | None = None, *, scope: str | None = None,
                 now: Any = None, dry_run: bool = False, progress: Progress | None = None) -> ImportResult:
     """Import ``path`` all or nothing (see :func:`plan_import` and :func:`apply`)."""
-    plan = plan_import(store, path, fmt, scope=scope, now=now)
+    plan = plan_import(store, path, fmt, scope=scope, now=now, warm=not dry_run)
     return apply(store, plan, now=now, dry_run=dry_run, progress=progress)
 
 

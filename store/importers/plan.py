@@ -15,10 +15,11 @@ import re
 import time
 import uuid
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import decay, vectors
+from .. import decay, embedding_workers, vectors
 from ..capture import ENTITY_TYPES
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
 from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
@@ -125,8 +126,17 @@ class ImportPlan:
                    recall_count=0, last_recalled_at=None, half_life_days=None, entities=specs, references=[],
                    supersedes=[], kept_with=[], recall_events=[])
         self.memories.append(rec)
+        if len(self.memories) == embedding_workers.WORKERS_FROM:
+            warm = WARM.get()
+            if warm is not None:
+                warm()
         return rec
 
+
+# Set while a file is read for an import that follows at once (importers.plan_import with
+# ``warm``): the embedder's ``warm``, called when the plan reaches as many memories as make
+# the embedding go to worker processes, so that they load the model while the rest is read.
+WARM: ContextVar[Callable[[], None] | None] = ContextVar("warm", default=None)
 
 _ID_PREFIX = {"mcp-memory": "mcp", "basic-memory": "bm", "letta": "letta", "mem0": "mem0"}
 
@@ -255,7 +265,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
     ``dry_run`` nothing is written and the result counts what would be."""
     if plan.errors:
         raise FileRefused(plan.source, plan.errors)
-    started = time.perf_counter()
+    started_all = time.perf_counter()
     result = ImportResult(plan.format, plan.source, plan.scope, dry_run, placed=dict(plan.placed),
                           left_out=list(plan.left_out))
     at = store.tables.now(now)
@@ -271,10 +281,12 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
             result.memories_existing = len(_stored_ids(store, [rec["id"] for rec in plan.memories]))
             result.memories_new = len(plan.memories) - result.memories_existing
             result.relations_new = len(set(plan.relations))
-        result.seconds = time.perf_counter() - started
+        result.seconds = time.perf_counter() - started_all
         return result
     # The new memories' vectors first, outside the transaction (it is most of an import's
-    # time with a real model); progress counts them and then every write.
+    # time with a real model); progress counts them and then every write. In a big import
+    # worker processes make them (store/embedding_workers.py) while this thread works out
+    # the rows to write, which needs no SQL, and then writes all but the vectors.
     with store.tables.reading():
         stored = _stored_ids(store, [rec["id"] for rec in plan.memories])
     to_embed = [rec for rec in plan.memories if rec["id"] not in stored]
@@ -294,8 +306,24 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         tick(n - embedded)
         embedded = n
 
-    blobs = vectors.for_records(store, to_embed, embedding)
-    tick(len(to_embed) - embedded)  # the ones with nothing to embed
+    pending = vectors.start_for_records(store, to_embed)
+    tick(len(to_embed) - len(pending.records))  # the ones with nothing to embed
+    try:
+        started = time.perf_counter()
+        rows = _rows(store, to_embed, at)
+        # The writes begin while the workers make the last vectors, once what is left of
+        # them should take about as long as working out the rows did (the writes take about
+        # that long): the write lock is held little longer than the writes need it.
+        pending.wait(embedding, leave=time.perf_counter() - started)
+        _write(store, plan, result, rows, pending, at, tick, embedding)
+    finally:
+        pending.cancel()
+    result.seconds = time.perf_counter() - started_all
+    return result
+
+
+def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dict[str, tuple[tuple, tuple]],
+           pending: vectors.PendingVectors, at: float, tick: Callable[..., None], embedding: Progress) -> None:
     with store.tables.write():
         entity_ids: dict[str, str] = {}
         aliases = _aliases(store, plan.scope)
@@ -320,23 +348,14 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         fresh = [rec for rec in plan.memories if rec["id"] not in known]
         result.memories_existing = len(plan.memories) - len(fresh)
         tick(result.memories_existing)
-        with_vectors = bool(blobs) and vectors.writable_for(store)
-        if with_vectors:
-            vectors.claim(store)
+        missing = [rec for rec in fresh if rec["id"] not in rows]  # deleted by another writer since the look above
+        rows.update(_rows(store, missing, at))
+        written: list[tuple[int, str]] = []  # (rowid, memory id)
         for start in range(0, len(fresh), BATCH):
             chunk = fresh[start:start + BATCH]
-            # The decay state of a batch in one numpy pass: per row it is most of an insert's time.
-            strengths, layers, nexts = decay.tick_states([decay.inputs(r) for r in chunk], at, store.config.decay)
-            rows = [dict({k: v for k, v in rec.items() if k not in _NOT_COLUMNS},
-                         tags=json.dumps(rec["tags"], ensure_ascii=False), pinned=int(rec["pinned"]), ticked_at=at)
-                    for rec in chunk]
-            rowids = store.tables.insert_memories(rows, [
-                {"strength": s, "layer": layer, "ticked_at": at, "next_change_at": n}
-                for s, layer, n in zip(strengths, layers, nexts)])
-            if with_vectors:
-                store.conn.executemany("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
-                                       [(rowid, blobs[rec["id"]]) for rowid, rec in zip(rowids, chunk)
-                                        if rec["id"] in blobs])
+            rowids = store.tables.insert_memories([rows[rec["id"]][0] for rec in chunk],
+                                                  [rows[rec["id"]][1] for rec in chunk])
+            written += zip(rowids, (rec["id"] for rec in chunk))
             mentions = []
             for rec in chunk:
                 for spec in rec["entities"]:
@@ -361,8 +380,27 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         store.conn.executemany("INSERT INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
                                [(*edge, at) for edge in result.edges])
         tick(len(plan.relations))
-    result.seconds = time.perf_counter() - started
-    return result
+        blobs = pending.wait(embedding)  # the last of the vectors
+        if blobs and vectors.writable_for(store):
+            vectors.claim(store)
+            store.conn.executemany("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
+                                   [(rowid, blobs[mid]) for rowid, mid in written if mid in blobs])
+
+
+def _rows(store: MemoryStore, records: list[dict[str, Any]], at: float) -> dict[str, tuple[tuple, tuple]]:
+    """Memory id -> what :meth:`Tables.insert_memories` writes for the record: its stored
+    columns and its decay state at ``at``. No SQL."""
+    out: dict[str, tuple[tuple, tuple]] = {}
+    values = store.tables.memory_values
+    for start in range(0, len(records), BATCH):
+        chunk = records[start:start + BATCH]
+        # The decay state of a batch in one numpy pass: per row it is most of an insert's time.
+        strengths, layers, nexts = decay.tick_states([decay.inputs(r) for r in chunk], at, store.config.decay)
+        for rec, strength, layer, next_change in zip(chunk, strengths, layers, nexts):
+            row = dict({k: v for k, v in rec.items() if k not in _NOT_COLUMNS},
+                       tags=json.dumps(rec["tags"], ensure_ascii=False), pinned=int(rec["pinned"]), ticked_at=at)
+            out[rec["id"]] = (values(row), (strength, layer, at, next_change))
+    return out
 
 
 def undo(store: MemoryStore, result: ImportResult) -> None:
