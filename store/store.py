@@ -349,7 +349,9 @@ class MemoryStore:
                 if sim >= self.config.limits.duplicate_similarity and (best is None or sim > best[1]) \
                         and difference(text, mtext) is None:
                     best = (mid, sim, "text")
-        if best is None and meaning is not None:
+        # Hashed bigrams are characters again: the check above has compared them already,
+        # and scanning every vector of the scope would only cost time (16 ms at 100,000).
+        if best is None and meaning is not None and getattr(self.embedder, "meaningful", True):
             idx = vectors.index(self)
             near = vectors.nearest(idx, meaning, [scope], max_rank, 5, self.config.limits.meaning_duplicate) \
                 if idx is not None else []
