@@ -78,6 +78,14 @@ class Limits:
     keyword_without_meaning: float = 0.5
     vector_candidates: int = 50
     candidate_limit: int = 400
+    # On PostgreSQL, a query term held by more than this many of the memories the caller may
+    # see is left out of the search for candidates when the query has a rarer one, and
+    # with only such terms the candidates must hold them all:
+    # ts_rank, unlike SQLite's bm25, gives a term in a quarter of all memories as much weight
+    # as a rare one and has to rank every memory that holds it (384 ms at 1,000,000, of which
+    # 256 ranking ~390,000 rows). A memory found otherwise still counts the term in its
+    # keyword share. Under this many memories nothing changes (store/pg_terms.py).
+    common_term_rows: int = 20000
     # Ticks that keep what they overwrote (the memories whose layer they changed), so
     # they can be undone; older ones keep only their summary and transitions.
     undoable_ticks: int = 100

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import decay, vectors
+from . import decay, pg_terms, vectors
+from .backend import on_postgres
 from .edges import MENTIONED_IN, MENTIONS
 from .embedding import EmbeddingError, prepare
 from .errors import StoreError, ValidationError
@@ -85,6 +86,20 @@ def _visible_scopes(scope: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*(validate_scope(s) for s in names), "global"]))
 
 
+def _candidate_query(store: MemoryStore, q_terms: Sequence[str], scopes: Sequence[str],
+                     known: Sequence[str]) -> str:
+    """The full-text query that finds the keyword candidates: any of the terms; on
+    PostgreSQL, any of those not too common among what the caller may search
+    (``limits.common_term_rows``), or all of them when every one is (store/pg_terms.py)."""
+    wanted, join = list(q_terms), " OR "
+    if on_postgres(store):
+        common = pg_terms.too_common(store, q_terms, store.config.limits.common_term_rows, scopes, known)
+        wanted = [t for t in q_terms if t not in common]
+        if not wanted:
+            wanted, join = list(q_terms), " AND "
+    return join.join('"' + t.replace('"', '""') + '"' for t in wanted)
+
+
 def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[str] = "global", trust: str | None = "medium",
            now: Any = None, explain: bool = False, reinforce: bool = False) -> list[Hit]:
     """The ``k`` memories most relevant to ``query`` visible from ``scope`` at ``trust``.
@@ -114,7 +129,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     with store.tables.reading():
         rows = []
         if q_terms:
-            fts = " OR ".join('"' + t.replace('"', '""') + '"' for t in q_terms)
+            fts = _candidate_query(store, q_terms, scopes, known)
             rows = store.tables.rows(
                 f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
                 # CROSS JOIN keeps the full-text index as the outer loop: SQLite would

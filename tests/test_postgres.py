@@ -21,7 +21,9 @@ from mnemoscope.store.backend import (
     redact,
     translate,
 )
+from mnemoscope.store.config import StoreConfig
 from mnemoscope.store.decay import DAY
+from mnemoscope.store.embedding import HashEmbedder
 from mnemoscope.store.pg_schema import ORDER, STEPS
 from mnemoscope.store.schema import KNOWN_MIGRATIONS, SCHEMA_VERSION
 from pg_server import PASSWORD, PASSWORD_USER
@@ -176,6 +178,40 @@ def test_opened_read_only_a_postgres_memory_reads_and_refuses_writes(pg_url):
         assert s.read_only and s.get(s.list()[0].id).text == "Read me."
         with pytest.raises(StoreError, match="read-only"):
             s.remember("Not me.")
+
+
+def _garden(target, config, hidden=0):
+    """60 memories that all say "garden", one that says "basil" (and ``hidden`` more above a
+    medium-trust caller's reach that say it too), recalled by both words and by two of the
+    common ones at medium trust."""
+    with MemoryStore(target, config=config, embedder=HashEmbedder()) as s:
+        for i in range(60):
+            s.remember(f"Garden note {i}: the garden gate was painted green.", now=T0, dedupe=False)
+        basil = s.remember("Basil grows by the kitchen window.", now=T0).memory.id
+        for i in range(hidden):
+            s.remember(f"Secret basil recipe {i}.", sensitivity="hyper", now=T0, dedupe=False)
+        return basil, s.recall("garden basil", k=3, now=T0), s.recall("garden gate", k=3, now=T0)
+
+
+def test_on_postgres_a_term_most_memories_hold_does_not_pick_the_candidates(tmp_path, pg_server, pg_url):
+    """ts_rank would rank every memory holding a term in a quarter of a million of them
+    (limits.common_term_rows): such a term is left out of the search for candidates while
+    the query has a rarer one, and with only common terms the candidates hold them all.
+    Only what the caller may see is counted: 30 hidden memories saying "basil" change
+    nothing it gets."""
+    low = StoreConfig.from_dict({"limits": {"common_term_rows": 20}})
+    basil, both, common = _garden(pg_url, low)
+    assert [h.id for h in both] == [basil]  # the garden notes are no candidates: "garden" is common
+    assert len(common) == 3 and all("garden gate" in h.text for h in common)
+    _, both_hidden, common_hidden = _garden(pg_server.new_database("garden_hidden"), low, hidden=30)
+    assert [(h.text, h.score) for h in both_hidden] == [(h.text, h.score) for h in both]
+    # (ties among the identical garden notes fall by their random ids)
+    assert [h.score for h in common_hidden] == [h.score for h in common]
+    # SQLite ranks by bm25 in C and keeps every term; so does PostgreSQL under the limit:
+    # a memory holding half the words is as near as the one holding the other half
+    for target, config in ((str(tmp_path / "m.db"), low), (pg_server.new_database("garden_default"), StoreConfig())):
+        _, both, common = _garden(target, config)
+        assert len(both) == 3 and any("garden" in h.text.lower() for h in both) and len(common) == 3
 
 
 # -- the same behaviour on both backends ----------------------------------------------------
