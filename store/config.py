@@ -181,6 +181,8 @@ class StoreConfig:
         if not 0 <= lim.keyword_without_meaning <= 1:
             raise ConfigError(f"{source}: limits.keyword_without_meaning must be between 0 and 1, "
                               f"got {lim.keyword_without_meaning}")
+        if lim.common_term_rows < 1:
+            raise ConfigError(f"{source}: limits.common_term_rows must be at least 1, got {lim.common_term_rows}")
         if self.limits.max_text_chars <= 0 or not 0 < self.limits.duplicate_similarity <= 1:
             raise ConfigError(f"{source}: limits.max_text_chars must be > 0 and duplicate_similarity in (0, 1]")
         if not self.embedder.timeout > 0 or self.embedder.dim < 0:

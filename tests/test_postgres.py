@@ -21,7 +21,7 @@ from mnemoscope.store.backend import (
     redact,
     translate,
 )
-from mnemoscope.store.config import StoreConfig
+from mnemoscope.store.config import ConfigError, StoreConfig
 from mnemoscope.store.decay import DAY
 from mnemoscope.store.embedding import HashEmbedder
 from mnemoscope.store.pg_schema import ORDER, STEPS
@@ -199,6 +199,8 @@ def test_on_postgres_a_term_most_memories_hold_does_not_pick_the_candidates(tmp_
     the query has a rarer one, and with only common terms the candidates hold them all.
     Only what the caller may see is counted: 30 hidden memories saying "basil" change
     nothing it gets."""
+    with pytest.raises(ConfigError, match="common_term_rows must be at least 1, got 0"):
+        StoreConfig.from_dict({"limits": {"common_term_rows": 0}})
     low = StoreConfig.from_dict({"limits": {"common_term_rows": 20}})
     basil, both, common = _garden(pg_url, low)
     assert [h.id for h in both] == [basil]  # the garden notes are no candidates: "garden" is common
