@@ -152,7 +152,8 @@ _PARAM = re.compile(r"\?|\x00MATCH\x00|\x00RANK\x00|'(?:[^']|'')*'")
 _FTS_TOKEN = re.compile(r'"((?:[^"]|"")*)"|(\()|(\))|(\S+)')
 
 
-def _lexeme(term: str) -> str:
+def lexeme(term: str) -> str:
+    """``term`` as one tsquery lexeme, quoted."""
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
@@ -172,7 +173,7 @@ def fts_to_tsquery(query: str) -> str:
         elif closing:
             out.append(")")
         else:
-            out.append(_lexeme(quoted.replace('""', '"') if quoted is not None else bare))
+            out.append(lexeme(quoted.replace('""', '"') if quoted is not None else bare))
     return " ".join(out) or "''"
 
 

@@ -36,7 +36,7 @@ from .edges import KEPT, MENTIONS, SUPERSEDED_BY, SUPERSEDES
 from .errors import NotFound, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK
 from .tables import DECAY_STATE, TOUCHED
-from .text import terms
+from .text import fts_phrase, terms
 
 if TYPE_CHECKING:
     from .model import Memory
@@ -267,17 +267,17 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
                 words = [*subject_terms, *terms(c.value)][:6]
             else:  # the subject, and any word of the object (a one-character Chinese object: none)
                 objects = [t for t in terms(c.value) if len(t) > 1 or not is_cjk(t)]
-                words = [*subject_terms, "(" + " OR ".join(_quoted(t) for t in objects) + ")"] if objects \
+                words = [*subject_terms, "(" + " OR ".join(fts_phrase(t) for t in objects) + ")"] if objects \
                     else subject_terms
             if words:
-                queries.add(" AND ".join(w if w.startswith("(") else _quoted(w) for w in dict.fromkeys(words)))
+                queries.add(" AND ".join(w if w.startswith("(") else fts_phrase(w) for w in dict.fromkeys(words)))
             if c.exclusive and subject_terms:
                 # where someone lives may be said with other words than ours ("moved to"):
                 # also the subject's memories with any verb of the slot
                 slot = c.slot.split()[0]
                 verbs = _SLOT_VERBS_ZH[slot] if is_cjk(text) else _SLOT_VERBS[slot]
-                queries.add(" AND ".join(_quoted(t) for t in subject_terms) + " AND ("
-                            + " OR ".join(_quoted(v) for v in verbs) + ")")
+                queries.add(" AND ".join(fts_phrase(t) for t in subject_terms) + " AND ("
+                            + " OR ".join(fts_phrase(v) for v in verbs) + ")")
         visible = SENSITIVITIES[:SENSITIVITY_RANK[sensitivity] + 1]
         candidates: dict[str, tuple] = {}
         for q in sorted(queries):
@@ -311,8 +311,8 @@ def _likely_by_meaning(store: MemoryStore, new: tuple[str, str, list[Claim]], su
     that its writer may see, the nearest in meaning in the cosine band."""
     mid, text, mine = new
     # a Chinese subject by its first two characters (terms are bigrams), or one's prefix
-    words = [_quoted(t) for t in dict.fromkeys(terms(subject))] if not is_cjk(subject[:1]) \
-        else [_quoted(subject[:2]) + ("*" if len(subject) < 2 else "")]
+    words = [fts_phrase(t) for t in dict.fromkeys(terms(subject))] if not is_cjk(subject[:1]) \
+        else [fts_phrase(subject[:2]) + ("*" if len(subject) < 2 else "")]
     if not words:
         return []
     rows = {}
@@ -352,10 +352,6 @@ _SLOT_VERBS = {"location": [*dict.fromkeys(terms("lives live moved relocated bas
                "favourite": [*dict.fromkeys(terms("favourite favorite"))]}
 _SLOT_VERBS_ZH = {"location": ["住在", "搬到", "搬去", "定居", "生活"], "employer": ["工作", "上班", "加入", "入职", "离开"],
                   "favourite": ["最喜"]}
-
-
-def _quoted(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
 
 
 def _subjects_one(store: MemoryStore, mid: str, text: str, who: str) -> str:

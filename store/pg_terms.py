@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .backend import fts_to_tsquery
+from .backend import lexeme
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -32,6 +32,6 @@ def too_common(store: MemoryStore, terms: Sequence[str], rows: int, scopes: Sequ
         f"AND m.scope IN ({','.join('?' * len(scopes))}) AND m.sensitivity IN ({','.join('?' * len(sensitivities))}) "
         "LIMIT ?) AS held) AS n "
         "FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(term, query)",
-        (*scopes, *sensitivities, rows + 1, terms, [fts_to_tsquery('"' + t.replace('"', '""') + '"') for t in terms]),
+        (*scopes, *sensitivities, rows + 1, terms, [lexeme(t) for t in terms]),
     )
     return {r["term"] for r in found if r["n"] > rows}

@@ -31,7 +31,7 @@ from .edges import MENTIONED_IN, MENTIONS
 from .embedding import EmbeddingError, prepare
 from .errors import StoreError, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK, validate_scope
-from .text import cosine, query_terms, vector
+from .text import cosine, fts_phrase, query_terms, vector
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -97,7 +97,7 @@ def _candidate_query(store: MemoryStore, q_terms: Sequence[str], scopes: Sequenc
         wanted = [t for t in q_terms if t not in common]
         if not wanted:
             wanted, join = list(q_terms), " AND "
-    return join.join('"' + t.replace('"', '""') + '"' for t in wanted)
+    return join.join(fts_phrase(t) for t in wanted)
 
 
 def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[str] = "global", trust: str | None = "medium",

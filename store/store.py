@@ -40,7 +40,7 @@ from .recall import Hit, brief, recall
 from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
 from .schema import SCHEMA_VERSION, migrations
 from .tables import MEMORY_COLUMNS, Tables, context_json
-from .text import cosine, term_string, vector
+from .text import cosine, fts_phrase, term_string, vector
 from .vectors import BATCH as VECTOR_BATCH
 
 CONFIG_ENV = "MNEMOSCOPE_CONFIG"  # a TOML file with the store's numbers
@@ -339,7 +339,7 @@ class MemoryStore:
         words = sorted(set(term_string(text).split()), key=lambda t: (-len(t), t))
         if words:  # candidates share the longer half of the terms: a near-duplicate shares nearly all
             needed = words[: max(1, (len(words) + 1) // 2)]
-            query = " AND ".join('"' + t.replace('"', '""') + '"' for t in needed)
+            query = " AND ".join(fts_phrase(t) for t in needed)
             vec = vector(text)
             for mid, mtext in self.conn.execute(
                 "SELECT m.id, m.text FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "

@@ -125,6 +125,12 @@ def _query_stop() -> frozenset[str]:
     return frozenset(t for w in _QUERY_FUNCTION_WORDS.split() for t in terms(w))
 
 
+def fts_phrase(term: str) -> str:
+    """``term`` quoted as one phrase of a full-text query (FTS5's syntax, which the
+    PostgreSQL backend translates), its double quotes doubled."""
+    return '"' + term.replace('"', '""') + '"'
+
+
 def term_string(text: str, *extra: str) -> str:
     """The space-separated term list stored for full-text candidate search."""
     seen = dict.fromkeys(terms(" ".join((text, *extra))))
