@@ -104,10 +104,56 @@ ALTER TABLE activity ADD COLUMN called_at DOUBLE PRECISION;
 ALTER TABLE conversations ADD COLUMN why TEXT;
 UPDATE meta SET value = '12' WHERE key = 'schema_version';
 """,
+    # How many memories of each scope and sensitivity hold each term (store/pg_terms.py),
+    # kept by statement triggers on memories: a bulk insert (COPY, an import) counts its
+    # rows once, in one statement; an update counts only rows whose terms, scope or
+    # sensitivity changed. A term whose memories are all gone keeps a row of 0.
+    "m013_postgres_term_counts": """
+CREATE TABLE memory_terms (term TEXT NOT NULL, scope TEXT NOT NULL, sensitivity TEXT NOT NULL,
+    memories BIGINT NOT NULL, PRIMARY KEY (term, scope, sensitivity));
+CREATE FUNCTION mnemoscope_count_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO memory_terms AS c (term, scope, sensitivity, memories)
+      SELECT t.term, n.scope, n.sensitivity, count(*) FROM added n, unnest(tsvector_to_array(n.tsv)) AS t(term)
+      GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+      ON CONFLICT (term, scope, sensitivity) DO UPDATE SET memories = c.memories + EXCLUDED.memories;
+  ELSIF TG_OP = 'DELETE' THEN
+    UPDATE memory_terms AS c SET memories = c.memories - d.n FROM (
+      SELECT t.term, o.scope, o.sensitivity, count(*) AS n FROM removed o, unnest(tsvector_to_array(o.tsv)) AS t(term)
+      GROUP BY 1, 2, 3) AS d
+      WHERE c.term = d.term AND c.scope = d.scope AND c.sensitivity = d.sensitivity;
+  ELSE
+    INSERT INTO memory_terms AS c (term, scope, sensitivity, memories)
+      SELECT term, scope, sensitivity, sum(n) FROM (
+        SELECT t.term, n.scope, n.sensitivity, 1 AS n FROM removed o JOIN added n ON n.rowid = o.rowid,
+          unnest(tsvector_to_array(n.tsv)) AS t(term)
+          WHERE (n.tsv, n.scope, n.sensitivity) IS DISTINCT FROM (o.tsv, o.scope, o.sensitivity)
+        UNION ALL
+        SELECT t.term, o.scope, o.sensitivity, -1 FROM removed o JOIN added n ON n.rowid = o.rowid,
+          unnest(tsvector_to_array(o.tsv)) AS t(term)
+          WHERE (n.tsv, n.scope, n.sensitivity) IS DISTINCT FROM (o.tsv, o.scope, o.sensitivity)) AS d
+      GROUP BY 1, 2, 3 HAVING sum(n) <> 0 ORDER BY 1, 2, 3
+      ON CONFLICT (term, scope, sensitivity) DO UPDATE SET memories = c.memories + EXCLUDED.memories;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER memory_terms_added AFTER INSERT ON memories REFERENCING NEW TABLE AS added
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_count_terms();
+CREATE TRIGGER memory_terms_removed AFTER DELETE ON memories REFERENCING OLD TABLE AS removed
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_count_terms();
+CREATE TRIGGER memory_terms_changed AFTER UPDATE ON memories REFERENCING OLD TABLE AS removed NEW TABLE AS added
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_count_terms();
+INSERT INTO memory_terms (term, scope, sensitivity, memories)
+  SELECT t.term, m.scope, m.sensitivity, count(*) FROM memories m, unnest(tsvector_to_array(m.tsv)) AS t(term)
+  GROUP BY 1, 2, 3;
+UPDATE meta SET value = '13' WHERE key = 'schema_version';
+""",
 }
 ORDER = ("m001_initial", "m002_activity", "m003_application_id", "m004_every_script", "m005_capture_context",
          "m006_layer_clock", "m007_scopes_nfkc", "m008_one_layer_index", "m009_memory_state",
-         "m010_trust_of_logs_and_conversations", "m011_vectors", "m012_wall_clock_and_reasons")
+         "m010_trust_of_logs_and_conversations", "m011_vectors", "m012_wall_clock_and_reasons",
+         "m013_postgres_term_counts")
 
 
 def _tables(conn: PostgresConnection) -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
 # program's id is refused before anything is written to it.
@@ -266,6 +266,15 @@ def m012_wall_clock_and_reasons(db: Database) -> None:
     db.execute("ALTER TABLE activity ADD COLUMN called_at FLOAT")
     db.execute("ALTER TABLE conversations ADD COLUMN why TEXT")
     db["meta"].insert({"key": "schema_version", "value": "12"}, replace=True)
+
+
+@migrations()
+def m013_postgres_term_counts(db: Database) -> None:
+    """PostgreSQL keeps, beside its full-text index, how many memories of each scope and
+    sensitivity hold each search term (store/pg_terms.py: recall asks it which words are
+    too common to search by). SQLite needs nothing: FTS5 ranks by bm25, which weighs each
+    term by its rarity itself. The version moves on both, as with every migration."""
+    db["meta"].insert({"key": "schema_version", "value": "13"}, replace=True)
 
 
 # Every migration this version knows: all of them are pending on an empty database (asking

@@ -3,6 +3,7 @@ its refusals, the same behaviour as on SQLite, and what is not supported yet. Th
 is the one the run starts (tests/pg_server.py); the store's core test modules also run on
 it (``both_backends``)."""
 
+import io
 import json
 import logging
 import os
@@ -22,6 +23,7 @@ from mnemoscope.store.backend import (
     translate,
 )
 from mnemoscope.store.config import ConfigError, StoreConfig
+from mnemoscope.store.copying import copy_memory
 from mnemoscope.store.decay import DAY
 from mnemoscope.store.embedding import HashEmbedder
 from mnemoscope.store.pg_schema import ORDER, STEPS
@@ -214,6 +216,62 @@ def test_on_postgres_a_term_most_memories_hold_does_not_pick_the_candidates(tmp_
     for target, config in ((str(tmp_path / "m.db"), low), (pg_server.new_database("garden_default"), StoreConfig())):
         _, both, common = _garden(target, config)
         assert len(both) == 3 and any("garden" in h.text.lower() for h in both) and len(common) == 3
+
+
+def _term_counts(conn):
+    """memory_terms as recall reads it (rows of 0 are terms no memory holds any more), and
+    the same counted from the memories themselves."""
+    kept = conn.execute("SELECT term, scope, sensitivity, memories FROM memory_terms WHERE memories != 0 "
+                        "ORDER BY 1, 2, 3").fetchall()
+    counted = conn.execute("SELECT t.term, m.scope, m.sensitivity, count(*) FROM memories m, "
+                           "unnest(tsvector_to_array(m.tsv)) AS t(term) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3").fetchall()
+    return [tuple(r) for r in kept], [tuple(r) for r in counted]
+
+
+def test_the_term_counts_follow_every_write(tmp_path, pg_server, pg_url):
+    """What recall asks of memory_terms (which words are common) stays what the memories
+    hold through remember, an edit of text, scope or sensitivity, a recall's reinforcement,
+    delete and restore, a bulk import, and a copy into PostgreSQL."""
+    with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
+        ids = [s.remember(f"Note {i}: the harbour ferry leaves at {i} o'clock.", now=T0, dedupe=False).memory.id
+               for i in range(8)]
+        assert s.conn.execute("SELECT memories FROM memory_terms WHERE term = 'ferry' AND scope = 'global'"
+                              ).fetchone()[0] == 8
+        s.update(ids[0], text="The tram replaced the ferry on Sundays.", now=T0)
+        s.update(ids[1], scope="group:port", now=T0)
+        s.update(ids[2], sensitivity="high", now=T0)
+        s.recall("harbour ferry", k=3, now=T0, reinforce=True)
+        gone = s.delete(ids[3])
+        s.delete(ids[4])
+        s.restore(gone)
+        lines = "".join(json.dumps({"text": f"Imported {i}: the ferry to the island.", "scope": "group:port"}) + "\n"
+                        for i in range(30))
+        s.import_jsonl(io.StringIO(lines), now=T0)
+        kept, counted = _term_counts(s.conn)
+        assert kept == counted and ("tram", "global", "low", 1) in kept and ("ferry", "global", "low", 5) in kept
+        assert ("ferry", "group:port", "low", 31) in kept and ("ferry", "global", "high", 1) in kept
+    with MemoryStore(str(tmp_path / "from.db"), embedder=HashEmbedder()) as src, \
+            MemoryStore(pg_server.new_database("copied_terms"), embedder=HashEmbedder()) as dst:
+        src.remember("Copied: the lighthouse keeper's log.", now=T0)
+        copy_memory(src, dst)
+        kept, counted = _term_counts(dst.conn)
+        assert kept == counted and ("keeper", "global", "low", 1) in kept
+
+
+def test_an_older_postgres_memory_gets_its_term_counts_when_opened(pg_server, pg_url):
+    with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
+        for i in range(5):
+            s.remember(f"Note {i}: the harbour ferry leaves early.", now=T0, dedupe=False)
+    pg_server.psql("DROP TABLE memory_terms; DROP FUNCTION mnemoscope_count_terms() CASCADE; "
+                   "DELETE FROM _sqlite_migrations WHERE name = 'm013_postgres_term_counts'; "
+                   "UPDATE meta SET value = '12' WHERE key = 'schema_version'", _dbname(pg_url))
+    with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
+        assert s.stats()["schema_version"] == SCHEMA_VERSION
+        kept, counted = _term_counts(s.conn)
+        assert kept == counted and ("ferry", "global", "low", 5) in kept
+        s.remember("One more ferry.", now=T0)
+        assert s.conn.execute("SELECT memories FROM memory_terms WHERE term = 'ferry' AND scope = 'global'"
+                              ).fetchone()[0] == 6
 
 
 # -- the same behaviour on both backends ----------------------------------------------------
