@@ -16,7 +16,10 @@ differ before the server sees them:
 * an insert into a table whose key the server numbers returns it (``lastrowid``);
 * full text: ``memories_fts f ... memories_fts MATCH ?`` with the store's FTS5 query
   (quoted terms joined by OR or AND) becomes ``f.tsv @@ tsquery``, ``ORDER BY f.rank``
-  becomes ``ts_rank`` best first. The tsvector holds the very terms the store makes
+  becomes ``ts_rank`` best first, then the newest. (The tsvector has no positions, so
+  ``ts_rank`` only counts the query's terms a memory holds: many memories tie, and a
+  parallel scan hands ties over in a different order each time; without the second key
+  the same recall could take different candidates twice in a row.) The tsvector holds the very terms the store makes
   (:func:`~.text.term_string`: folded words, CJK and Korean bigrams) unstemmed, so a
   query matches what it matches on SQLite;
 * ``CROSS JOIN ... ON`` (SQLite's planner hint) is an inner join; ``LIKE`` is ``ILIKE``
@@ -229,7 +232,7 @@ def translate(sql: str, params: Any = ()) -> tuple[str, list[Any], str | None]:
             pieces.append(f"{alias}.tsv @@ CAST(%s AS tsquery)")
         else:
             out.append(query)
-            pieces.append(f"ORDER BY ts_rank({alias}.tsv, CAST(%s AS tsquery)) DESC")
+            pieces.append(f"ORDER BY ts_rank({alias}.tsv, CAST(%s AS tsquery)) DESC, {alias}.rowid DESC")
     pieces.append(sql[last:])
     text = "".join(pieces)
     if "%" in text.replace("%s", ""):  # a literal % (LIKE patterns come as parameters)

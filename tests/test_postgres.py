@@ -65,7 +65,7 @@ def test_the_store_dialect_becomes_postgresqls():
                                "WHERE memories_fts MATCH ? AND m.scope = ? ORDER BY f.rank LIMIT ?",
                                ('"tea" OR "cof""fee"', "global", 5))
     assert "f.tsv @@ CAST(%s AS tsquery)" in sql and "JOIN memories m" in sql and "CROSS" not in sql
-    assert "ORDER BY ts_rank(f.tsv, CAST(%s AS tsquery)) DESC LIMIT %s" in sql
+    assert "ORDER BY ts_rank(f.tsv, CAST(%s AS tsquery)) DESC, f.rowid DESC LIMIT %s" in sql
     assert params == ["'tea' | 'cof\"fee'", "global", "'tea' | 'cof\"fee'", 5]
     assert fts_to_tsquery('"a" AND "b" AND ("c" OR "d")') == "'a' & 'b' & ( 'c' | 'd' )"
     assert fts_to_tsquery('"it\'s"') == "'it''s'"
@@ -272,6 +272,17 @@ def test_an_older_postgres_memory_gets_its_term_counts_when_opened(pg_server, pg
         s.remember("One more ferry.", now=T0)
         assert s.conn.execute("SELECT memories FROM memory_terms WHERE term = 'ferry' AND scope = 'global'"
                               ).fetchone()[0] == 6
+
+
+def test_on_postgres_memories_tied_by_keyword_are_taken_newest_first(pg_url):
+    """ts_rank ties every memory holding the same query words (the tsvector keeps no
+    positions); a parallel scan at a million memories handed the ties over in another order
+    each time, so the same recall took other candidates. The newest are taken, every time."""
+    config = StoreConfig.from_dict({"limits": {"candidate_limit": 2}})
+    with MemoryStore(pg_url, config=config, embedder=HashEmbedder()) as s:
+        ids = [s.remember(f"Ferry timetable, page {i}.", now=T0 + i, dedupe=False).memory.id for i in range(12)]
+        for _ in range(3):
+            assert {h.id for h in s.recall("ferry timetable", k=1, now=T0 + 20, explain=True)} <= set(ids[-2:])
 
 
 # -- the same behaviour on both backends ----------------------------------------------------
