@@ -3,7 +3,7 @@
 Run (under the bench lock):
     flock /tmp/bench.lock python tests/perf/undo_bench.py --source COPY_OF_vec100k.db [--days 30] [--repeat 5]
 
-SQLite: a copy of ``--source`` (made here, in a temporary folder; the source is only read).
+SQLite: a copy of ``--source`` (made here, in a temporary folder; the source is only copied).
 PostgreSQL: a throwaway server (tests/pg_server.py), the same memories loaded with COPY as
 tests/perf/pg_scale_bench.py loads them (``--pg-n``, default the source's count).
 
@@ -59,7 +59,7 @@ def show(label: str, n: int, r: dict, repeat: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--source", required=True, help="a Mnemoscope SQLite file with vectors (only read)")
+    ap.add_argument("--source", required=True, help="a Mnemoscope SQLite file with vectors (only copied)")
     ap.add_argument("--days", type=float, default=30.0)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--pg-n", type=int, default=0, help="memories on PostgreSQL (default: the source's count)")
@@ -68,11 +68,16 @@ def main() -> None:
 
     folder = tempfile.mkdtemp(prefix="undo-bench-")
     try:
+        # Only copies are opened: even a read-only connection leaves -wal and -shm files beside a WAL database.
+        source = os.path.join(folder, "source.db")
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(args.source + suffix):
+                shutil.copyfile(args.source + suffix, source + suffix)
         if args.only != "postgresql":
             path = os.path.join(folder, "copy.db")
             for suffix in ("", "-wal", "-shm"):
-                if os.path.exists(args.source + suffix):
-                    shutil.copyfile(args.source + suffix, path + suffix)
+                if os.path.exists(source + suffix):
+                    shutil.copyfile(source + suffix, path + suffix)
             with MemoryStore(path) as store:
                 show("SQLite", store.count(), rounds(store, args.days, args.repeat), args.repeat)
         if args.only != "sqlite":
@@ -84,10 +89,10 @@ def main() -> None:
                 MemoryStore(url).close()  # the schema
                 import sqlite3
 
-                src = sqlite3.connect(f"file:{args.source}?mode=ro", uri=True)
+                src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
                 n = args.pg_n or src.execute("SELECT count(*) FROM memories").fetchone()[0]
                 src.close()
-                load(url, args.source, n, 0.01, 7)
+                load(url, source, n, 0.01, 7)
                 server.psql("ANALYZE", "undo")
                 with MemoryStore(url) as store:
                     show("PostgreSQL", store.count(), rounds(store, args.days, args.repeat), args.repeat)
