@@ -104,10 +104,35 @@ ALTER TABLE activity ADD COLUMN called_at DOUBLE PRECISION;
 ALTER TABLE conversations ADD COLUMN why TEXT;
 UPDATE meta SET value = '12' WHERE key = 'schema_version';
 """,
+    # The count moves once per statement, by the rows it wrote: a bulk write of N vectors (a
+    # COPY, one INSERT) made N versions of the one meta row in its transaction, each UPDATE of
+    # it slower than the last (20,000 vectors written again: 12 s; tests/perf/pg_vector_writes.py).
+    # A trigger with transition tables takes one event, hence three.
+    "m013_vectors_count_per_statement": """
+DROP TRIGGER vectors_changed ON vectors;
+CREATE OR REPLACE FUNCTION mnemoscope_vectors_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  n BIGINT;
+BEGIN
+  SELECT count(*) INTO n FROM changed;
+  IF n > 0 THEN
+    UPDATE meta SET value = (value::bigint + n)::text WHERE key = 'vectors_generation';
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER vectors_inserted AFTER INSERT ON vectors REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_vectors_changed();
+CREATE TRIGGER vectors_updated AFTER UPDATE ON vectors REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_vectors_changed();
+CREATE TRIGGER vectors_deleted AFTER DELETE ON vectors REFERENCING OLD TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_vectors_changed();
+UPDATE meta SET value = '13' WHERE key = 'schema_version';
+""",
 }
 ORDER = ("m001_initial", "m002_activity", "m003_application_id", "m004_every_script", "m005_capture_context",
          "m006_layer_clock", "m007_scopes_nfkc", "m008_one_layer_index", "m009_memory_state",
-         "m010_trust_of_logs_and_conversations", "m011_vectors", "m012_wall_clock_and_reasons")
+         "m010_trust_of_logs_and_conversations", "m011_vectors", "m012_wall_clock_and_reasons",
+         "m013_vectors_count_per_statement")
 
 
 def _tables(conn: PostgresConnection) -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
 # program's id is refused before anything is written to it.
@@ -266,6 +266,15 @@ def m012_wall_clock_and_reasons(db: Database) -> None:
     db.execute("ALTER TABLE activity ADD COLUMN called_at FLOAT")
     db.execute("ALTER TABLE conversations ADD COLUMN why TEXT")
     db["meta"].insert({"key": "schema_version", "value": "12"}, replace=True)
+
+
+@migrations()
+def m013_vectors_count_per_statement(db: Database) -> None:
+    """On PostgreSQL the count that tells recall's held index of a change
+    (``meta.vectors_generation``) moves once per statement, by the number of vectors it
+    wrote or dropped, instead of once per vector (store/pg_schema.py). SQLite's triggers
+    are per row (it has no others) and stay: here only the schema version moves."""
+    db["meta"].insert({"key": "schema_version", "value": "13"}, replace=True)
 
 
 # Every migration this version knows: all of them are pending on an empty database (asking
