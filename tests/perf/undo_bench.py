@@ -1,7 +1,8 @@
 """Undo of a tick against the tick itself, at scale, on SQLite and on PostgreSQL.
 
 Run (under the bench lock):
-    flock /tmp/bench.lock python tests/perf/undo_bench.py --source COPY_OF_vec100k.db [--days 30] [--repeat 5]
+    flock /tmp/bench.lock python tests/perf/undo_bench.py --source /work/bench/vec100k.db [--days 30] [--repeat 5]
+        [--only postgresql --pg-n 1000000]
 
 SQLite: a copy of ``--source`` (made here, in a temporary folder; the source is only copied).
 PostgreSQL: a throwaway server (tests/pg_server.py), the same memories loaded with COPY as
