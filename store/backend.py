@@ -481,18 +481,21 @@ class PostgresConnection:
 
         self._guarded(sql, run)
 
-    def columns(self, sql: str, types: str) -> list[Any]:
+    def columns(self, sql: str, types: str, params: Any = ()) -> list[Any]:
         """The columns of a query's rows as numpy arrays, read as one binary COPY (no Python
         object per value): ``types`` has a letter per column, ``i`` for int8 and ``f`` for
-        float8, and every value must be one (not NULL: the query says what a NULL becomes)."""
+        float8, and every value must be one (not NULL: the query says what a NULL becomes).
+        ``params`` fill the query's ``?`` (bound here: COPY takes no server-side parameters)."""
         import numpy as np
 
         layout = np.dtype([("n", ">i2"), *((f"{name}{i}", t) for i, kind in enumerate(types)
                                              for name, t in (("len", ">i4"), ("v", ">i8" if kind == "i" else ">f8")))])
 
+        text, values, _ = translate(sql, params) if params else (sql, [], None)
+
         def run(conn: Any) -> bytes:
             data = bytearray()
-            with conn.cursor().copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)") as copy:
+            with conn.cursor().copy(f"COPY ({text}) TO STDOUT (FORMAT BINARY)", values or None) as copy:
                 for chunk in copy:
                     data += chunk
             return bytes(data)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .backend import insert_many
 from .errors import StoreError
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def _copy_memories(src: MemoryStore, dst: MemoryStore) -> int:
     cur = src.conn.execute(f"SELECT {cols}, v.vec FROM memories m JOIN memory_state s ON s.rowid = m.rowid "
                            "LEFT JOIN vectors v ON v.rowid = m.rowid ORDER BY m.rowid")
     body = ", ".join(MEMORY_BODY)
-    n = 0
+    n, vecs = 0, []
     for row in cur.fetchall():
         rowid = dst.conn.execute(f"INSERT INTO memories ({body}) VALUES ({', '.join('?' * len(MEMORY_BODY))})",
                                  row[:len(MEMORY_BODY)]).lastrowid
@@ -88,8 +89,11 @@ def _copy_memories(src: MemoryStore, dst: MemoryStore) -> int:
         dst.conn.execute("INSERT INTO memory_state (rowid, strength, layer, ticked_at, next_change_at) "
                          "VALUES (?, ?, ?, ?, ?)", (rowid, *state))
         if row[-1] is not None:
-            dst.conn.execute("INSERT INTO vectors (rowid, vec) VALUES (?, ?)", (rowid, bytes(row[-1])))
+            vecs.append((rowid, bytes(row[-1])))
         n += 1
+    # In one statement (one COPY on PostgreSQL), which moves the count of vectors written once
+    # (schema 13): a statement per vector made as many versions of that meta row.
+    insert_many(dst.conn, "vectors", ("rowid", "vec"), vecs)
     return n
 
 

@@ -124,9 +124,10 @@ def tick_states(rows: list[tuple], at: float, decay: Decay) -> tuple[list[float]
             [None if np.isinf(t) else float(t) for t in result.tolist()])
 
 
-def tick_arrays(rc, half_life, pinned, base, ref, at: float, decay: Decay):
-    """:func:`tick_states` over the arrays :func:`arrays` makes: numpy arrays of strengths,
-    layer codes (0 habit, 1 fading, 2 edge, 3 archived) and next changes (inf: never)."""
+def tick_arrays(rc, half_life, pinned, base, ref, at, decay: Decay):
+    """:func:`tick_states` over the arrays :func:`arrays` makes, at one moment ``at`` or
+    one per memory (an array): numpy arrays of strengths, layer codes (0 habit, 1 fading,
+    2 edge, 3 archived) and next changes (inf: never)."""
     import numpy as np
 
     strength, layer_now = _states(rc, half_life, pinned, base, ref, at, decay)

@@ -104,11 +104,32 @@ ALTER TABLE activity ADD COLUMN called_at DOUBLE PRECISION;
 ALTER TABLE conversations ADD COLUMN why TEXT;
 UPDATE meta SET value = '12' WHERE key = 'schema_version';
 """,
-    # How many memories of each scope and sensitivity hold each term (store/pg_terms.py),
-    # kept by statement triggers on memories: a bulk insert (COPY, an import) counts its
-    # rows once, in one statement; an update counts only rows whose terms, scope or
-    # sensitivity changed. A term whose memories are all gone keeps a row of 0.
-    "m013_postgres_term_counts": """
+    # Statement triggers with transition tables (one event each, hence three of a kind),
+    # so that a bulk write (a COPY, an import) does its bookkeeping once per statement:
+    # * meta.vectors_generation moves by the number of vectors a statement wrote or dropped
+    #   (a row trigger made N versions of that row for N vectors: 20,000 written again took
+    #   12 s; tests/perf/pg_vector_writes.py);
+    # * memory_terms: how many memories of each scope and sensitivity hold each term
+    #   (store/pg_terms.py); an update counts only rows whose terms, scope or sensitivity
+    #   changed. A term whose memories are all gone keeps a row of 0.
+    "m013_postgres_statement_triggers": """
+DROP TRIGGER vectors_changed ON vectors;
+CREATE OR REPLACE FUNCTION mnemoscope_vectors_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  n BIGINT;
+BEGIN
+  SELECT count(*) INTO n FROM changed;
+  IF n > 0 THEN
+    UPDATE meta SET value = (value::bigint + n)::text WHERE key = 'vectors_generation';
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER vectors_inserted AFTER INSERT ON vectors REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_vectors_changed();
+CREATE TRIGGER vectors_updated AFTER UPDATE ON vectors REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_vectors_changed();
+CREATE TRIGGER vectors_deleted AFTER DELETE ON vectors REFERENCING OLD TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_vectors_changed();
 CREATE TABLE memory_terms (term TEXT NOT NULL, scope TEXT NOT NULL, sensitivity TEXT NOT NULL,
     memories BIGINT NOT NULL, PRIMARY KEY (term, scope, sensitivity));
 CREATE FUNCTION mnemoscope_count_terms() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -153,7 +174,7 @@ UPDATE meta SET value = '13' WHERE key = 'schema_version';
 ORDER = ("m001_initial", "m002_activity", "m003_application_id", "m004_every_script", "m005_capture_context",
          "m006_layer_clock", "m007_scopes_nfkc", "m008_one_layer_index", "m009_memory_state",
          "m010_trust_of_logs_and_conversations", "m011_vectors", "m012_wall_clock_and_reasons",
-         "m013_postgres_term_counts")
+         "m013_postgres_statement_triggers")
 
 
 def _tables(conn: PostgresConnection) -> set[str]:

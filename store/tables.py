@@ -288,13 +288,6 @@ class Tables:
             empty = self.conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
             self.set_meta("decay_config", current if empty else "")
 
-    def refresh_next_change(self, memory_id: str) -> None:
-        """Work out again when a memory's layer will next change (after an undo)."""
-        row = self.memory_row(memory_id)
-        if row is not None:
-            at = max(row["ticked_at"] or 0.0, self.last_tick())
-            self.write_memory(memory_id, {"next_change_at": decay.next_change(row, at, self.config.decay)})
-
     def refresh_state(self, memory_id: str) -> None:
         """Work a memory's layer out again after its decay inputs were changed in SQL."""
         row = self.memory_row(memory_id)

@@ -529,7 +529,8 @@ def index(store: MemoryStore) -> Index | Search | None:
     yet, or vectors by another embedder than the store's).
 
     Held between calls. ``meta.vectors_generation`` moves by one with each vector written
-    or dropped and each change of a memory's scope or sensitivity (schema migration 11),
+    or dropped and each change of a memory's scope or sensitivity (schema migration 11; on
+    PostgreSQL once per statement, by the number of vectors, since migration 13),
     so when it moved by exactly the number of vectors above the highest one held, those
     are all that changed (a remember, an import) and are appended; anything else reloads."""
     with store.tables.reading():

@@ -332,3 +332,71 @@ def test_rows_written_by_schema_8_keep_their_layer_and_strength_after_the_upgrad
         assert [m.id for m in s.list(include_archived=False)] == ["a"]
         assert s.conn.execute("SELECT rowid, next_change_at FROM memory_state ORDER BY rowid").fetchall() == [
             (1, at(500)), (2, None)]
+
+
+_MIX = [  # kind, recalls, age in days, pinned, own half-life
+    ("event", 0, 0, False, None), ("event", 3, 10, False, None), ("reflection", 0, 5, False, None),
+    ("fact", 6, 30, False, None), ("skill", 1, 200, False, None), ("lesson", 0, 0, True, None),
+    ("event", 0, 2, False, 7.0), ("fact", 0, 390, False, None), ("reflection", 5, 1, False, None),
+    ("event", 1, 40, False, None), ("lesson", 8, 100, False, 30.0), ("event", 0, 15, True, None),
+]
+
+
+def _mixed_store(store):
+    for i, (kind, recalls, age, pinned, own) in enumerate(_MIX * 3):
+        mid = store.remember(f"memory {i}", kind=kind, pinned=pinned, now=at(-age), dedupe=False,
+                             memory_id=f"m{i:02d}", half_life_days=own).memory.id
+        for r in range(recalls):
+            store.reinforce(mid, now=at(-age + r * 0.5))
+
+
+def _memory_states(store):
+    """Every memory's stored decay state: strength, layer, tick time and next change."""
+    return {r[0]: tuple(r[1:]) for r in store.conn.execute(
+        "SELECT id, strength, layer, ticked_at, next_change_at FROM memory_rows")}
+
+
+def test_undo_puts_back_exactly_the_states_and_next_changes_before_the_tick_and_redo_again(store):
+    _mixed_store(store)
+    store.tick(now=at(25))
+    before = _memory_states(store)
+    report = store.tick(now=at(170))
+    after = _memory_states(store)
+    assert report.changed >= 10 and after != before
+    undone = store.undo_tick(report.tick_id)
+    assert _memory_states(store) == before  # exactly: the same floats, the same NULLs
+    assert undone.changed == report.changed and store.tables.last_tick() == at(25)
+    assert undone.layer_counts == {layer: sum(1 for s in before.values() if s[1] == layer)
+                                   for layer in undone.layer_counts}
+    store.redo_tick(report.tick_id)
+    assert _memory_states(store) == after
+
+
+def test_undo_after_edits_puts_back_what_the_tick_changed_and_works_out_the_next_change_again(store):
+    """A memory recalled, pinned or deleted between a tick and its undo: the undo puts back
+    the strength, layer and tick time the tick overwrote, works the next change out from
+    the memory's inputs as they are now, and leaves a deleted memory deleted."""
+    from mnemoscope.store.decay import next_change
+
+    _mixed_store(store)
+    store.tick(now=at(25))
+    before = _memory_states(store)
+    report = store.tick(now=at(170))
+    moved = [t[0] for t in report.transitions]
+    recalled, pinned, deleted = moved[0], moved[1], moved[2]
+    store.reinforce(recalled, now=at(171))
+    store.pin(pinned, now=at(171))
+    store.delete(deleted)
+    new = store.remember("written after the tick", kind="event", now=at(172), memory_id="new").memory.id
+    after_edits = _memory_states(store)
+    store.undo_tick(report.tick_id)
+    states = _memory_states(store)
+    assert deleted not in states and states[new] == after_edits[new]
+    for mid in (recalled, pinned):
+        row = store.tables.memory_row(mid)
+        strength, layer, ticked_at, _ = before[mid]
+        assert states[mid] == (strength, layer, ticked_at,
+                               next_change(row, max(ticked_at or 0.0, at(25)), store.config.decay)), mid
+    assert states[pinned][3] is None  # pinned: it never changes layer
+    assert {m: s for m, s in states.items() if m not in (recalled, pinned, new)} == \
+        {m: s for m, s in before.items() if m not in (recalled, pinned, deleted)}

@@ -18,6 +18,7 @@ from mnemoscope.store.backend import (
     CONNECT_TIMEOUT_S,
     KEEPALIVE,
     fts_to_tsquery,
+    insert_many,
     parse_url,
     redact,
     translate,
@@ -173,6 +174,52 @@ def test_the_same_migrations_create_the_schema_once(pg_server, pg_url):
     assert _catalogue(pg_server, _dbname(pg_url))["_sqlite_migrations"] == len(KNOWN_MIGRATIONS)
 
 
+def _vector_triggers(store):
+    """The triggers on vectors: name -> how often each fires (ROW or STATEMENT)."""
+    return dict(store.conn.execute("SELECT trigger_name, action_orientation FROM information_schema.triggers "
+                                   "WHERE event_object_table = 'vectors'").fetchall())
+
+
+def test_a_schema_12_memory_moves_the_vectors_count_once_per_statement_after_opening(pg_url, monkeypatch):
+    """Schema 12 moved meta.vectors_generation once per vector (a row trigger): a bulk write of
+    N vectors made N versions of that row in its transaction. Opened by this version, the
+    count moves once per statement, by as many vectors as it wrote or dropped (what recall's
+    held index compares), and the memory's vectors keep working."""
+    from mnemoscope.store import pg_schema, vectors
+
+    with monkeypatch.context() as patched:  # the store as schema 12 created it
+        patched.setattr(pg_schema, "ORDER", ORDER[:ORDER.index("m013_postgres_statement_triggers")])
+        with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
+            for i in range(5):
+                s.remember(f"Note {i} about the garden gate.", now=T0, dedupe=False)
+            assert s.tables.meta("schema_version") == "12"
+            assert set(_vector_triggers(s).items()) == {("vectors_changed", "ROW")}
+    with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
+        assert s.tables.meta("schema_version") == str(SCHEMA_VERSION) == "13"
+        assert _vector_triggers(s) == {"vectors_inserted": "STATEMENT", "vectors_updated": "STATEMENT",
+                                       "vectors_deleted": "STATEMENT"}
+        generation = int(s.tables.meta("vectors_generation"))
+        assert generation == 5
+        held = vectors.index(s)
+        rows = s.conn.execute("SELECT rowid, vec FROM vectors ORDER BY rowid").fetchall()
+        meta_updates = "SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = 'meta'"
+        with s.tables.write():
+            before = s.conn.execute(meta_updates).fetchone()[0]
+            s.conn.execute("DELETE FROM vectors")
+            insert_many(s.conn, "vectors", ("rowid", "vec"), [(r, bytes(v)) for r, v in rows])
+            meta_writes = s.conn.execute(meta_updates).fetchone()[0] - before
+        assert meta_writes == 2, f"meta was updated {meta_writes} times by two statements writing 5 vectors each"
+        assert int(s.tables.meta("vectors_generation")) == generation + 10
+        assert vectors.index(s) is not held  # the held index noticed
+        s.conn.execute("UPDATE vectors SET vec = vec WHERE rowid <= 2")
+        assert int(s.tables.meta("vectors_generation")) == generation + 12
+        s.conn.execute("DELETE FROM vectors WHERE rowid = -1")  # nothing dropped: the count stays
+        assert int(s.tables.meta("vectors_generation")) == generation + 12
+        added = s.remember("The dentist moved to Friday.", now=T0).memory.id
+        assert int(s.tables.meta("vectors_generation")) == generation + 13
+        assert s.recall("dentist friday", k=1, now=T0)[0].id == added
+
+
 def test_opened_read_only_a_postgres_memory_reads_and_refuses_writes(pg_url):
     with MemoryStore(pg_url) as s:
         s.remember("Read me.", now=T0)
@@ -258,13 +305,15 @@ def test_the_term_counts_follow_every_write(tmp_path, pg_server, pg_url):
         assert kept == counted and ("keeper", "global", "low", 1) in kept
 
 
-def test_an_older_postgres_memory_gets_its_term_counts_when_opened(pg_server, pg_url):
-    with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
-        for i in range(5):
-            s.remember(f"Note {i}: the harbour ferry leaves early.", now=T0, dedupe=False)
-    pg_server.psql("DROP TABLE memory_terms; DROP FUNCTION mnemoscope_count_terms() CASCADE; "
-                   "DELETE FROM _sqlite_migrations WHERE name = 'm013_postgres_term_counts'; "
-                   "UPDATE meta SET value = '12' WHERE key = 'schema_version'", _dbname(pg_url))
+def test_an_older_postgres_memory_gets_its_term_counts_when_opened(pg_url, monkeypatch):
+    from mnemoscope.store import pg_schema
+
+    with monkeypatch.context() as patched:  # the store as schema 12 created it
+        patched.setattr(pg_schema, "ORDER", ORDER[:ORDER.index("m013_postgres_statement_triggers")])
+        with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
+            for i in range(5):
+                s.remember(f"Note {i}: the harbour ferry leaves early.", now=T0, dedupe=False)
+            assert s.tables.meta("schema_version") == "12"
     with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
         assert s.stats()["schema_version"] == SCHEMA_VERSION
         kept, counted = _term_counts(s.conn)

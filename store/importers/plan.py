@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import decay, embedding_workers, vectors
+from ..backend import insert_many
 from ..capture import ENTITY_TYPES
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
 from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
@@ -383,8 +384,9 @@ def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dic
         blobs = pending.wait(embedding)  # the last of the vectors
         if blobs and vectors.writable_for(store):
             vectors.claim(store)
-            store.conn.executemany("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
-                                   [(rowid, blobs[mid]) for rowid, mid in written if mid in blobs])
+            # One statement on PostgreSQL (COPY): the count of vectors written moves once (schema 13).
+            insert_many(store.conn, "vectors", ("rowid", "vec"),
+                        [(rowid, blobs[mid]) for rowid, mid in written if mid in blobs])
 
 
 def _rows(store: MemoryStore, records: list[dict[str, Any]], at: float) -> dict[str, tuple[tuple, tuple]]:

@@ -74,9 +74,8 @@ def load(url: str, source: str, n: int, noise: float, seed: int) -> dict:
         conn.execute("INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = "
                      "EXCLUDED.value", (key, value))
     done, rowid = 0, 0
-    # Each vector written moves meta.vectors_generation by one (a row trigger): a million
-    # updates of one row in one transaction. The load moves it once, by the count.
-    conn.execute("ALTER TABLE vectors DISABLE TRIGGER vectors_changed")
+    # Each COPY into vectors moves meta.vectors_generation once, by its rows (schema 13; a row
+    # trigger made a million versions of that row, and the load had to switch it off).
     with conn.transaction():
         for copy in range(copies):
             take = min(len(rows), n - done)
@@ -105,8 +104,6 @@ def load(url: str, source: str, n: int, noise: float, seed: int) -> dict:
             done += take
             print(f"  loaded {done:,}", flush=True)
         conn.execute("SELECT setval(pg_get_serial_sequence('memories', 'rowid'), %s)", (rowid,))
-        conn.execute("UPDATE meta SET value = (value::bigint + %s)::text WHERE key = 'vectors_generation'", (done,))
-    conn.execute("ALTER TABLE vectors ENABLE TRIGGER vectors_changed")
     conn.close()
     return {"copies": copies, "sources": len(rows)}
 
