@@ -234,7 +234,7 @@ def undo_tick(store: MemoryStore, tick_id: int) -> TickReport:
                 store.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
             else:
                 tables.set_meta(key, value)
-        _put_back(store, undo)
+        _put_back(store, undo, at)
         tables.set_meta("clock_offset", repr(before))
         store.conn.execute("UPDATE ticks SET undone = ? WHERE id = ?", (UNDONE, tick_id))
         log = store.conn.execute("SELECT memory_id, to_layer, from_layer FROM tick_log WHERE tick_id = ?",
@@ -247,23 +247,29 @@ def undo_tick(store: MemoryStore, tick_id: int) -> TickReport:
                       after, before)
 
 
-def _put_back(store: MemoryStore, undo: list[tuple[str, float, str, float | None]]) -> None:
-    """Write back what a tick overwrote (``undo``: id, strength, layer, tick time) with each
-    memory's next change as of then (its tick time, or the last tick if later: the caller
-    has put that back first), worked out from the memory's inputs as they are now, as a
-    tick works it out; in one bulk update (row by row, undoing 32,430 memories of 1,000,000
-    on PostgreSQL took 26 s). A memory deleted since stays deleted."""
+def _put_back(store: MemoryStore, undo: list[tuple[str, float, str, float | None]], at: float) -> None:
+    """Write back what the tick at ``at`` overwrote (``undo``: id, strength, layer, tick
+    time) with each memory's next change as of then (its tick time, or the last tick if
+    later: the caller has put that back first), worked out from the memory's inputs as they
+    are now, as a tick works it out; in one bulk update (row by row, undoing 32,430 memories
+    of 1,000,000 on PostgreSQL took 26 s).
+
+    Only the memories whose state is still the tick's: one written since (recalled, edited,
+    pinned: its state worked out again then, at another time) keeps what was written, as
+    undo takes back what the tick changed, not what an agent or a person did after it. A
+    memory deleted since stays deleted."""
     if not undo:
         return
     was = {mid: (s, layer, t) for mid, s, layer, t in undo}
     due = _due(store, 0.0, True, only=list(was))
-    if not len(due.rowid):
+    still = np.flatnonzero(due.ticked_at == at)
+    if not len(still):
         return
-    strength, layer, ticked = zip(*(was[mid] for mid in due.ids(np.arange(len(due.rowid)))))
-    at = np.maximum(np.array([0.0 if t is None else t for t in ticked]), store.tables.last_tick())
-    next_at = decay.tick_arrays(*due.inputs, at, store.config.decay)[2]
+    strength, layer, ticked = zip(*(was[mid] for mid in due.ids(still)))
+    since = np.maximum(np.array([0.0 if t is None else t for t in ticked]), store.tables.last_tick())
+    next_at = decay.tick_arrays(*(a[still] for a in due.inputs), since, store.config.decay)[2]
     next_at[np.isinf(next_at)] = np.nan  # never: stored as NULL
-    rows = sorted(zip(strength, layer, ticked, _nones(next_at), due.rowid.tolist()), key=lambda r: r[4])
+    rows = sorted(zip(strength, layer, ticked, _nones(next_at), due.rowid[still].tolist()), key=lambda r: r[4])
     update_many(store.conn, "memory_state", "rowid", ("strength", "layer", "ticked_at", "next_change_at"), rows)
 
 

@@ -372,12 +372,11 @@ def test_undo_puts_back_exactly_the_states_and_next_changes_before_the_tick_and_
     assert _memory_states(store) == after
 
 
-def test_undo_after_edits_puts_back_what_the_tick_changed_and_works_out_the_next_change_again(store):
-    """A memory recalled, pinned or deleted between a tick and its undo: the undo puts back
-    the strength, layer and tick time the tick overwrote, works the next change out from
-    the memory's inputs as they are now, and leaves a deleted memory deleted."""
-    from mnemoscope.store.decay import next_change
-
+def test_undo_after_edits_takes_back_only_what_the_tick_changed(store):
+    """A memory recalled or pinned between a tick and its undo keeps the state that recall or
+    pin worked out (undo takes back the tick, not what an agent or a person did after it,
+    STYLE.md); a memory deleted since stays deleted, one written since is untouched, and
+    every other memory the tick changed gets back exactly what it had."""
     _mixed_store(store)
     store.tick(now=at(25))
     before = _memory_states(store)
@@ -389,14 +388,11 @@ def test_undo_after_edits_puts_back_what_the_tick_changed_and_works_out_the_next
     store.delete(deleted)
     new = store.remember("written after the tick", kind="event", now=at(172), memory_id="new").memory.id
     after_edits = _memory_states(store)
+    assert after_edits[recalled][2] == after_edits[pinned][2] == at(171)
     store.undo_tick(report.tick_id)
     states = _memory_states(store)
     assert deleted not in states and states[new] == after_edits[new]
-    for mid in (recalled, pinned):
-        row = store.tables.memory_row(mid)
-        strength, layer, ticked_at, _ = before[mid]
-        assert states[mid] == (strength, layer, ticked_at,
-                               next_change(row, max(ticked_at or 0.0, at(25)), store.config.decay)), mid
+    assert states[recalled] == after_edits[recalled] and states[pinned] == after_edits[pinned]
     assert states[pinned][3] is None  # pinned: it never changes layer
     assert {m: s for m, s in states.items() if m not in (recalled, pinned, new)} == \
         {m: s for m, s in before.items() if m not in (recalled, pinned, deleted)}
