@@ -368,6 +368,24 @@ def test_streamable_http_mcp_endpoint(http_server, demo_db):
         ("remember", "mcp", "remote-agent 1.0", False), ("recall", "mcp", "remote-agent 1.0", True)]
 
 
+def test_streamable_http_mcp_refuses_a_context_nested_deeper_than_an_import_reads(http_server, demo_db):
+    """Over stdio the whole message is refused past 100 levels; the streamable HTTP transport
+    parses up to about 200, so a capture's context 150 deep reached the store, and an export
+    held a line that import refuses."""
+    base = http_server()
+    before = memory_tables(demo_db)
+    deep = [[]]
+    for _ in range(149):
+        deep = [deep]
+
+    async def body(client):
+        return await client.call_tool("capture", {"content": "Mara deployed on Friday.", "context": deep})
+
+    message = error_text(run_client(base + "/mcp", body))
+    assert "context" in message and "nested deeper than 100" in message, message
+    assert memory_tables(demo_db) == before
+
+
 def test_readme_mcp_snippet_is_valid_and_its_arguments_parse(capsys):
     from mnemoscope.cli import main
 
