@@ -160,6 +160,8 @@ BAD_CALLS = [
     ("compile_prompt", {"user_message": "hi", "max_tokens": 10}, "greater than or equal to 64"),
     ("resolve_citations", {"answer": "[Mem:1]", "conversation_id": "never-compiled"}, "no conversation"),
     ("remember", {"text": "Mara likes tea.", "colour": "green"}, "colour"),
+    ("tick", {"now": 5}, "unknown argument(s) now; tick takes no arguments"),
+    ("recall", {"query": "tea", "k" * 5000: 1}, "unknown argument(s) " + "k" * 60 + "…; recall takes explain, k,"),
 ]
 
 
