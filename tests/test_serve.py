@@ -70,6 +70,7 @@ def test_stdio_server_lists_every_tool_with_schema_and_description(demo_db):
     assert set(by_name) == TOOLS
     for tool in tools:
         assert len(tool.description) > 40, tool.name  # tells a model when to use it
+        assert "\n " not in tool.description, tool.description  # no docstring indentation for a model to read
     remember = by_name["remember"].input_schema["properties"]
     assert remember["kind"]["enum"] == ["fact", "lesson", "skill", "reflection", "event"]
     assert remember["sensitivity"]["enum"] == ["public", "low", "medium", "high", "hyper"]

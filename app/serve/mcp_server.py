@@ -112,6 +112,7 @@ def _tool(ops: Operations, name: str) -> Callable[..., dict[str, Any]]:
         except (StoreError, PydanticValidationError) as exc:
             raise ToolError(str(exc)) from None
 
+    tool.__doc__ = inspect.getdoc(method)  # the description a model reads, without the source's indentation
     return tool
 
 
