@@ -371,22 +371,31 @@ def test_streamable_http_mcp_endpoint(http_server, demo_db):
         ("remember", "mcp", "remote-agent 1.0", False), ("recall", "mcp", "remote-agent 1.0", True)]
 
 
-def test_streamable_http_mcp_refuses_a_context_nested_deeper_than_an_import_reads(http_server, demo_db):
-    """Over stdio the whole message is refused past 100 levels; the streamable HTTP transport
-    parses up to about 200, so a capture's context 150 deep reached the store, and an export
-    held a line that import refuses."""
+def test_streamable_http_mcp_refuses_what_stdio_refuses_with_the_same_reason_and_the_id(http_server, demo_db):
+    """A lone surrogate came back as 'Parse error: unexpected end of hex escape at line 1
+    column 80' with id null; a capture whose context was nested 150 deep was stored (the
+    SDK parses to about 200 levels), and its export then failed to import. The TypeScript
+    SDK (the MCP Inspector) writes the id last."""
     base = http_server()
     before = memory_tables(demo_db)
-    deep = [[]]
-    for _ in range(149):
-        deep = [deep]
+    accept = {"Accept": "application/json, text/event-stream"}
+    surrogate = (b'{"method": "tools/call", "params": {"name": "remember", "arguments": {"text": "x", '
+                 b'"tags": ["a\\ud800"]}}, "jsonrpc": "2.0", "id": 7}')
+    deep = (b'{"method": "tools/call", "params": {"name": "capture", "arguments": {"content": "x", "context": '
+            + b"[" * 150 + b"]" * 150 + b'}}, "jsonrpc": "2.0", "id": "d-8"}')
+    answers = [http("POST", base + "/mcp", raw=body, headers=accept) for body in (surrogate, deep)]
+    assert [(status, got["id"]) for status, got in answers] == [(400, 7), (400, "d-8")]
+    assert "lone surrogate \\ud800 in params.arguments.tags[0]" in answers[0][1]["error"]["message"]
+    assert "nested deeper than 100" in answers[1][1]["error"]["message"]
 
     async def body(client):
-        return await client.call_tool("capture", {"content": "Mara deployed on Friday.", "context": deep})
+        return payload(await client.call_tool("brief", {}))
 
-    message = error_text(run_client(base + "/mcp", body))
-    assert "context" in message and "nested deeper than 100" in message, message
+    assert run_client(base + "/mcp", body)["brief"]  # the server goes on
     assert memory_tables(demo_db) == before
+    with MemoryStore(demo_db) as store:
+        refused = [(e.tool, e.door) for e in activity_log.recent(store, 5) if not e.ok]
+    assert refused[:2] == [("capture", "mcp"), ("remember", "mcp")]
 
 
 def test_readme_mcp_snippet_is_valid_and_its_arguments_parse(capsys):

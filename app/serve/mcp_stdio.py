@@ -100,7 +100,7 @@ def _error(ident: str | int | None, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
 
 
-def _tool_call(line: str) -> str | None:
+def called_tool(line: str) -> str | None:
     """The tool a refused line asked for, when it is readable at all (for the log)."""
     try:
         message = json.loads(line)
@@ -170,7 +170,7 @@ class _In:
             if answer is None:
                 yield line
                 continue
-            tool = _tool_call(line)
+            tool = called_tool(line)
             if tool is not None:
                 self.ops.log(tool, {}, started, error=answer["error"]["message"], caller={"door": "mcp"})
             await self.out.line(answer)
