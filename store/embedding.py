@@ -64,6 +64,12 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
+    @property
+    def meaningful(self) -> bool:
+        """Whether its vectors carry meaning: recall and remember's duplicate check take
+        them only then (hash's bigrams are characters, which both compare already)."""
+        ...
+
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
@@ -127,6 +133,7 @@ class UseEmbedder:
     """USE multilingual v3 (512 dimensions), loaded on the first :meth:`embed`."""
 
     dim = 512
+    meaningful = True
 
     def __init__(self) -> None:
         self._model = None
@@ -258,6 +265,8 @@ def _in_parts(encode, items: list, threads: int) -> np.ndarray:
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model already on this machine, by name or path."""
 
+    meaningful = True
+
     def __init__(self, name: str) -> None:
         self.name = name
         self._model = None
@@ -296,6 +305,8 @@ class SentenceTransformerEmbedder:
 class OpenAIEmbedder:
     """An OpenAI-compatible embeddings endpoint: POST ``{url}/embeddings`` (``url`` is
     the API's base, e.g. ``http://127.0.0.1:11434/v1``)."""
+
+    meaningful = True
 
     def __init__(self, url: str, name: str, key: str = "", timeout: float = 30.0, dim: int = 0) -> None:
         if not url.startswith(("http://", "https://")):

@@ -19,6 +19,15 @@ class DatabaseRefused(StoreError):
         self.reason = reason
 
 
+class NotPlainFile(StoreError):
+    """A path to read is not a plain file. ``what`` says what it is instead: ``a link``
+    (where links are not followed), ``a folder``, ``a pipe``, ``a device`` or ``a socket``."""
+
+    def __init__(self, message: str, what: str) -> None:
+        super().__init__(message)
+        self.what = what
+
+
 class ValidationError(StoreError, ValueError):
     """A field of a memory, entity or request is invalid. ``field`` names it."""
 

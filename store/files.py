@@ -4,12 +4,14 @@ user can act on what an SQLite or OS error means."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
-from .errors import DatabaseRefused, StoreError
+from .errors import DatabaseRefused, NotPlainFile, StoreError
 from .schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, SCHEMA_VERSION
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -96,6 +98,32 @@ def _configure(conn: sqlite3.Connection) -> sqlite3.Connection:
     return conn
 
 
+def open_plain(path: str | os.PathLike, *, follow: bool = True) -> BinaryIO:
+    """``path`` open for reading bytes, when it is a plain file; else :class:`NotPlainFile`
+    (OSError when it cannot be opened). Nothing waits: the open is non-blocking (a FIFO
+    waits for a writer, a device never ends) and what is not a plain file is refused before
+    a byte is read. With ``follow=False`` a symbolic link is refused, by the kernel too
+    (O_NOFOLLOW), so a link swapped in after the check is not read either."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            raise NotPlainFile(f"{path} is a link", "a link")
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise NotPlainFile(f"{path} is a link", "a link") from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = ("a folder" if stat.S_ISDIR(mode) else "a pipe" if stat.S_ISFIFO(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "a device")
+        raise NotPlainFile(f"{path} is {what}, not a plain file", what)
+    return os.fdopen(fd, "rb")
+
+
 def _kind_of_file(header: bytes) -> str:
     text = all(32 <= b < 127 or b in b"\t\r\n" for b in header)
     return "it looks like a text file" if text else "its first bytes are not the SQLite header"
@@ -105,13 +133,11 @@ def check_file(path: str) -> None:
     """Refuse, without writing, a file that is not a database, is another program's, is
     corrupt, or is newer. Refusing leaves no ``-wal`` or ``-shm`` file behind."""
     try:
-        # Non-blocking: opening a FIFO waits for a writer; the check below then refuses it.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise DatabaseRefused(path, "not_a_database", f"{path} is not a plain file (a pipe, a device or a "
-                                      "socket); open a Mnemoscope database or create a new one with File › New")
+        with open_plain(path) as fh:
             header = fh.read(100)
+    except NotPlainFile as exc:
+        raise DatabaseRefused(path, "not_a_database", f"{path} is not a plain file ({exc.what}); open a "
+                              "Mnemoscope database or create a new one with File › New") from None
     except OSError as exc:
         raise DatabaseRefused(path, "unreadable", f"cannot read {path}: {exc.strerror or exc}") from None
     if not header:

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from . import json_input
 from .config import KINDS, StoreConfig
 from .errors import ValidationError
 
@@ -165,9 +166,14 @@ def _clean_str(name: str, value: Any, *, limit: int = MAX_NAME_CHARS, allow_empt
 
 def validate_context(value: Any) -> Any:
     """A capture's execution context: any JSON value (None for none), at most
-    MAX_CONTEXT_CHARS as JSON, with no lone surrogate or NUL in it."""
+    MAX_CONTEXT_CHARS as JSON, nested no deeper than an import reads (json_input.MAX_DEPTH),
+    with no lone surrogate or NUL in it."""
     if value is None:
         return None
+    try:
+        json_input.check({"context": value}, surrogates=False)  # as it stands in an export's line
+    except json_input.BadJson as exc:
+        raise ValidationError("context", str(exc)) from None
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:

@@ -119,7 +119,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     cfg = store.config
     w = cfg.weights
     q_terms = query_terms(query)
-    idx = vectors.index(store) if getattr(store.embedder, "meaningful", True) else None
+    idx = vectors.index(store) if store.embedder.meaningful else None
     meaning = _query_vector(store, query) if idx is not None else None
     if not q_terms and meaning is None:
         return []

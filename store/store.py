@@ -351,7 +351,7 @@ class MemoryStore:
                     best = (mid, sim, "text")
         # Hashed bigrams are characters again: the check above has compared them already,
         # and scanning every vector of the scope would only cost time (16 ms at 100,000).
-        if best is None and meaning is not None and getattr(self.embedder, "meaningful", True):
+        if best is None and meaning is not None and self.embedder.meaningful:
             idx = vectors.index(self)
             near = vectors.nearest(idx, meaning, [scope], max_rank, 5, self.config.limits.meaning_duplicate) \
                 if idx is not None else []

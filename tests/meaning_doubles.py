@@ -34,6 +34,7 @@ class KeywordEmbedder:
 
     id = "test-keywords-16"
     dim = DIM
+    meaningful = True
 
     def __init__(self) -> None:
         self.calls = 0

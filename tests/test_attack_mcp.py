@@ -85,6 +85,14 @@ BAD_REQUESTS = [
         b'"arguments": {"query": ' + b"[" * 50_000 + b"]" * 50_000 + b"}}}", "nested"),
     (None, b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call"', "JSON"),
     ("x\ud800", b'{"jsonrpc": "2.0", "id": "x\\ud800", "method": "tools/list"}', "surrogate"),
+    # The TypeScript SDK (the MCP Inspector, most desktop clients) writes the id last, after the params.
+    (9, b'{"method": "tools/call", "params": {"name": "remember", "arguments": {"text": "x", '
+        b'"tags": ["a\\ud800"]}}, "jsonrpc": "2.0", "id": 9}', "surrogate"),
+    ("ts-10", b'{"method": "tools/call", "params": {"name": "compile_prompt", "arguments": {"user_message": "hi", '
+        b'"history": [{"role": "user", "content": "a \\"id\\": 1 [", "x": ' + b"[" * 150 + b"]" * 150
+        + b'}]}}, "jsonrpc": "2.0", "id": "ts-10"}', "nested"),
+    (11, b'{"method": "tools/call", "params": {"name": "recall", "arguments": {"query": "tea", "id": 5, "k": '
+        + b"9" * 5000 + b'}}, "jsonrpc": "2.0", "id": 11}', "digits"),
 ]
 
 
@@ -94,7 +102,7 @@ def test_every_raw_request_gets_an_answer(raw, expected_id, line, expected):
     got = raw.answer()
     assert got is not None, "no answer: a client waiting for it would hang"
     assert "error" in got and expected in got["error"]["message"], got
-    if isinstance(expected_id, int):
+    if isinstance(expected_id, int) or (isinstance(expected_id, str) and expected_id.isascii()):
         assert got["id"] == expected_id
     else:
         assert got["id"] is None  # an id we cannot echo back is answered as JSON-RPC says: null

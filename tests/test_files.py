@@ -253,3 +253,9 @@ def test_a_database_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
     timer.start()
     with pytest.raises(DatabaseRefused, match="not a plain file"):
         MemoryStore(str(pipe))
+
+
+def test_a_database_path_that_is_a_folder_is_refused_as_a_folder(tmp_path):
+    """It was refused as 'not a plain file (a pipe, a device or a socket)': none of those."""
+    with pytest.raises(DatabaseRefused, match=r"is not a plain file \(a folder\)"):
+        MemoryStore(str(tmp_path))

@@ -24,6 +24,7 @@ class TopicEmbedder:
 
     id = "test-topics-24"
     dim = DIM
+    meaningful = True
 
     def embed(self, texts):
         rows = []

@@ -70,6 +70,7 @@ def test_stdio_server_lists_every_tool_with_schema_and_description(demo_db):
     assert set(by_name) == TOOLS
     for tool in tools:
         assert len(tool.description) > 40, tool.name  # tells a model when to use it
+        assert "\n " not in tool.description, tool.description  # no docstring indentation for a model to read
     remember = by_name["remember"].input_schema["properties"]
     assert remember["kind"]["enum"] == ["fact", "lesson", "skill", "reflection", "event"]
     assert remember["sensitivity"]["enum"] == ["public", "low", "medium", "high", "hyper"]
@@ -160,6 +161,8 @@ BAD_CALLS = [
     ("compile_prompt", {"user_message": "hi", "max_tokens": 10}, "greater than or equal to 64"),
     ("resolve_citations", {"answer": "[Mem:1]", "conversation_id": "never-compiled"}, "no conversation"),
     ("remember", {"text": "Mara likes tea.", "colour": "green"}, "colour"),
+    ("tick", {"now": 5}, "unknown argument(s) now; tick takes no arguments"),
+    ("recall", {"query": "tea", "k" * 5000: 1}, "unknown argument(s) " + "k" * 60 + "…; recall takes explain, k,"),
 ]
 
 
@@ -366,6 +369,33 @@ def test_streamable_http_mcp_endpoint(http_server, demo_db):
         entries = activity_log.recent(store, 5)
     assert [(e.tool, e.door, e.client, e.ok) for e in entries[:2]] == [
         ("remember", "mcp", "remote-agent 1.0", False), ("recall", "mcp", "remote-agent 1.0", True)]
+
+
+def test_streamable_http_mcp_refuses_what_stdio_refuses_with_the_same_reason_and_the_id(http_server, demo_db):
+    """A lone surrogate came back as 'Parse error: unexpected end of hex escape at line 1
+    column 80' with id null; a capture whose context was nested 150 deep was stored (the
+    SDK parses to about 200 levels), and its export then failed to import. The TypeScript
+    SDK (the MCP Inspector) writes the id last."""
+    base = http_server()
+    before = memory_tables(demo_db)
+    accept = {"Accept": "application/json, text/event-stream"}
+    surrogate = (b'{"method": "tools/call", "params": {"name": "remember", "arguments": {"text": "x", '
+                 b'"tags": ["a\\ud800"]}}, "jsonrpc": "2.0", "id": 7}')
+    deep = (b'{"method": "tools/call", "params": {"name": "capture", "arguments": {"content": "x", "context": '
+            + b"[" * 150 + b"]" * 150 + b'}}, "jsonrpc": "2.0", "id": "d-8"}')
+    answers = [http("POST", base + "/mcp", raw=body, headers=accept) for body in (surrogate, deep)]
+    assert [(status, got["id"]) for status, got in answers] == [(400, 7), (400, "d-8")]
+    assert "lone surrogate \\ud800 in params.arguments.tags[0]" in answers[0][1]["error"]["message"]
+    assert "nested deeper than 100" in answers[1][1]["error"]["message"]
+
+    async def body(client):
+        return payload(await client.call_tool("brief", {}))
+
+    assert run_client(base + "/mcp", body)["brief"]  # the server goes on
+    assert memory_tables(demo_db) == before
+    with MemoryStore(demo_db) as store:
+        refused = [(e.tool, e.door) for e in activity_log.recent(store, 5) if not e.ok]
+    assert refused[:2] == [("capture", "mcp"), ("remember", "mcp")]
 
 
 def test_readme_mcp_snippet_is_valid_and_its_arguments_parse(capsys):

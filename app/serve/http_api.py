@@ -155,6 +155,57 @@ def endpoint(ops: Operations, tool: str, method: str) -> Callable[[Request], Awa
     return handle
 
 
+class McpBodies:
+    """MCP's streamable HTTP at ``/mcp``, with each POST's body read first as stdio reads a
+    line (:func:`.mcp_stdio.refusal`): a message the SDK would refuse with a misleading
+    reason ("unexpected end of hex escape" for a lone surrogate), or take nested deeper
+    than the other doors take (its parser goes to about 200 levels), is answered 400 with
+    the JSON-RPC error and its id, and logged when it was a tool call; the rest goes on."""
+
+    def __init__(self, app: ASGIApp, ops: Operations) -> None:
+        from .mcp_stdio import called_tool, refusal
+
+        self.app, self.ops, self.refusal, self.called_tool = app, ops, refusal, called_tool
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") != "/mcp" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > MAX_BODY:
+                await error_response(413, f"the request body is over {MAX_BODY // (1024 * 1024)} MiB")(
+                    scope, receive, send)
+                return
+        line = body.decode("utf-8", "replace")
+        answer = self.refusal(line)
+        if answer is not None:
+            tool = self.called_tool(line)
+            if tool is not None:
+                headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+                caller = {"client": headers.get("user-agent", "")[:60] or self.ops.client, "door": "mcp"}
+                await anyio.to_thread.run_sync(lambda: self.ops.log(tool, {}, started, caller=caller,
+                                                                    error=answer["error"]["message"]))
+            await JSONResponse(answer, status_code=400)(scope, receive, send)
+            return
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 class Guard:
     """Refuses, before any route runs: requests without the token (when there is one),
     requests addressed to a non-loopback Host or sent from a foreign Origin (when
@@ -286,7 +337,7 @@ def build_app(ops: Operations, *, token: str | None = None, loopback: bool = Tru
         caller = {"client": headers.get("user-agent", "")[:60] or "http", "door": "http"}
         ops.log(tool, {}, time.perf_counter(), error=f"refused ({status}): {message}", caller=caller)
 
-    return Guard(app, token=token, loopback=loopback, on_refusal=refused)
+    return Guard(McpBodies(app, ops), token=token, loopback=loopback, on_refusal=refused)
 
 
 def run_http(ops: Operations, *, host: str, port: int, token: str | None) -> None:

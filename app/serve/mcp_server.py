@@ -56,8 +56,9 @@ class CallerMiddleware:
         started = time.perf_counter()
         unknown = sorted(set(args) - self.known.get(tool, set(args)))
         if unknown:  # the SDK would drop them silently: a misspelt "sensitivty" must not pass as "low"
-            message = (f"Error executing tool {tool}: unknown argument(s) {', '.join(unknown)}; "
-                       f"{tool} takes {', '.join(sorted(self.known[tool]))}")
+            names = ", ".join(name if len(name) <= 64 else name[:60] + "…" for name in unknown)
+            message = (f"Error executing tool {tool}: unknown argument(s) {names}; "
+                       f"{tool} takes {', '.join(sorted(self.known[tool])) or 'no arguments'}")
             self.ops.log(tool, args, started, error=message, caller=caller)
             CALLER.reset(token)
             return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
@@ -111,6 +112,7 @@ def _tool(ops: Operations, name: str) -> Callable[..., dict[str, Any]]:
         except (StoreError, PydanticValidationError) as exc:
             raise ToolError(str(exc)) from None
 
+    tool.__doc__ = inspect.getdoc(method)  # the description a model reads, without the source's indentation
     return tool
 
 

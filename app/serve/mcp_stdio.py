@@ -26,9 +26,10 @@ from mnemoscope.store import json_input
 
 from .operations import Operations
 
-# The id of a request whose body could not be parsed (too deep, a number too long), from
-# the keys before anything nested: the answer can still name the request it refuses.
-_LEADING_ID = re.compile(r'^\s*\{[^{}\[\]]*?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")\s*[,}]')
+# The tokens that matter for finding a request's id without parsing it: a string (a key
+# when a colon follows) and runs of brackets that open or close nesting.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?|[{\[]+|[}\]]+')
+_ID_VALUE = re.compile(r'\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")\s*[,}]')
 
 
 def refusal(line: str) -> dict[str, Any] | None:
@@ -41,9 +42,7 @@ def refusal(line: str) -> dict[str, Any] | None:
     except json_input.BadJson as exc:
         if str(exc).startswith("not valid JSON"):
             return _error(None, types.PARSE_ERROR, f"Parse error: {exc}")
-        found = _LEADING_ID.match(line)
-        ident = json.loads(found.group(1)) if found else None
-        return _error(_echoable(ident), types.INVALID_REQUEST, f"Invalid request: the message {exc}")
+        return _error(_echoable(_unparsed_id(line)), types.INVALID_REQUEST, f"Invalid request: the message {exc}")
     try:
         types.jsonrpc_message_adapter.validate_python(message, by_name=False)
     except Exception:  # noqa: BLE001 (pydantic's ValidationError, or anything the SDK would choke on)
@@ -54,6 +53,24 @@ def refusal(line: str) -> dict[str, Any] | None:
         return None if isinstance(message, dict) else _error(None, types.INVALID_REQUEST,
                                                               "Invalid request: a message must be a JSON object")
     return _error(_echoable(message.get("id")), types.INVALID_REQUEST, f"Invalid request: {_what_is_wrong(message)}")
+
+
+def _unparsed_id(line: str) -> Any:
+    """The id of a request that is JSON but could not be read whole (too deep, a number too
+    long, a lone surrogate), so that its answer still names it: the top-level object's "id",
+    wherever it stands (the TypeScript SDK writes it last, after the params); None when
+    there is none."""
+    depth = 0
+    for token in _TOKEN.finditer(line):
+        text = token.group()
+        if text[0] in "{[":
+            depth += len(text)
+        elif text[0] in "}]":
+            depth -= len(text)
+        elif depth == 1 and token.group(1) and text.startswith('"id"'):
+            found = _ID_VALUE.match(line, token.end())
+            return json.loads(found.group(1)) if found else None
+    return None
 
 
 def _what_is_wrong(message: dict[str, Any]) -> str:
@@ -83,7 +100,7 @@ def _error(ident: str | int | None, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
 
 
-def _tool_call(line: str) -> str | None:
+def called_tool(line: str) -> str | None:
     """The tool a refused line asked for, when it is readable at all (for the log)."""
     try:
         message = json.loads(line)
@@ -153,7 +170,7 @@ class _In:
             if answer is None:
                 yield line
                 continue
-            tool = _tool_call(line)
+            tool = called_tool(line)
             if tool is not None:
                 self.ops.log(tool, {}, started, error=answer["error"]["message"], caller={"door": "mcp"})
             await self.out.line(answer)

@@ -27,11 +27,11 @@ import re
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ImportRefused, StoreError, ValidationError
+from ..errors import ImportRefused, NotPlainFile, StoreError, ValidationError
 from ..model import parse_time
 from . import frontmatter
 from .plan import ImportPlan, check_name, check_relation, entity_kind, new_plan
-from .source import NotPlainFile, decode, read_plain
+from .source import decode, read_plain
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
@@ -123,8 +123,7 @@ def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = Non
                 continue
             mtime = os.path.getmtime(full)
         except NotPlainFile as exc:
-            plan.leave_out(rel, "file", LINK_WHY if exc.link else "not a plain file (a pipe, a device "
-                           "or a socket)")
+            plan.leave_out(rel, "file", LINK_WHY if exc.what == "a link" else f"not a plain file ({exc.what})")
             continue
         except OSError as exc:
             plan.error(f"{rel}:1", f"cannot be read: {exc.strerror or exc}")

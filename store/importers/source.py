@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import NotPlainFile, StoreError
+from ..files import open_plain
 from .plan import FileRefused
 
 MAX_FILE_BYTES = 1 << 30
@@ -18,38 +18,21 @@ MAX_LINE_BYTES = 1 << 20  # a line of JSONL; a memory's text is at most a few th
 MAX_DEPTH = 32  # nesting of a JSON value; every format here needs fewer than ten levels
 
 
-class NotPlainFile(StoreError):
-    """A path to read is a link (where links are not followed: ``link``), a pipe, a device
-    or a socket."""
-
-    def __init__(self, message: str, *, link: bool = False) -> None:
-        super().__init__(message)
-        self.link = link
-
-
 def read_plain(path: str | os.PathLike, limit: int | None, *, name: str | None = None,
                follow: bool = True) -> bytes:
-    """At most ``limit`` bytes (None: all) of the plain file ``path``. A pipe, a device or a socket is
-    refused before anything waits on it (opening a FIFO blocks until a writer comes; a
-    device never ends); with ``follow=False`` a symbolic link is refused too, by the kernel
-    (O_NOFOLLOW), so a link swapped in after a check is not read either."""
+    """At most ``limit`` bytes (None: all) of the plain file ``path``, opened by
+    :func:`~mnemoscope.store.files.open_plain` (a pipe, a device, a socket or a folder is
+    refused before anything waits on it; with ``follow=False`` so is a link), with a
+    :class:`NotPlainFile` that speaks of the import and names the file as ``name``."""
     name = name or str(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    if not follow:
-        st = os.lstat(path)
-        if stat.S_ISLNK(st.st_mode):
-            raise NotPlainFile(f"{name} is a link; an import never reads through a link", link=True)
-        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if not follow and exc.errno == getattr(os, "ELOOP", 40):
-            raise NotPlainFile(f"{name} is a link; an import never reads through a link", link=True) from None
-        raise
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotPlainFile(f"{name} is not a plain file (a pipe, a device or a socket); "
-                               "import a file, or a basic-memory folder")
+        fh = open_plain(path, follow=follow)
+    except NotPlainFile as exc:
+        if exc.what == "a link":
+            raise NotPlainFile(f"{name} is a link; an import never reads through a link", exc.what) from None
+        raise NotPlainFile(f"{name} is not a plain file ({exc.what}); import a file, or a basic-memory folder",
+                           exc.what) from None
+    with fh:
         if limit is None:
             return fh.read()
         # In pieces: read(limit) would ask for all of limit at once, however small the file.
