@@ -21,7 +21,7 @@ from itertools import islice
 from typing import Any
 
 from . import decay
-from .backend import wall_time
+from .backend import insert_many, wall_time
 from .config import StoreConfig
 from .edges import MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
 from .errors import StoreError, ValidationError
@@ -320,31 +320,40 @@ class Tables:
         if not values:
             return []
         self._note_decay_config()
+        body = ("rowid", *_INSERTED, "terms")
+        state = ("rowid", "strength", "layer", "ticked_at", "next_change_at")
+        if self.dialect == "postgresql":
+            # Numbered by the server's own sequence, as a single insert is (numbers of our own
+            # left it behind: the next remember took one of them, "duplicate key"), and sent
+            # as one COPY each: one statement, so the triggers that keep counts (schema 13)
+            # write each count once, not once per memory.
+            rowids = [r[0] for r in self.conn.execute(
+                "SELECT nextval(pg_get_serial_sequence('memories', 'rowid')) FROM generate_series(1, ?)",
+                (len(values),)).fetchall()]
+            insert_many(self.conn, "memories", body, [(rowid, *row) for rowid, row in zip(rowids, values)])
+            insert_many(self.conn, "memory_state", state, [(rowid, *st) for rowid, st in zip(rowids, states)])
+            return rowids
         first = (self.conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) + 1
         rowids = list(range(first, first + len(values)))
         # SQLite's full-text index takes the batch in one INSERT … SELECT, its insert trigger
         # set aside meanwhile (in this transaction: a rollback brings it back too). Row by
         # row through the trigger was five times slower than the bulk insert at 100,000.
         trigger = None
-        if self.dialect == "sqlite" and self.conn.in_transaction:
+        if self.conn.in_transaction:
             found = self.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
                                       "AND name = 'memories_ai'").fetchone()
             if found is not None:
                 trigger = found[0]
                 self.conn.execute('DROP TRIGGER "memories_ai"')
         try:
-            self.conn.executemany(
-                f"INSERT INTO memories (rowid, {', '.join(_INSERTED)}, terms) "
-                f"VALUES ({', '.join('?' * (len(_INSERTED) + 2))})",
-                [(rowid, *row) for rowid, row in zip(rowids, values)])
+            insert_many(self.conn, "memories", body, [(rowid, *row) for rowid, row in zip(rowids, values)])
             if trigger is not None:
                 self.conn.execute('INSERT INTO memories_fts (rowid, terms) SELECT rowid, terms FROM memories '
                                   'WHERE rowid BETWEEN ? AND ?', (rowids[0], rowids[-1]))
         finally:
             if trigger is not None:
                 self.conn.execute(trigger)
-        self.conn.executemany("INSERT INTO memory_state (rowid, strength, layer, ticked_at, next_change_at) "
-                              "VALUES (?, ?, ?, ?, ?)", [(rowid, *state) for rowid, state in zip(rowids, states)])
+        insert_many(self.conn, "memory_state", state, [(rowid, *st) for rowid, st in zip(rowids, states)])
         return rowids
 
     def insert_row(self, row: dict[str, Any]) -> None:

