@@ -322,19 +322,13 @@ class Tables:
         self._note_decay_config()
         body = ("rowid", *_INSERTED, "terms")
         state = ("rowid", "strength", "layer", "ticked_at", "next_change_at")
+        rowids = self.new_rowids(len(values))
         if self.dialect == "postgresql":
-            # Numbered by the server's own sequence, as a single insert is (numbers of our own
-            # left it behind: the next remember took one of them, "duplicate key"), and sent
-            # as one COPY each: one statement, so the triggers that keep counts (schema 13)
-            # write each count once, not once per memory.
-            rowids = [r[0] for r in self.conn.execute(
-                "SELECT nextval(pg_get_serial_sequence('memories', 'rowid')) FROM generate_series(1, ?)",
-                (len(values),)).fetchall()]
+            # One COPY each: one statement, so the triggers that keep counts (schema 13) write
+            # each count once, not once per memory.
             insert_many(self.conn, "memories", body, [(rowid, *row) for rowid, row in zip(rowids, values)])
             insert_many(self.conn, "memory_state", state, [(rowid, *st) for rowid, st in zip(rowids, states)])
             return rowids
-        first = (self.conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) + 1
-        rowids = list(range(first, first + len(values)))
         # SQLite's full-text index takes the batch in one INSERT … SELECT, its insert trigger
         # set aside meanwhile (in this transaction: a rollback brings it back too). Row by
         # row through the trigger was five times slower than the bulk insert at 100,000.
@@ -355,6 +349,17 @@ class Tables:
                 self.conn.execute(trigger)
         insert_many(self.conn, "memory_state", state, [(rowid, *st) for rowid, st in zip(rowids, states)])
         return rowids
+
+    def new_rowids(self, n: int) -> list[int]:
+        """Numbers for ``n`` memories about to be inserted with them, in one statement: on
+        PostgreSQL from the server's own sequence, as a single insert takes one (numbers of
+        our own left it behind, and the next remember took one of them: "duplicate key")."""
+        if self.dialect == "postgresql":
+            return [r[0] for r in self.conn.execute(
+                "SELECT nextval(pg_get_serial_sequence('memories', 'rowid')) FROM generate_series(1, ?)",
+                (n,)).fetchall()]
+        first = (self.conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) + 1
+        return list(range(first, first + n))
 
     def insert_row(self, row: dict[str, Any]) -> None:
         """Insert a memory's stored columns as given: its decay state into memory_state,

@@ -594,6 +594,9 @@ def test_copy_moves_a_whole_memory_to_postgres_and_back(tmp_path, pg_url, capsys
         tick_id = original["ticks"][-1][0]
         pg.undo_tick(tick_id)  # the copied tick undoes on the copy
         assert pg.tick(advance_days=1).tick_id == tick_id + 1  # and the numbering goes on after it
+        added = pg.remember("Written on the copy.", now=T0 + 50 * DAY).memory.id  # so does the memories'
+        assert pg.get(added).text == "Written on the copy."
+        pg.delete(added)
     back = str(tmp_path / "back.db")
     with MemoryStore(pg_url) as pg:
         pg.redo_tick(tick_id)

@@ -11,8 +11,9 @@ most of it; hash: the writes are). Then, in one write transaction, drops every v
 writes them again with the store's bulk insert (``backend.insert_many``): what the count of
 ``meta.vectors_generation`` costs a bulk write, alone. Last, the memory exported as
 Mnemoscope JSONL is imported into another new database (``MemoryStore.import_jsonl``, as
-``mnemoscope import`` does a .jsonl file). Prints wall and CPU (this process and its
-embedding workers; not the server's) and how far the count moved.
+``mnemoscope import`` does a .jsonl file), and copied from there into a third
+(``copying.copy_memory``, as ``mnemoscope copy`` does). Prints wall and CPU (this process
+and its embedding workers; not the server's) and how far the count moved.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from import_bench import NOW, close_workers, cpu_seconds, generate  # noqa: E402
 from mnemoscope.store import MemoryStore, StoreConfig  # noqa: E402
 from mnemoscope.store.backend import insert_many  # noqa: E402
+from mnemoscope.store.copying import copy_memory  # noqa: E402
 from mnemoscope.store.importers import import_file  # noqa: E402
 from pg_server import start  # noqa: E402
 
@@ -85,6 +87,11 @@ def main() -> None:
             print(f"Mnemoscope JSONL import of those {report.imported:,} memories into a new database: {took:.2f} s "
                   f"wall, {cpu_seconds() - c0:.2f} s CPU here and in the workers; the count moved by "
                   f"{generation(store) - g0:,}")
+            with MemoryStore(server.new_database("copied"), config=config) as target:
+                c0, t0 = cpu_seconds(), time.perf_counter()
+                copy_memory(store, target)
+                print(f"mnemoscope copy of it into another new database: {time.perf_counter() - t0:.2f} s wall, "
+                      f"{cpu_seconds() - c0:.2f} s CPU here; {target.count():,} memories")
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
