@@ -166,7 +166,8 @@ def _id_of(obj: dict[str, Any]) -> str:
     return "m-" + hashlib.sha1(canonical.encode("utf-8")).hexdigest()[:12]
 
 
-def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
+def _parse_line(store: MemoryStore, obj: Any, now: float) -> dict[str, Any]:
+    """A line's memory, checked; ``now`` is its creation time when the line gives none."""
     if not isinstance(obj, dict):
         raise ValidationError("line", "must be a JSON object")
     unknown = set(obj) - set(FIELDS) - {"strength", "layer"}
@@ -178,7 +179,7 @@ def _parse_line(store: MemoryStore, obj: Any) -> dict[str, Any]:
                                     "tags", "source", "source_kind", "pinned", "context", "reason_to_remember")
                 if k in obj}
     values = validate_fields(editable, store.config, partial=False)
-    created = parse_time(obj["created_at"], "created_at") if obj.get("created_at") is not None else store.now()
+    created = parse_time(obj["created_at"], "created_at") if obj.get("created_at") is not None else now
     rec = dict(values, id=mid, created_at=created)
     rec["updated_at"] = parse_time(obj["updated_at"], "updated_at") if obj.get("updated_at") else created
     rec["ref_time"] = parse_time(obj["ref_time"], "ref_time") if obj.get("ref_time") else created
@@ -290,6 +291,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     report = ImportReport()
     parsed: list[tuple[int, dict[str, Any]]] = []
     seen: dict[str, int] = {}
+    created = store.now()  # of the lines that do not say when they were written
     for number, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
@@ -303,7 +305,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
             report.errors.append((number, str(exc).replace(" at line 1 column", " at column")))
             continue
         try:
-            rec = _parse_line(store, obj)
+            rec = _parse_line(store, obj, created)
         except ValidationError as exc:
             report.errors.append((number, str(exc)))
             continue
@@ -321,8 +323,9 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     next_changes = decay.next_changes([decay.inputs(rec) for _, rec in parsed], tick_now, store.config.decay)
     with store.tables.write():
         fresh: list[tuple[dict[str, Any], float | None]] = []
+        stored = _stored(store, [rec["id"] for _, rec in parsed])
         for (_, rec), next_change in zip(parsed, next_changes):
-            exists = store.exists(rec["id"])
+            exists = rec["id"] in stored
             if exists and policy == "skip":
                 report.skipped += 1
                 continue
@@ -339,9 +342,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
             fresh.append((rec, next_change))
             report.ids.append(rec["id"])
         _insert(store, fresh, tick_now, blobs)
-        for _, rec in parsed:
-            if not store.exists(rec["id"]):
-                continue
+        for _, rec in parsed:  # every one of them is stored now (skipped ones were already)
             for ref in rec["references"]:
                 if store.exists(ref):
                     store.tables.reference(rec["id"], ref, rec["created_at"], [])
@@ -352,6 +353,16 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                         if edge == SUPERSEDES:  # the replaced memory stays archived
                             store.tables.refresh_state(other)
     return report
+
+
+def _stored(store: MemoryStore, ids: list[str]) -> set[str]:
+    """Those of ``ids`` the memory holds (a query per 500, not one per id)."""
+    found: set[str] = set()
+    for first in range(0, len(ids), 500):
+        chunk = ids[first:first + 500]
+        found.update(r[0] for r in store.conn.execute(
+            f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+    return found
 
 
 def _insert(store: MemoryStore, fresh: list[tuple[dict[str, Any], float | None]], now: float,
