@@ -323,7 +323,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     next_changes = decay.next_changes([decay.inputs(rec) for _, rec in parsed], tick_now, store.config.decay)
     with store.tables.write():
         fresh: list[tuple[dict[str, Any], float | None]] = []
-        stored = _stored(store, [rec["id"] for _, rec in parsed])
+        stored = store.tables.stored_ids([rec["id"] for _, rec in parsed])
         for (_, rec), next_change in zip(parsed, next_changes):
             exists = rec["id"] in stored
             if exists and policy == "skip":
@@ -353,16 +353,6 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                         if edge == SUPERSEDES:  # the replaced memory stays archived
                             store.tables.refresh_state(other)
     return report
-
-
-def _stored(store: MemoryStore, ids: list[str]) -> set[str]:
-    """Those of ``ids`` the memory holds (a query per 500, not one per id)."""
-    found: set[str] = set()
-    for first in range(0, len(ids), 500):
-        chunk = ids[first:first + 500]
-        found.update(r[0] for r in store.conn.execute(
-            f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
-    return found
 
 
 def _insert(store: MemoryStore, fresh: list[tuple[dict[str, Any], float | None]], now: float,

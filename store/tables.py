@@ -187,6 +187,16 @@ class Tables:
         with self.reading():
             return self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
 
+    def stored_ids(self, ids: list[str]) -> set[str]:
+        """Those of ``ids`` the memory holds (a query per 500 ids, not one per id)."""
+        found: set[str] = set()
+        with self.reading():
+            for first in range(0, len(ids), 500):
+                chunk = ids[first:first + 500]
+                found.update(r[0] for r in self.conn.execute(
+                    f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        return found
+
     def entity_exists(self, entity_id: str) -> bool:
         with self.reading():
             return self.conn.execute("SELECT 1 FROM entities WHERE id = ?", (entity_id,)).fetchone() is not None

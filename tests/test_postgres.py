@@ -9,6 +9,7 @@ import logging
 import os
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -174,6 +175,16 @@ def test_the_same_migrations_create_the_schema_once(pg_server, pg_url):
     assert _catalogue(pg_server, _dbname(pg_url))["_sqlite_migrations"] == len(KNOWN_MIGRATIONS)
 
 
+@contextmanager
+def _as_schema_12(monkeypatch):
+    """Stores opened meanwhile are migrated as schema 12 left them (no step of 13)."""
+    from mnemoscope.store import pg_schema
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pg_schema, "ORDER", ORDER[:ORDER.index("m013_postgres_statement_triggers")])
+        yield
+
+
 def _vector_triggers(store):
     """The triggers on vectors: name -> how often each fires (ROW or STATEMENT)."""
     return dict(store.conn.execute("SELECT trigger_name, action_orientation FROM information_schema.triggers "
@@ -185,15 +196,13 @@ def test_a_schema_12_memory_moves_the_vectors_count_once_per_statement_after_ope
     N vectors made N versions of that row in its transaction. Opened by this version, the
     count moves once per statement, by as many vectors as it wrote or dropped (what recall's
     held index compares), and the memory's vectors keep working."""
-    from mnemoscope.store import pg_schema, vectors
+    from mnemoscope.store import vectors
 
-    with monkeypatch.context() as patched:  # the store as schema 12 created it
-        patched.setattr(pg_schema, "ORDER", ORDER[:ORDER.index("m013_postgres_statement_triggers")])
-        with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
-            for i in range(5):
-                s.remember(f"Note {i} about the garden gate.", now=T0, dedupe=False)
-            assert s.tables.meta("schema_version") == "12"
-            assert set(_vector_triggers(s).items()) == {("vectors_changed", "ROW")}
+    with _as_schema_12(monkeypatch), MemoryStore(pg_url, embedder=HashEmbedder()) as s:
+        for i in range(5):
+            s.remember(f"Note {i} about the garden gate.", now=T0, dedupe=False)
+        assert s.tables.meta("schema_version") == "12"
+        assert set(_vector_triggers(s).items()) == {("vectors_changed", "ROW")}
     with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
         assert s.tables.meta("schema_version") == str(SCHEMA_VERSION) == "13"
         assert _vector_triggers(s) == {"vectors_inserted": "STATEMENT", "vectors_updated": "STATEMENT",
@@ -306,14 +315,10 @@ def test_the_term_counts_follow_every_write(tmp_path, pg_server, pg_url):
 
 
 def test_an_older_postgres_memory_gets_its_term_counts_when_opened(pg_url, monkeypatch):
-    from mnemoscope.store import pg_schema
-
-    with monkeypatch.context() as patched:  # the store as schema 12 created it
-        patched.setattr(pg_schema, "ORDER", ORDER[:ORDER.index("m013_postgres_statement_triggers")])
-        with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
-            for i in range(5):
-                s.remember(f"Note {i}: the harbour ferry leaves early.", now=T0, dedupe=False)
-            assert s.tables.meta("schema_version") == "12"
+    with _as_schema_12(monkeypatch), MemoryStore(pg_url, embedder=HashEmbedder()) as s:
+        for i in range(5):
+            s.remember(f"Note {i}: the harbour ferry leaves early.", now=T0, dedupe=False)
+        assert s.tables.meta("schema_version") == "12"
     with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
         assert s.stats()["schema_version"] == SCHEMA_VERSION
         kept, counted = _term_counts(s.conn)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .. import json_input
 from ..errors import ImportRefused, ValidationError
 from ..jsonl import _lines, _parse_line, _read, _undecodable
-from .plan import ImportResult, _stored_ids
+from .plan import ImportResult
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
@@ -20,6 +20,7 @@ def preview_jsonl(store: MemoryStore, path: str | os.PathLike) -> ImportResult:
     errors: list[tuple[int, str]] = []
     ids: list[str] = []
     seen: dict[str, int] = {}
+    created = store.now()
     for number, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
@@ -27,7 +28,7 @@ def preview_jsonl(store: MemoryStore, path: str | os.PathLike) -> ImportResult:
             errors.append((number, _undecodable(line)))
             continue
         try:  # as import_jsonl reads a line: nesting too deep, a huge number are bad lines too
-            rec = _parse_line(store, json_input.loads(line, surrogates=False))
+            rec = _parse_line(store, json_input.loads(line, surrogates=False), created)
         except json_input.BadJson as exc:
             errors.append((number, str(exc).replace(" at line 1 column", " at column")))
             continue
@@ -42,7 +43,7 @@ def preview_jsonl(store: MemoryStore, path: str | os.PathLike) -> ImportResult:
     if errors:
         raise ImportRefused(name, errors)
     with store.tables.reading():
-        existing = _stored_ids(store, ids)
+        existing = store.tables.stored_ids(ids)
     result = ImportResult("jsonl", name, "", True, memories_new=len(set(ids) - existing),
                           memories_existing=len(existing & set(ids)))
     result.placed["line -> memory"] = len(ids)

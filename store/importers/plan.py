@@ -250,15 +250,6 @@ BATCH = 2000
 _NOT_COLUMNS = ("entities", "recall_events", "references", "supersedes", "kept_with")
 
 
-def _stored_ids(store: MemoryStore, ids: list[str]) -> set[str]:
-    found: set[str] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        found.update(r[0] for r in store.conn.execute(
-            f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
-    return found
-
-
 def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: bool = False,
           progress: Progress | None = None) -> ImportResult:
     """Write the plan in one transaction (nothing when it has errors: :class:`ImportRefused`
@@ -279,7 +270,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
             known = {k for k, e in plan.entities.items() if k in aliases or _existing_entity(store, e["name"], plan.scope)}
             result.entities_existing = len(known)
             result.entities_new = len(plan.entities) - len(known)
-            result.memories_existing = len(_stored_ids(store, [rec["id"] for rec in plan.memories]))
+            result.memories_existing = len(store.tables.stored_ids([rec["id"] for rec in plan.memories]))
             result.memories_new = len(plan.memories) - result.memories_existing
             result.relations_new = len(set(plan.relations))
         result.seconds = time.perf_counter() - started_all
@@ -289,7 +280,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
     # worker processes make them (store/embedding_workers.py) while this thread works out
     # the rows to write, which needs no SQL, and then writes all but the vectors.
     with store.tables.reading():
-        stored = _stored_ids(store, [rec["id"] for rec in plan.memories])
+        stored = store.tables.stored_ids([rec["id"] for rec in plan.memories])
     to_embed = [rec for rec in plan.memories if rec["id"] not in stored]
     total = len(to_embed) + writes
     step = max(1, total // 100)
@@ -345,7 +336,7 @@ def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dic
         store.conn.executemany("INSERT INTO entities (id, name, kind, scope, aliases, created_at) VALUES (?,?,?,?,?,?)",
                                fresh_entities)
         result.entities_new = len(fresh_entities)
-        known = _stored_ids(store, [rec["id"] for rec in plan.memories])
+        known = store.tables.stored_ids([rec["id"] for rec in plan.memories])
         fresh = [rec for rec in plan.memories if rec["id"] not in known]
         result.memories_existing = len(plan.memories) - len(fresh)
         tick(result.memories_existing)
