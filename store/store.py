@@ -75,7 +75,10 @@ class MemoryStore:
                 found = pg_vectors.state(conn)
                 if not read_only and pg_vectors.due(found):
                     with self.tables.write():
-                        pg_vectors.set_up(conn, self.embedder.dim)
+                        pg_vectors.set_up(conn)
+                    found = pg_vectors.state(conn)
+                if not read_only and found["column"]:
+                    pg_vectors.build_index(conn, self.embedder.dim)
                     found = pg_vectors.state(conn)
                 self.__dict__["_pgvector"] = found["column"]
             except BaseException:

@@ -5,6 +5,8 @@ vectors, the scope and trust filter inside the server's search, and ``stats`` sa
 
 from __future__ import annotations
 
+import threading
+import time
 import zlib
 
 import numpy as np
@@ -186,3 +188,59 @@ def test_a_copy_back_to_a_file_carries_the_same_vectors(sqlite_and_pgvector, tmp
         want_ids, want = lite.vectors()
         assert ids == want_ids and np.array_equal(matrix, want)
         assert _answers(back, "coffee", "group:a", "medium") == _answers(lite, "coffee", "group:a", "medium")
+
+
+def _index_valid(url):
+    with psycopg.connect(url) as conn:
+        found = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                             "WHERE c.relname = %s", (pg_vectors.index_name(DIM),)).fetchone()
+    return None if found is None else found[0]
+
+
+def test_building_the_index_does_not_hold_the_writers(pgvector_server):
+    """The index is built after the opening's write transaction, CONCURRENTLY: inside it,
+    every agent's write waited for the whole build (3.5 minutes at 100,000 memories). Here
+    the build has to wait for another session's open transaction; meanwhile another
+    process opens the memory (it does not wait for the build) and remembers."""
+    url = pgvector_server.new_database("building")
+    with MemoryStore(url, embedder=TopicEmbedder()) as store:
+        _fill(store, 24)
+    pgvector_server.psql(f"DROP INDEX {pg_vectors.index_name(DIM)}", "building")
+    holder = psycopg.connect(url)  # a transaction as a writer's: a concurrent build waits for it to end
+    holder.execute("LOCK TABLE vectors IN ROW EXCLUSIVE MODE")
+    opened = {}
+    builder = threading.Thread(target=lambda: opened.update(store=MemoryStore(url, embedder=TopicEmbedder())))
+    builder.start()
+    try:
+        with psycopg.connect(url, autocommit=True) as watch:
+            deadline = time.monotonic() + 20
+            while not watch.execute("SELECT 1 FROM pg_stat_progress_create_index").fetchone():
+                assert time.monotonic() < deadline, "the index build did not start"
+                time.sleep(0.05)
+        started = time.monotonic()
+        with MemoryStore(url, embedder=TopicEmbedder()) as other:
+            added = other.remember("coffee while the index is built", dedupe=False).memory.id
+            assert other.recall("coffee while the index is built", k=1)[0].id == added  # no index yet: exact
+        assert time.monotonic() - started < 10 and builder.is_alive()
+    finally:
+        holder.rollback()
+        holder.close()
+        builder.join(60)
+    assert _index_valid(url) is True
+    store = opened["store"]
+    assert isinstance(vectors.index(store), pg_vectors.Search) and "HNSW index for dimension 24" in \
+        store.stats()["backend"]["vectors"]
+    store.close()
+
+
+def test_an_index_a_killed_build_left_invalid_is_built_again(pgvector_server):
+    url = pgvector_server.new_database("invalid")
+    with MemoryStore(url, embedder=TopicEmbedder()) as store:
+        _fill(store, 24)
+        before = [_answers(store, q, "group:a", "medium") for q in QUERIES]
+    pgvector_server.psql("UPDATE pg_index SET indisvalid = false WHERE indexrelid = "
+                         f"'{pg_vectors.index_name(DIM)}'::regclass", "invalid")
+    assert _index_valid(url) is False
+    with MemoryStore(url, embedder=TopicEmbedder()) as store:
+        assert _index_valid(url) is True
+        assert [_answers(store, q, "group:a", "medium") for q in QUERIES] == before
