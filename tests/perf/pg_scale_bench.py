@@ -207,7 +207,11 @@ def main() -> None:
         t1, c1 = time.perf_counter(), cpu()
         print(f"load: {t1 - t0:.0f} s wall, {c1 - c0:.0f} s CPU here ({info['sources']:,} sources × "
               f"{info['copies']} copies)", flush=True)
-        store = MemoryStore(url) if args.tick_only else measure_recall(url, dim, args)
+        if args.tick_only:  # opening for writing would build the missing index (minutes): not here
+            pg_vectors.build_index = lambda conn, dim: None
+            store = MemoryStore(url)
+        else:
+            store = measure_recall(url, dim, args)
         decay_inputs = ("SELECT s.rowid, m.id, m.kind, m.recall_count, m.half_life_days, m.pinned, m.base, "
                         "m.ref_time, s.strength, s.layer, s.ticked_at, s.next_change_at FROM memory_state s "
                         "JOIN memories m ON m.rowid = s.rowid")
