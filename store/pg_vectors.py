@@ -67,19 +67,23 @@ def _index_sql(dim: int, *, concurrently: bool = False) -> str:
 
 def state(conn: Any) -> dict[str, Any]:
     """What this database has: ``installed`` (the extension's version or None), ``column``
-    (``vectors.emb`` exists), ``indexed`` (dimensions with an index), ``may_install``."""
+    (``vectors.emb`` exists), ``indexed`` (dimensions with an index ready), ``building`` (with one
+    being built, or left unfinished by a killed build), ``may_install``."""
     installed = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
     column = conn.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
                           "AND table_name = 'vectors' AND column_name = 'emb'").fetchone() is not None
-    indexed = sorted(int(r[0].rsplit("_", 1)[1]) for r in conn.execute(
-        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'vectors' "
-        "AND indexname LIKE 'vectors_emb_hnsw_%'"))
+    found = conn.execute(
+        "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "WHERE c.relnamespace = current_schema()::regnamespace AND c.relname LIKE 'vectors_emb_hnsw_%'").fetchall()
+    indexed = sorted(int(name.rsplit("_", 1)[1]) for name, valid in found if valid)
+    building = sorted(int(name.rsplit("_", 1)[1]) for name, valid in found if not valid)
     available, may_install = installed is not None, False
     if installed is None:
         available, may_install = conn.execute(
             "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector'), "
             "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)").fetchone()
     return {"installed": installed[0] if installed else None, "column": column, "indexed": indexed,
+            "building": building,
             "available": bool(available), "may_install": bool(available and may_install)}
 
 
@@ -132,7 +136,9 @@ def describe(found: dict[str, Any]) -> str:
     """How recall finds vectors on this database, in words (``stats``)."""
     if found["column"]:
         dims = ", ".join(map(str, found["indexed"])) or "none"
-        return (f"pgvector {found['installed']}: searched in the server (HNSW index for dimension {dims}), "
+        building = "".join(f"; index for dimension {d} being built (until then an exact search)"
+                           for d in found["building"])
+        return (f"pgvector {found['installed']}: searched in the server (HNSW index for dimension {dims}{building}), "
                 "scope and trust filtered in the query")
     if found["installed"] is not None or found["may_install"]:
         return "pgvector available, set up when the memory is next opened for writing; until then numpy " \

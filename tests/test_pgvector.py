@@ -219,6 +219,8 @@ def test_building_the_index_does_not_hold_the_writers(pgvector_server):
                 time.sleep(0.05)
         started = time.monotonic()
         with MemoryStore(url, embedder=TopicEmbedder()) as other:
+            assert "HNSW index for dimension none; index for dimension 24 being built (until then an exact " \
+                   "search)" in other.stats()["backend"]["vectors"]
             added = other.remember("coffee while the index is built", dedupe=False).memory.id
             assert other.recall("coffee while the index is built", k=1)[0].id == added  # no index yet: exact
         assert time.monotonic() - started < 10 and builder.is_alive()
