@@ -17,12 +17,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import decay, json_input, vectors
+from . import json_input, vectors
 from .backend import insert_many
 from .edges import KEPT, MENTIONS, REFERENCES, SUPERSEDED_BY, SUPERSEDES
 from .errors import ImportRefused, StoreError, ValidationError
 from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
-from .schema import STATE_COLUMNS
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -318,13 +317,10 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
         raise ImportRefused(name, report.errors)
     tick_now = store.tables.now(now)
     blobs = vectors.for_records(store, [rec for _, rec in parsed], progress)
-    # When each memory's layer next changes, for all of them in one numpy pass: one by one
-    # it was a third of an import's time beside the model.
-    next_changes = decay.next_changes([decay.inputs(rec) for _, rec in parsed], tick_now, store.config.decay)
     with store.tables.write():
-        fresh: list[tuple[dict[str, Any], float | None]] = []
+        fresh: list[dict[str, Any]] = []
         stored = store.tables.stored_ids([rec["id"] for _, rec in parsed])
-        for (_, rec), next_change in zip(parsed, next_changes):
+        for _, rec in parsed:
             exists = rec["id"] in stored
             if exists and policy == "skip":
                 report.skipped += 1
@@ -339,7 +335,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                 report.overwritten += 1
             else:
                 report.imported += 1
-            fresh.append((rec, next_change))
+            fresh.append(rec)
             report.ids.append(rec["id"])
         _insert(store, fresh, tick_now, blobs)
         for _, rec in parsed:  # every one of them is stored now (skipped ones were already)
@@ -355,25 +351,17 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     return report
 
 
-def _insert(store: MemoryStore, fresh: list[tuple[dict[str, Any], float | None]], now: float,
-            blobs: dict[str, bytes]) -> None:
-    """Insert the new memories (each with when its layer next changes), then their entities,
-    recall events and vectors: the memories and the vectors each in one statement (one COPY
-    on PostgreSQL, where a statement per memory wrote the counts its triggers keep once per
+def _insert(store: MemoryStore, fresh: list[dict[str, Any]], now: float, blobs: dict[str, bytes]) -> None:
+    """Insert the new memories (their decay state at ``now``), then their entities, recall
+    events and vectors: the memories and the vectors each in one statement (one COPY on
+    PostgreSQL, where a statement per memory wrote the counts its triggers keep once per
     memory: 20,000 lines took minutes)."""
-    values, states = [], []
-    for rec, next_change in fresh:
-        row = {k: v for k, v in rec.items() if k not in ("entities", "recall_events", *LINK_FIELDS)}
-        row["tags"] = json.dumps(row["tags"], ensure_ascii=False)
-        row["pinned"] = int(row["pinned"])
-        state = store.tables.state(row, now, next_change)
-        values.append(store.tables.memory_values(row))
-        states.append(tuple(state[c] for c in STATE_COLUMNS))
-    rowids = store.tables.insert_memories(values, states)
-    for rec, _ in fresh:
+    rows = store.tables.prepared(fresh, now)
+    rowids = store.tables.insert_memories([rows[rec["id"]][0] for rec in fresh], [rows[rec["id"]][1] for rec in fresh])
+    for rec in fresh:
         store.tables.set_entities(rec["id"], rec["entities"], rec["scope"], rec["created_at"], [], [])
         store.tables.add_recall_events(rec["id"], rec["recall_events"])
-    written = [(rowid, blobs[rec["id"]]) for rowid, (rec, _) in zip(rowids, fresh) if rec["id"] in blobs]
+    written = [(rowid, blobs[rec["id"]]) for rowid, rec in zip(rowids, fresh) if rec["id"] in blobs]
     if written and vectors.writable_for(store):
         vectors.claim(store)
         insert_many(store.conn, "vectors", ("rowid", "vec"), written)

@@ -323,6 +323,18 @@ class Tables:
         return (*(row.get(c) for c in _INSERTED[:-2]), context_json(row.get("context")), row.get("reason_to_remember"),
                 term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
 
+    def prepared(self, records: list[dict[str, Any]], at: float) -> dict[str, tuple[tuple, tuple]]:
+        """Memory id -> what :meth:`insert_memories` writes for each record about to be
+        imported (a memory's fields, tags as a list): its stored columns and its decay state
+        at ``at``, the decay state of all of them in one numpy pass (per row it was most of
+        an insert's time). No SQL."""
+        if not records:
+            return {}
+        strengths, layers, nexts = decay.tick_states([decay.inputs(r) for r in records], at, self.config.decay)
+        return {rec["id"]: (self.memory_values(dict(rec, tags=json.dumps(rec["tags"], ensure_ascii=False),
+                                                    pinned=int(rec["pinned"]))), (strength, layer, at, next_change))
+                for rec, strength, layer, next_change in zip(records, strengths, layers, nexts)}
+
     def insert_memories(self, values: list[tuple], states: list[tuple]) -> list[int]:
         """Insert many memories, each as :meth:`memory_values` gives it with its decay state
         (``STATE_COLUMNS``) worked out by the caller (store.importers, for a batch in one
@@ -330,34 +342,30 @@ class Tables:
         if not values:
             return []
         self._note_decay_config()
-        body = ("rowid", *_INSERTED, "terms")
-        state = ("rowid", "strength", "layer", "ticked_at", "next_change_at")
         rowids = self.new_rowids(len(values))
-        if self.dialect == "postgresql":
-            # One COPY each: one statement, so the triggers that keep counts (schema 13) write
-            # each count once, not once per memory.
-            insert_many(self.conn, "memories", body, [(rowid, *row) for rowid, row in zip(rowids, values)])
-            insert_many(self.conn, "memory_state", state, [(rowid, *st) for rowid, st in zip(rowids, states)])
-            return rowids
-        # SQLite's full-text index takes the batch in one INSERT … SELECT, its insert trigger
-        # set aside meanwhile (in this transaction: a rollback brings it back too). Row by
-        # row through the trigger was five times slower than the bulk insert at 100,000.
+        # On PostgreSQL each insert is one COPY: one statement, so the triggers that keep
+        # counts (schema 13) write each count once, not once per memory. SQLite's full-text
+        # index takes the batch in one INSERT … SELECT, its insert trigger set aside
+        # meanwhile (in this transaction: a rollback brings it back too). Row by row through
+        # the trigger was five times slower than the bulk insert at 100,000.
         trigger = None
-        if self.conn.in_transaction:
+        if self.dialect == "sqlite" and self.conn.in_transaction:
             found = self.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
                                       "AND name = 'memories_ai'").fetchone()
             if found is not None:
                 trigger = found[0]
                 self.conn.execute('DROP TRIGGER "memories_ai"')
         try:
-            insert_many(self.conn, "memories", body, [(rowid, *row) for rowid, row in zip(rowids, values)])
+            insert_many(self.conn, "memories", ("rowid", *_INSERTED, "terms"),
+                        [(rowid, *row) for rowid, row in zip(rowids, values)])
             if trigger is not None:
                 self.conn.execute('INSERT INTO memories_fts (rowid, terms) SELECT rowid, terms FROM memories '
                                   'WHERE rowid BETWEEN ? AND ?', (rowids[0], rowids[-1]))
         finally:
             if trigger is not None:
                 self.conn.execute(trigger)
-        insert_many(self.conn, "memory_state", state, [(rowid, *st) for rowid, st in zip(rowids, states)])
+        insert_many(self.conn, "memory_state", ("rowid", *STATE_COLUMNS),
+                    [(rowid, *st) for rowid, st in zip(rowids, states)])
         return rowids
 
     def new_rowids(self, n: int) -> list[int]:

@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import decay, embedding_workers, vectors
+from .. import embedding_workers, vectors
 from ..backend import insert_many
 from ..capture import ENTITY_TYPES
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
@@ -247,7 +247,6 @@ def _existing_entity(store: MemoryStore, name: str, scope: str) -> str | None:
 
 
 BATCH = 2000
-_NOT_COLUMNS = ("entities", "recall_events", "references", "supersedes", "kept_with")
 
 
 def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: bool = False,
@@ -302,7 +301,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
     tick(len(to_embed) - len(pending.records))  # the ones with nothing to embed
     try:
         started = time.perf_counter()
-        rows = _rows(store, to_embed, at)
+        rows = store.tables.prepared(to_embed, at)
         # The writes begin while the workers make the last vectors, once what is left of
         # them should take about as long as working out the rows did (the writes take about
         # that long): the write lock is held little longer than the writes need it.
@@ -341,7 +340,7 @@ def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dic
         result.memories_existing = len(plan.memories) - len(fresh)
         tick(result.memories_existing)
         missing = [rec for rec in fresh if rec["id"] not in rows]  # deleted by another writer since the look above
-        rows.update(_rows(store, missing, at))
+        rows.update(store.tables.prepared(missing, at))
         written: list[tuple[int, str]] = []  # (rowid, memory id)
         for start in range(0, len(fresh), BATCH):
             chunk = fresh[start:start + BATCH]
@@ -378,22 +377,6 @@ def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dic
             # One statement on PostgreSQL (COPY): the count of vectors written moves once (schema 13).
             insert_many(store.conn, "vectors", ("rowid", "vec"),
                         [(rowid, blobs[mid]) for rowid, mid in written if mid in blobs])
-
-
-def _rows(store: MemoryStore, records: list[dict[str, Any]], at: float) -> dict[str, tuple[tuple, tuple]]:
-    """Memory id -> what :meth:`Tables.insert_memories` writes for the record: its stored
-    columns and its decay state at ``at``. No SQL."""
-    out: dict[str, tuple[tuple, tuple]] = {}
-    values = store.tables.memory_values
-    for start in range(0, len(records), BATCH):
-        chunk = records[start:start + BATCH]
-        # The decay state of a batch in one numpy pass: per row it is most of an insert's time.
-        strengths, layers, nexts = decay.tick_states([decay.inputs(r) for r in chunk], at, store.config.decay)
-        for rec, strength, layer, next_change in zip(chunk, strengths, layers, nexts):
-            row = dict({k: v for k, v in rec.items() if k not in _NOT_COLUMNS},
-                       tags=json.dumps(rec["tags"], ensure_ascii=False), pinned=int(rec["pinned"]), ticked_at=at)
-            out[rec["id"]] = (values(row), (strength, layer, at, next_change))
-    return out
 
 
 def undo(store: MemoryStore, result: ImportResult) -> None:
