@@ -105,29 +105,32 @@ def set_up(conn: Any) -> None:
 
 
 def build_index(conn: Any, dim: int) -> None:
-    """Outside any transaction: the HNSW index of the stored vectors' dimension (``dim``,
-    the store's embedder's, when there are none yet), when it is missing, built
-    ``CONCURRENTLY``: agents go on writing meanwhile. (Built inside the write transaction
-    it held every writer of the memory for the whole build: 3.5 minutes at 100,000 on
-    this machine, more at a million.) One process builds it at a time (a session lock:
-    another opening meanwhile goes on without waiting, and recall compares every visible
-    vector until the index is ready); an index a killed build left invalid is dropped
-    and built again."""
-    if not state(conn)["column"]:
-        return
+    """Outside any transaction, once ``vectors.emb`` is there (:func:`set_up`): the HNSW
+    index of the stored vectors' dimension (``dim``, the store's embedder's, when there are
+    none yet), when it is missing, built ``CONCURRENTLY``: agents go on writing meanwhile.
+    (Built inside the write transaction it held every writer of the memory for the whole
+    build: 3.5 minutes at 100,000 on this machine, more at a million.) One process builds
+    it at a time (a session lock: another opening meanwhile goes on without waiting, and
+    recall compares every visible vector until the index is ready); an index a killed
+    build left invalid is dropped and built again."""
     stored = conn.execute("SELECT length(vec) FROM vectors LIMIT 1").fetchone()
-    name = index_name(stored[0] if stored else dim)
-    if not conn.execute("SELECT pg_try_advisory_lock(?)", (INDEX_LOCK,)).fetchone()[0]:
-        return
-    try:
-        valid = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+    dim = stored[0] if stored else dim
+
+    def valid() -> bool | None:
+        found = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
                              "WHERE c.relname = ? AND c.relnamespace = current_schema()::regnamespace",
-                             (name,)).fetchone()
-        if valid is not None and valid[0]:
+                             (index_name(dim),)).fetchone()
+        return None if found is None else found[0]
+
+    if valid() or not conn.execute("SELECT pg_try_advisory_lock(?)", (INDEX_LOCK,)).fetchone()[0]:
+        return  # built (the usual opening), or being built by another process
+    try:
+        again = valid()  # now that no other process builds it
+        if again:
             return
-        if valid is not None:
-            conn.execute_script(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-        conn.execute_script(_index_sql(stored[0] if stored else dim, concurrently=True))
+        if again is not None:
+            conn.execute_script(f"DROP INDEX CONCURRENTLY IF EXISTS {index_name(dim)}")
+        conn.execute_script(_index_sql(dim, concurrently=True))
     finally:
         conn.execute("SELECT pg_advisory_unlock(?)", (INDEX_LOCK,))
 

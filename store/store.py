@@ -79,7 +79,6 @@ class MemoryStore:
                     found = pg_vectors.state(conn)
                 if not read_only and found["column"]:
                     pg_vectors.build_index(conn, self.embedder.dim)
-                    found = pg_vectors.state(conn)
                 self.__dict__["_pgvector"] = found["column"]
             except BaseException:
                 conn.close()
