@@ -75,7 +75,9 @@ def test_window_remembers_geometry_and_last_database(qtbot, demo_db):
     qtbot.addWidget(w)
     w.resize(700, 500)
     w.close()
-    assert settings().value("last_db") == os.path.abspath(demo_db)
+    from mnemoscope.default_database import default_database
+
+    assert default_database().path == os.path.abspath(demo_db) and settings().value("last_db") is None
     again = build_window(None, dark=False)
     qtbot.addWidget(again)
     assert again.session.store.path == os.path.abspath(demo_db)

@@ -9,7 +9,7 @@ import click
 from mnemoscope.store import SENSITIVITIES
 
 from ..connect import CLIENTS, SERVER_NAME, connect
-from .group import Failure, cli, db_option, db_path, emit_json, json_option
+from .group import Failure, chosen_db, cli, db_option, emit_json, json_option
 
 
 @cli.command("connect")
@@ -32,9 +32,8 @@ def connect_command(client: str, scopes: tuple[str, ...], trust: str, show: bool
     database into the client's configuration file (merged with what is there; the old
     file kept as .bak; nothing changes if it is already there)."""
     from mnemoscope.store.backend import is_url, redact
-    from mnemoscope.store.demo import default_db_path
 
-    db = db_path() or default_db_path()
+    db = chosen_db()
     if is_url(db) and redact(db) != db:
         raise Failure(f"{redact(db)}: give the password through PGPASSWORD or ~/.pgpass, not in the URL: the "
                       "URL is written into the client's configuration; nothing was written")

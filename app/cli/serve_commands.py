@@ -9,7 +9,7 @@ from collections.abc import Callable
 import click
 from mnemoscope.store import SENSITIVITIES
 
-from .group import cli, db_option, open_store
+from .group import cli, db_option, open_store, say_which_db
 
 TOKEN_ENV = "MNEMOSCOPE_TOKEN"
 
@@ -48,6 +48,7 @@ def mcp_command(scopes: tuple[str, ...], trust: str, client_name: str | None) ->
 
     from ..serve.handshake import early_answer
 
+    say_which_db("mcp")
     with open_store() as store:
         # The handshake is answered before the SDK is imported (it takes a second or more).
         first = sys.stdin.buffer.readline()
@@ -83,6 +84,7 @@ def serve_command(scopes: tuple[str, ...], trust: str, client_name: str | None, 
                                f"(or set {TOKEN_ENV}) so that every request must carry it", ctx=None)
     if token is not None and len(token) < 16:
         raise click.BadParameter("use at least 16 characters", param_hint="--token")
+    say_which_db("serve")
     with open_store() as store:
         ops = _operations(store, scopes, trust, client_name or "http client", "http")
         run_http(ops, host=host, port=port, token=token)

@@ -256,13 +256,18 @@ def tick_command(advance_days: float | None, client_name: str, as_json: bool) ->
 @json_option
 def stats_command(as_json: bool) -> None:
     """Counts per layer, kind and scope."""
+    from ..default_database import default_database
+
+    chosen = None if db_path() is not None else default_database()
     with open_store() as store:
         stats = store.stats()
         meaning = store.vector_status().to_dict()
     if as_json:
-        emit_json(dict(stats, vectors=meaning))
+        emit_json(dict(stats, vectors=meaning, default_database=chosen.to_dict() if chosen else None))
         return
     click.echo(f"{stats['path']}: {stats['memories']} memories, {stats['entities']} entities")
+    if chosen is not None:
+        click.echo(f"the default database: {chosen.why} (the window and agents without --db use it)")
     engine = stats["backend"]
     click.echo(f"backend: {engine['backend']} {engine['server_version']}"
                + (f", extensions {', '.join(f'{k} {v}' for k, v in engine['extensions'].items())}"

@@ -10,6 +10,8 @@ import traceback
 from mnemoscope.store import StoreError
 from mnemoscope.store.demo import default_db_path, open_default
 
+from ..default_database import default_database
+
 log = logging.getLogger("mnemoscope")
 
 
@@ -81,11 +83,15 @@ def build_window(db_path: str | None, dark: bool):
     if db_path is not None:
         window.open_path(db_path, create=True)
         return window
-    last = settings().value("last_db")
-    if isinstance(last, str) and (os.path.exists(last) or is_url(last)) and window.open_path(last):
+    # The default database, as every door finds it: the one this window last opened.
+    chosen = default_database()
+    if not chosen.demo and window.open_path(chosen.path):
+        return window
+    last = settings().value("last_db")  # where a version before the shared default kept it
+    if chosen.demo and isinstance(last, str) and (os.path.exists(last) or is_url(last)) and window.open_path(last):
         return window
     try:
-        window.set_store(open_default())
+        window.set_store(open_default(chosen.path))
     except StoreError as exc:
         window.show_error("Cannot open the default database", str(exc))
     return window

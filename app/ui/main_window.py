@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QToolButton,
 )
 
+from ..default_database import default_database, remember_opened
 from . import theme
 from .about import about_html, shortcuts_html
 from .activity_dock import ActivityDock
@@ -50,6 +51,15 @@ from .widgets import ElidedLabel, PreviewSlider, scrolling
 
 log = logging.getLogger(__name__)
 MAX_RECENT = 8
+
+
+def recent_files() -> list[str]:
+    """File › Open Recent, newest first. A settings file gives a list of one back as a
+    string (and a hand-edited one may hold anything): read as a list of paths either way."""
+    recent = settings().value("recent", []) or []
+    if isinstance(recent, str):
+        recent = [recent]
+    return [p for p in recent if isinstance(p, str) and p] if isinstance(recent, (list, tuple)) else []
 PREVIEW_MAX_DAYS = 365
 
 
@@ -92,6 +102,9 @@ class MainWindow(QMainWindow):
         self._build_toolbar()
         self._build_menus()
         self.status_path = ElidedLabel("", self, Qt.TextElideMode.ElideMiddle)
+        # Whether agents started without --db (mnemoscope mcp, serve) use this database too.
+        self.status_default = QLabel(self)
+        self.status_default.setObjectName("status_default")
         self.status_counts = QLabel(self)
         self.status_clock = QLabel(self)
         self.read_only_badge = QLabel("read-only", self)
@@ -104,6 +117,7 @@ class MainWindow(QMainWindow):
         self.read_only_badge.hide()
         self._build_progress()
         self.statusBar().addWidget(self.status_path, 1)
+        self.statusBar().addWidget(self.status_default)
         self.statusBar().addPermanentWidget(self.read_only_badge)
         self.meaning = MeaningStatus(self.session, self.statusBar(), self)
         self.statusBar().addPermanentWidget(self.status_counts)
@@ -480,17 +494,20 @@ class MainWindow(QMainWindow):
 
     def _remember_recent(self, path: str) -> None:
         s = settings()
-        recent = [p for p in (s.value("recent", []) or []) if p != path]
+        recent = [p for p in recent_files() if p != path]
         recent.insert(0, path)
         s.setValue("recent", recent[:MAX_RECENT])
-        s.setValue("last_db", path)
+        s.remove("last_db")  # kept by versions before the default database was shared with the doors
         self._refresh_recent()
+        try:
+            remember_opened(path)
+        except StoreError as exc:  # a link where the record goes: the doors keep their default
+            log.warning("cannot make %s the default database: %s", path, exc)
+            self.statusBar().showMessage(f"Agents without --db keep their database: {exc}", 10000)
 
     def _refresh_recent(self) -> None:
         self.recent_menu.clear()
-        recent = settings().value("recent", []) or []
-        if isinstance(recent, str):
-            recent = [recent]
+        recent = recent_files()
         for path in recent:
             self.recent_menu.addAction(path, lambda p=path: self.open_path(p))
         self.recent_menu.setEnabled(bool(recent))
@@ -551,12 +568,26 @@ class MainWindow(QMainWindow):
             return
         stats = self.session.prepared("status") or store.stats()
         self.status_path.setText(store.path)
+        self._show_default(store)
         self.status_counts.setText(" · ".join(f"{k} {v}" for k, v in stats["layers"].items()) + "  ")
         from datetime import datetime
 
         clock = datetime.fromtimestamp(stats["now"]).strftime("%Y-%m-%d %H:%M")
         offset = stats["clock_offset_days"]
         self.status_clock.setText(f"clock {clock}" + (f" (+{offset:g} d)" if offset else ""))
+
+    def _show_default(self, store: MemoryStore) -> None:
+        """Say whether agents started without --db use this database (the one the window
+        last opened is every door's default), and if not, which one they use."""
+        chosen = default_database()
+        path = store.path if is_url(store.path) else os.path.abspath(store.path)
+        here = path == (chosen.path if is_url(chosen.path) else os.path.abspath(chosen.path))
+        self.status_default.setText("· agents' default" if here else "· not the agents' default")
+        self.status_default.setToolTip(
+            "Agents started without --db (mnemoscope mcp, mnemoscope serve, as README says) use this "
+            f"database: {chosen.why}." if here else
+            f"Agents started without --db (mnemoscope mcp, mnemoscope serve) use {chosen.path} ({chosen.why}); "
+            "Help › Connect an agent… connects one to this database")
 
     def set_theme(self, choice: str) -> None:
         """Light, dark or the system's: applied now and remembered for the next start."""

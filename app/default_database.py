@@ -1,0 +1,76 @@
+"""The default database: the one the window and every door use when no ``--db`` is given.
+
+It is the database the inspector last opened, so that an agent started as README says
+(``mnemoscope mcp``, no ``--db``) writes where the person is looking; before the window
+has opened any other, it is the demo database in the user data folder. The window writes
+the choice into a one-line file beside the demo database (never through a link); the
+doors read it and say which database they use and why. No Qt: the command line reads it
+without loading the window.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from mnemoscope.store.backend import is_url
+from mnemoscope.store.demo import default_db_path
+from mnemoscope.store.errors import StoreError
+from mnemoscope.store.safe_folder import SafeFolder
+
+RECORD = "last-opened"  # the file, in the user data folder, naming the database the inspector last opened
+LAST_OPENED = "the one the inspector last opened"
+
+
+@dataclass(frozen=True)
+class DefaultDatabase:
+    path: str
+    why: str    # how a person is told why this one: "the one the inspector last opened", …
+    demo: bool  # the demo database in the user data folder
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "why": self.why, "demo": self.demo}
+
+
+def _folder() -> Path:
+    return Path(os.path.dirname(default_db_path()))
+
+
+def _recorded() -> str | None:
+    try:
+        with SafeFolder(_folder(), create=False) as folder:
+            data = folder.read(RECORD)
+    except (StoreError, OSError):  # no folder yet, or a link where the record goes: nothing recorded
+        return None
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace").strip()
+    return text.splitlines()[0] if text else None
+
+
+def default_database() -> DefaultDatabase:
+    """The database a window or door opens without ``--db``, and why that one."""
+    demo = default_db_path()
+    last = _recorded()
+    if last is None or os.path.abspath(last) == os.path.abspath(demo) and not is_url(last):
+        why = "the demo database (the inspector has not opened another)" if last is None else \
+            f"the demo database, {LAST_OPENED}"
+        return DefaultDatabase(demo, why, True)
+    if is_url(last) or os.path.exists(last):
+        return DefaultDatabase(last, LAST_OPENED, False)
+    return DefaultDatabase(demo, f"the demo database: {LAST_OPENED}, {last}, is gone", True)
+
+
+def remember_opened(path: str) -> None:
+    """Make ``path`` (a file, or a ``postgresql://`` URL without its password) the default
+    database of every door: the window calls this when it opens one. Written whole,
+    beside the demo database, never through a link (a :class:`StoreError` says so)."""
+    if path == ":memory:":
+        return
+    if not is_url(path):
+        path = os.path.abspath(path)
+    if "\n" in path or "\r" in path:
+        raise StoreError(f"{path!r}: a database path with a line break cannot be the default database")
+    with SafeFolder(_folder()) as folder:
+        folder.write(RECORD, (path + "\n").encode("utf-8"))
