@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from .config import KINDS
 from .errors import ValidationError
-from .model import ENTITY_KINDS, MAX_NAME_CHARS, check_text, parse_time, readable_at, validate_fields
+from .model import (
+    ENTITY_KINDS,
+    MAX_NAME_CHARS,
+    check_name,
+    check_text,
+    parse_time,
+    readable_at,
+    validate_fields,
+)
 
 if TYPE_CHECKING:
     from .model import Entity, Memory
@@ -112,7 +120,7 @@ def _entity_spec(value: Any, kind: str | None) -> dict[str, Any] | None:
         for alias in value.get("aliases") or []:
             alias = alias.get("value") if isinstance(alias, dict) else alias
             if isinstance(alias, str) and alias.strip():
-                aliases.append(check_text("entities.aliases", alias).strip())
+                aliases.append(check_name(alias, "entities.aliases"))
     else:
         name = value
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_CHARS:

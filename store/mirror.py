@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import StoreError
-from .model import LAYERS, SENSITIVITY_RANK, Memory
+from .model import LAYERS, NAME_FORBIDDEN, SENSITIVITY_RANK, Memory
 from .recall import _trust_rank
 from .safe_folder import SafeFolder
 
@@ -50,7 +50,11 @@ DIARY_KINDS = ("event", "reflection")
 KIND_ORDER = ("fact", "lesson", "skill", "reflection", "event")
 ENTITY_HEADINGS = {"person": "People", "group": "Groups", "project": "Projects", "tool": "Tools",
                    "place": "Places", "file": "Files", "other": "Other"}  # topics are listed with topics
-_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f\ud800-\udfff]')
+# What a file name may not hold: what some platform or Obsidian's links refuse, and every
+# character no name may hold (model.NAME_FORBIDDEN: controls, line separators, direction
+# marks), so a name stored before that rule, or by another program, cannot reorder a file
+# name ('invoice\u202efdp.exe') or break a listing's line.
+_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\ud800-\udfff' + NAME_FORBIDDEN.pattern[1:])
 # A page title's UTF-8 bytes at most. With " (99)" and ".md" it stays far below every
 # platform's limit on one name: 255 bytes on Linux and APFS, 255 UTF-16 units on Windows
 # and HFS+ (a UTF-16 unit is never fewer bytes in UTF-8, and NFD at most triples a

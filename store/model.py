@@ -151,6 +151,40 @@ def validate_id(value: Any) -> str:
     return check_text("id", value)
 
 
+# What no name may hold, through any door (entity names and aliases, who, topic, tags;
+# scopes refuse more, see validate_scope): C0 and C1 controls (tab, newline, U+0085 too),
+# the line and paragraph separators U+2028 and U+2029 (str.splitlines breaks a line at
+# every one of these, so a name could forge a line of a listing or a log), and the bidi
+# marks, embeddings, overrides and isolates, which show a name in another order than it
+# is spelt ('invoice\u202efdp.exe' reads 'invoiceexe.pdf'). Every other character a
+# person can type is kept: '/', '\\', ':' and '..' are a name's own business, and the
+# places that turn names into file names (the mirror) make those safe themselves.
+NAME_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def check_name(value: Any, field_name: str, *, limit: int = MAX_NAME_CHARS, allow_empty: bool = False) -> str:
+    """A name as every door takes it (an entity's name or alias, who, topic, a tag): a
+    string, stripped of surrounding spaces, at most ``limit`` characters, non-empty unless
+    ``allow_empty`` (None is then ""), without a NUL, a lone surrogate or any character of
+    :data:`NAME_FORBIDDEN`. Raises :class:`ValidationError` naming ``field_name`` and the
+    character (as U+XXXX) that was refused; returns the stripped name."""
+    if value is None and allow_empty:
+        value = ""
+    if not isinstance(value, str):
+        raise ValidationError(field_name, f"must be a string, got {type(value).__name__}")
+    name = check_text(field_name, value).strip()
+    if not name and not allow_empty:
+        raise ValidationError(field_name, "must not be empty")
+    if len(name) > limit:
+        raise ValidationError(field_name, f"is {len(name)} characters; the limit is {limit}")
+    bad = NAME_FORBIDDEN.search(name)
+    if bad:
+        shown = name if len(name) <= 60 else name[:57] + "..."
+        raise ValidationError(field_name, f"{shown!r} contains the control, line-separator or text-direction "
+                                          f"character U+{ord(bad.group()):04X}; names may not hold one")
+    return name
+
+
 def _clean_str(name: str, value: Any, *, limit: int = MAX_NAME_CHARS, allow_empty: bool = True) -> str:
     if value is None:
         value = ""
@@ -236,7 +270,10 @@ def validate_fields(values: dict[str, Any], config: StoreConfig, *, partial: boo
         if isinstance(imp, bool) or not isinstance(imp, (int, float)) or not math.isfinite(imp) or not 0 <= imp <= 1:
             raise ValidationError("importance", f"must be a number from 0 to 1, got {imp!r}")
         out["importance"] = float(imp)
-    for name in ("who", "topic", "source", "source_kind"):
+    for name in ("who", "topic"):
+        if name in values or not partial:
+            out[name] = check_name(values.get(name), name, allow_empty=True)
+    for name in ("source", "source_kind"):
         if name in values or not partial:
             out[name] = _clean_str(name, values.get(name))
     if "scope" in values or not partial:
@@ -249,8 +286,7 @@ def validate_fields(values: dict[str, Any], config: StoreConfig, *, partial: boo
             raise ValidationError("tags", f"must be a list of strings, got {type(tags).__name__}")
         if len(tags) > config.limits.max_tags:
             raise ValidationError("tags", f"has {len(tags)} tags; the limit is {config.limits.max_tags}")
-        out["tags"] = list(dict.fromkeys(_clean_str("tags", t, limit=MAX_TAG_CHARS, allow_empty=False)
-                                         for t in tags))
+        out["tags"] = list(dict.fromkeys(check_name(t, "tags", limit=MAX_TAG_CHARS) for t in tags))
     if "pinned" in values or not partial:
         pinned = values.get("pinned", False)
         if not isinstance(pinned, bool):
@@ -266,6 +302,5 @@ def validate_fields(values: dict[str, Any], config: StoreConfig, *, partial: boo
         if isinstance(ents, str) or not isinstance(ents, (list, tuple)):
             raise ValidationError("entities", "must be a list of entity names")
         out["entities"] = list(dict.fromkeys(
-            _clean_str("entities", e if isinstance(e, str) else (e or {}).get("name"), allow_empty=False)
-            for e in ents))
+            check_name(e if isinstance(e, str) else (e or {}).get("name"), "entities") for e in ents))
     return out

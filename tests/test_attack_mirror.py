@@ -278,6 +278,7 @@ def test_every_page_name_fits_every_platform():
     from hypothesis import given, settings
     from hypothesis import strategies as st
     from mnemoscope.store.mirror import _RESERVED, _page_name
+    from mnemoscope.store.model import NAME_FORBIDDEN
 
     @settings(max_examples=400, deadline=None)
     @given(st.text(min_size=0, max_size=400))
@@ -286,6 +287,7 @@ def test_every_page_name_fits_every_platform():
         assert page == _page_name(name)  # stable
         assert 0 < len((page + " (99).md").encode("utf-8")) <= 255
         assert not any(c in page for c in '\\/:*?"<>|\x00') and not page.startswith(".")
+        assert not NAME_FORBIDDEN.search(page)  # nothing that reorders a name or breaks a line
         assert page.split(".")[0].rstrip(" ").upper() not in _RESERVED
         page.encode("utf-8")  # no lone surrogate: the name can be written
 
