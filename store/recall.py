@@ -28,7 +28,7 @@ import numpy as np
 from . import decay, pg_terms, vectors
 from .backend import on_postgres
 from .edges import MENTIONED_IN, MENTIONS
-from .embedding import EmbeddingError, prepare
+from .embedding import EmbeddingError, embed_queries, prepare
 from .errors import StoreError, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK, validate_scope
 from .text import cosine, fts_phrase, query_terms, vector
@@ -327,7 +327,7 @@ def _query_vector(store: MemoryStore, query: str) -> np.ndarray | None:
         prepare(query)
     except EmbeddingError:
         return None
-    return store.embedder.embed([query])[0]
+    return embed_queries(store.embedder, [query])[0]
 
 
 def _redacted_hit(r: dict[str, Any], explain: bool) -> Hit:
