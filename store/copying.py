@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .backend import insert_many
+from .columns import BODY, COPIED, STATE_COLUMNS
 from .errors import StoreError
 
 if TYPE_CHECKING:
     from .store import MemoryStore
 
-MEMORY_BODY = ("id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
-               "source_kind", "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at",
-               "pinned", "half_life_days", "terms", "context", "reason_to_remember")
-STATE = ("strength", "layer", "ticked_at", "next_change_at")
+# A memory's columns (store/columns.py): those of the memories table, and its decay state.
+MEMORY_BODY = tuple(c for c in BODY if c in COPIED)
+STATE = tuple(c for c in STATE_COLUMNS if c in COPIED)
 # Every other table, with its columns, in an order that keeps references valid.
 TABLES = {
     "entities": ("id", "name", "kind", "scope", "aliases", "created_at"),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import json_input, vectors
 from .backend import insert_many
+from .columns import COLUMN, EDITABLE_COLUMNS, EXPORTED, MEMORY_COLUMNS
 from .edges import KEPT, MENTIONS, REFERENCES, SUPERSEDED_BY, SUPERSEDES
 from .errors import ImportRefused, StoreError, ValidationError
 from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
@@ -27,10 +28,8 @@ if TYPE_CHECKING:
     from .store import MemoryStore
 
 POLICIES = ("skip", "overwrite", "merge")
-FIELDS = ("id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
-          "source_kind", "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at",
-          "pinned", "half_life_days", "entities", "references", "recall_events", "context", "reason_to_remember",
-          "supersedes", "kept_with")
+# A line's fields: the exported columns (store/columns.py), then what links the memory.
+FIELDS = (*EXPORTED, "entities", "references", "recall_events", "supersedes", "kept_with")
 # A person's decisions about pairs of memories (store.conflicts), kept across an export:
 # the field, the edge from this memory, and the edge back.
 DECISIONS = (("supersedes", SUPERSEDES, SUPERSEDED_BY), ("kept_with", KEPT, KEPT))
@@ -90,21 +89,24 @@ def _time(ts: float | None) -> str | float | None:
 def memory_record(store: MemoryStore, row: dict[str, Any]) -> dict[str, Any]:
     mid = row["id"]
     return {
-        "id": mid, "text": row["text"], "kind": row["kind"], "importance": row["importance"],
-        "who": row["who"] or "", "topic": row["topic"] or "", "scope": row["scope"],
-        "sensitivity": row["sensitivity"], "tags": json.loads(row["tags"] or "[]"), "source": row["source"] or "",
-        "source_kind": row["source_kind"] or "", "created_at": _time(row["created_at"]),
-        "updated_at": _time(row["updated_at"]), "ref_time": _time(row["ref_time"]), "base": row["base"],
-        "recall_count": row["recall_count"], "last_recalled_at": _time(row["last_recalled_at"]),
-        "pinned": bool(row["pinned"]), "half_life_days": row["half_life_days"],
-        "context": None if row["context"] is None else json.loads(row["context"]),
-        "reason_to_remember": row["reason_to_remember"] or "",
+        **{name: _EXPORT[COLUMN[name].export](row[name]) for name in EXPORTED},
         "entities": _entity_records(store, mid),
         "references": _linked(store, mid, REFERENCES),
         **{name: _linked(store, mid, edge) for name, edge, _ in DECISIONS},
         "recall_events": [_time(r["at"]) for r in store.tables.rows(
             "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (mid,))],
     }
+
+
+# How a line writes a stored value, by its column's ``export`` (store/columns.py).
+_EXPORT = {
+    "value": lambda v: v,
+    "text": lambda v: v or "",
+    "time": _time,
+    "flag": bool,
+    "json": lambda v: None if v is None else json.loads(v),
+    "list": lambda v: json.loads(v or "[]"),
+}
 
 
 def _linked(store: MemoryStore, memory_id: str, edge: str) -> list[str]:
@@ -174,9 +176,7 @@ def _parse_line(store: MemoryStore, obj: Any, now: float) -> dict[str, Any]:
         raise ValidationError(sorted(unknown)[0], "is not a memory field")
     # A line without an id gets one made from what it says: importing it again skips it.
     mid = validate_id(obj["id"]) if obj.get("id") is not None else _id_of(obj)
-    editable = {k: obj[k] for k in ("text", "kind", "importance", "who", "topic", "scope", "sensitivity",
-                                    "tags", "source", "source_kind", "pinned", "context", "reason_to_remember")
-                if k in obj}
+    editable = {k: obj[k] for k in EDITABLE_COLUMNS if k in obj}
     values = validate_fields(editable, store.config, partial=False)
     created = parse_time(obj["created_at"], "created_at") if obj.get("created_at") is not None else now
     rec = dict(values, id=mid, created_at=created)
@@ -373,10 +373,9 @@ def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:
     newer = rec["updated_at"] > current.updated_at
     changes: dict[str, Any] = {}
     if newer:
-        for key in ("text", "kind", "importance", "who", "topic", "sensitivity", "source", "source_kind", "pinned",
-                    "context", "reason_to_remember"):
-            changes[key] = rec[key]
-    changes["tags"] = list(dict.fromkeys(current.tags + rec["tags"]))
+        changes.update({c.name: rec[c.name] for c in MEMORY_COLUMNS if c.merge == "newer"})
+    changes.update({c.name: list(dict.fromkeys(getattr(current, c.name) + rec[c.name]))
+                    for c in MEMORY_COLUMNS if c.merge == "union"})
     changes["entities"] = list(dict.fromkeys(current.entities + [e["name"] for e in rec["entities"]]))
     store.update(rec["id"], now=max(rec["updated_at"], current.updated_at), touch=False, **changes)
     if rec["recall_count"] > current.recall_count or rec["ref_time"] > current.ref_time:

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from . import json_input
+from .columns import COLUMN, EDITABLE_COLUMNS, MEMORY_COLUMNS
 from .config import KINDS, StoreConfig
 from .errors import ValidationError
 
@@ -42,11 +43,12 @@ SCOPE_HELP = ("'global' or a name such as 'group:ID', 'private:ID' or 'project-a
 # meaningless in a name, and a way to make two scopes that look the same.
 _INVISIBLE_CATEGORIES = frozenset(("Cf", "Cc", "Co", "Cs", "Cn"))
 
-# Fields a caller may set on a memory (``remember``/``update``).
-EDITABLE = ("text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source",
-            "source_kind", "pinned", "entities", "context", "reason_to_remember")
+# Fields a caller may set on a memory (``remember``/``update``): the editable columns and its entities.
+EDITABLE = (*EDITABLE_COLUMNS, "entities")
 MAX_CONTEXT_CHARS = 20_000  # a capture's execution context, as JSON
-MAX_REASON_CHARS = 1000
+MAX_REASON_CHARS = COLUMN["reason_to_remember"].max_chars
+# The editable columns of plain text (NULL read as ""), each checked alike (validate_fields).
+_TEXT_FIELDS = tuple(c for c in MEMORY_COLUMNS if c.editable and c.export == "text")
 
 
 @dataclass
@@ -270,12 +272,11 @@ def validate_fields(values: dict[str, Any], config: StoreConfig, *, partial: boo
         if isinstance(imp, bool) or not isinstance(imp, (int, float)) or not math.isfinite(imp) or not 0 <= imp <= 1:
             raise ValidationError("importance", f"must be a number from 0 to 1, got {imp!r}")
         out["importance"] = float(imp)
-    for name in ("who", "topic"):
-        if name in values or not partial:
-            out[name] = check_name(values.get(name), name, allow_empty=True)
-    for name in ("source", "source_kind"):
-        if name in values or not partial:
-            out[name] = _clean_str(name, values.get(name))
+    for column in _TEXT_FIELDS:
+        if column.name in values or not partial:
+            value, limit = values.get(column.name), column.max_chars or MAX_NAME_CHARS
+            out[column.name] = check_name(value, column.name, limit=limit, allow_empty=True) if column.is_name \
+                else _clean_str(column.name, value, limit=limit)
     if "scope" in values or not partial:
         out["scope"] = validate_scope(values.get("scope"))
     if "sensitivity" in values or not partial:
@@ -292,9 +293,6 @@ def validate_fields(values: dict[str, Any], config: StoreConfig, *, partial: boo
         if not isinstance(pinned, bool):
             raise ValidationError("pinned", f"must be true or false, got {pinned!r}")
         out["pinned"] = pinned
-    if "reason_to_remember" in values or not partial:
-        out["reason_to_remember"] = _clean_str("reason_to_remember", values.get("reason_to_remember"),
-                                               limit=MAX_REASON_CHARS)
     if "context" in values or not partial:
         out["context"] = validate_context(values.get("context"))
     if "entities" in values:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-SCHEMA_VERSION = 13
+from . import columns
+
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
 # program's id is refused before anything is written to it.
@@ -183,14 +184,9 @@ def m008_one_layer_index(db: Database) -> None:
     db["meta"].insert({"key": "schema_version", "value": "8"}, replace=True)
 
 
-# A memory's decay state, in the order its columns had on the memories table.
-STATE_COLUMNS = ("strength", "layer", "ticked_at", "next_change_at")
-_MEMORY_ROW = (
-    "m.id, m.text, m.kind, m.importance, m.who, m.topic, m.scope, m.sensitivity, m.tags, m.source, m.source_kind, "
-    "m.created_at, m.updated_at, m.ref_time, m.base, m.recall_count, m.last_recalled_at, m.pinned, "
-    "m.half_life_days, s.strength, s.layer, s.ticked_at, m.terms, m.context, m.reason_to_remember, "
-    "s.next_change_at"
-)
+# The decay state as migration 9 moved it off the memories table (history: a state column
+# declared later is added by its own migration).
+_MOVED_BY_M009 = ("strength", "layer", "ticked_at", "next_change_at")
 
 
 @migrations()
@@ -203,16 +199,15 @@ def m009_memory_state(db: Database) -> None:
     db.execute(
         "CREATE TABLE memory_state (rowid INTEGER PRIMARY KEY, strength FLOAT NOT NULL, layer TEXT NOT NULL, "
         "ticked_at FLOAT, next_change_at FLOAT)")
-    db.execute("INSERT INTO memory_state (rowid, strength, layer, ticked_at, next_change_at) "
-               "SELECT rowid, strength, layer, ticked_at, next_change_at FROM memories ORDER BY rowid")
+    moved = ", ".join(_MOVED_BY_M009)
+    db.execute(f"INSERT INTO memory_state (rowid, {moved}) SELECT rowid, {moved} FROM memories ORDER BY rowid")
     db.execute("DROP INDEX IF EXISTS idx_memories_layer_scope")
     db.execute("DROP INDEX IF EXISTS idx_memories_next_change_at")
-    for column in STATE_COLUMNS:
+    for column in _MOVED_BY_M009:
         db.execute(f"ALTER TABLE memories DROP COLUMN {column}")
     db.execute("CREATE INDEX idx_memory_state_layer ON memory_state (layer)")
     db.execute("CREATE INDEX idx_memory_state_next_change_at ON memory_state (next_change_at)")
-    db.execute(f"CREATE VIEW memory_rows AS SELECT {_MEMORY_ROW} FROM memories m "
-               "JOIN memory_state s ON s.rowid = m.rowid")
+    db.execute(columns.view_sql(order(), "m009_memory_state"))
     db["meta"].insert({"key": "schema_version", "value": "9"}, replace=True)
 
 
@@ -279,6 +274,34 @@ def m013_postgres_statement_triggers(db: Database) -> None:
     db["meta"].insert({"key": "schema_version", "value": "13"}, replace=True)
 
 
-# Every migration this version knows: all of them are pending on an empty database (asking
-# writes nothing), which is sqlite-utils' public way to list them.
-KNOWN_MIGRATIONS = frozenset(m.name for m in migrations.pending(Database(memory=True)))
+# A SQLite column's type for each declared type (store/columns.py).
+TYPES = {str: "TEXT", float: "FLOAT", int: "INTEGER"}
+
+
+def _declared(name: str, version: int):
+    """The migration ``name`` made from the declaration of the columns it adds."""
+    def add_columns(db: Database) -> None:
+        for column in columns.added_by(name):
+            db.execute(columns.add_column_sql(column, TYPES))
+        db.execute("DROP VIEW memory_rows")
+        db.execute(columns.view_sql(order(), name))
+        db["meta"].insert({"key": "schema_version", "value": str(version)}, replace=True)
+
+    add_columns.__name__ = name
+    return add_columns
+
+
+def order() -> tuple[str, ...]:
+    """Every migration this version knows, in the order they apply: the one list of their
+    names (all are pending on an empty database, and asking writes nothing: sqlite-utils'
+    public way to list them)."""
+    return tuple(m.name for m in migrations.pending(Database(memory=True)))
+
+
+for _name in dict.fromkeys(c.since for c in columns.MEMORY_COLUMNS):
+    if _name not in order():
+        migrations(name=_name)(_declared(_name, len(order()) + 1))
+
+ORDER = order()
+KNOWN_MIGRATIONS = frozenset(ORDER)
+SCHEMA_VERSION = len(ORDER)  # each migration sets meta.schema_version to its place in ORDER

@@ -8,7 +8,6 @@ store's clock, real time plus an offset kept in the database.
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from typing import Any
@@ -18,6 +17,7 @@ from sqlite_utils import Database
 from . import decay, pg_schema, pg_vectors, ticking, vectors
 from .backend import connect_postgres, is_url
 from .capture import CaptureResult, capture, check_request_keys
+from .columns import MEMORY_FIELDS, stored
 from .config import KINDS, StoreConfig
 from .duplicates import difference
 from .embedding import Embedder, for_config
@@ -39,7 +39,7 @@ from .model import (
 from .recall import Hit, brief, recall
 from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
 from .schema import SCHEMA_VERSION, migrations
-from .tables import MEMORY_COLUMNS, Tables, context_json
+from .tables import Tables, search_terms
 from .text import cosine, fts_phrase, term_string, vector
 from .vectors import BATCH as VECTOR_BATCH
 
@@ -401,9 +401,8 @@ class MemoryStore:
             mid = memory_id or "m-" + uuid.uuid4().hex[:12]
             if self.exists(mid):
                 raise ValidationError("id", f"a memory with id {mid!r} already exists")
-            row = dict(values, id=mid, tags=json.dumps(values["tags"], ensure_ascii=False),
-                       pinned=int(values["pinned"]), created_at=now, updated_at=now, ref_time=now, base=1.0,
-                       recall_count=0, last_recalled_at=None, half_life_days=half_life_days, ticked_at=now)
+            row = dict(values, id=mid, created_at=now, updated_at=now, ref_time=now, base=1.0, recall_count=0,
+                       last_recalled_at=None, half_life_days=half_life_days)
             self.tables.insert_memory(row, now)
             if meaning is not None and vectors.writable_for(self):
                 vectors.put(self, mid, meaning)
@@ -450,12 +449,7 @@ class MemoryStore:
             entity_names = values.pop("entities", None)
             if values or entity_names is not None:
                 row = self.tables.memory_row(memory_id)
-                if "tags" in values:
-                    values["tags"] = json.dumps(values["tags"], ensure_ascii=False)
-                if "pinned" in values:
-                    values["pinned"] = int(values["pinned"])
-                if "context" in values:
-                    values["context"] = context_json(values["context"])
+                values = stored(values)
                 row.update(values)
                 row["updated_at"] = now
                 sets = [*values, "updated_at", "strength", "layer", "ticked_at", "next_change_at", "terms"]
@@ -465,7 +459,7 @@ class MemoryStore:
                     sets += ["base", "ref_time"]
                 row.update(self.tables.state(row, max(row["ticked_at"] or now, self.tables.last_tick(),
                                                       row["ref_time"])))
-                row["terms"] = term_string(row["text"], row["who"] or "", row["topic"] or "")
+                row["terms"] = search_terms(row)
                 self.tables.write_memory(memory_id, {c: row[c] for c in sets})
                 if meaning is not None and before.text != row["text"] and vectors.writable_for(self):
                     vectors.put(self, memory_id, meaning)
@@ -492,18 +486,12 @@ class MemoryStore:
             current = self.tables.memory_row(memory.id)
             if current is None:
                 raise NotFound("memory", memory.id)
-            names = [c for c in MEMORY_COLUMNS if c != "id"] if fields is None else \
-                [c for c in fields if c in MEMORY_COLUMNS and c != "id"]
-            values = {c: getattr(memory, c) for c in names}
-            if "tags" in values:
-                values["tags"] = json.dumps(memory.tags, ensure_ascii=False)
-            if "context" in values:
-                values["context"] = context_json(memory.context)
-            if "pinned" in values:
-                values["pinned"] = int(memory.pinned)
+            names = [c for c in MEMORY_FIELDS if c != "id"] if fields is None else \
+                [c for c in fields if c in MEMORY_FIELDS and c != "id"]
+            values = stored({c: getattr(memory, c) for c in names})
             row = {**current, **values}
             if {"text", "who", "topic"} & set(values):
-                values["terms"] = term_string(row["text"], row["who"] or "", row["topic"] or "")
+                values["terms"] = search_terms(row)
             if set(values) - {"text", "who", "topic", "terms", "tags", "source", "source_kind", "context",
                               "reason_to_remember", "sensitivity", "scope", "updated_at"}:
                 values["next_change_at"] = self._next_change_of_restored(row)

@@ -22,20 +22,14 @@ from typing import Any
 
 from . import decay
 from .backend import insert_many, wall_time
+from .columns import BODY, COLUMN, MEMORY_FIELDS, STATE_COLUMNS, stored
 from .config import StoreConfig
 from .edges import MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
 from .errors import StoreError, ValidationError
 from .files import READ_CACHE_KIB, WRITE_CACHE_KIB, sqlite_error
 from .model import ENTITY_KINDS, LATEST, Entity, Memory, parse_time
-from .schema import STATE_COLUMNS
 from .text import term_string
 
-MEMORY_COLUMNS = (
-    "id", "text", "kind", "importance", "who", "topic", "scope", "sensitivity", "tags", "source", "source_kind",
-    "created_at", "updated_at", "ref_time", "base", "recall_count", "last_recalled_at", "pinned",
-    "half_life_days", "strength", "layer", "ticked_at", "context", "reason_to_remember",
-)
-_INSERTED = tuple(c for c in MEMORY_COLUMNS if c not in STATE_COLUMNS)  # by insert_memories
 # What a reinforcement (one recall) writes, and what a person's edit writes beside the
 # fields it changes (``update`` with ``touch``): what their undo puts back, and no more.
 REINFORCED = ("recall_count", "base", "ref_time", "last_recalled_at", "importance", "strength", "layer",
@@ -43,7 +37,7 @@ REINFORCED = ("recall_count", "base", "ref_time", "last_recalled_at", "importanc
 TOUCHED = ("updated_at", "base", "ref_time", "strength", "layer", "ticked_at")
 DECAY_STATE = ("strength", "layer", "ticked_at")
 # A memory with its decay state (the memory_state table), every column as one row.
-SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memory_rows"
+SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_FIELDS) + " FROM memory_rows"
 MEMORY_BATCH = 5000  # rows made into memories at a time (Tables.memories)
 
 
@@ -310,18 +304,19 @@ class Tables:
         return float(self.meta("ticked_at", "0") or 0)
 
     def insert_memory(self, row: dict[str, Any], now: float, state: dict[str, Any] | None = None) -> None:
-        """Insert a memory row; strength, layer and search terms are derived here (the
-        decay state may be given, worked out for many rows at once: store.importers)."""
-        row = dict(row, **(state or self.state(row, now)), context=context_json(row.get("context")),
-                   terms=term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
-        self.insert_row({c: row.get(c) for c in [*MEMORY_COLUMNS, "next_change_at", "terms"]})
+        """Insert a memory (its fields as a caller gives them: tags a list, pinned a flag);
+        strength, layer and search terms are derived here (the decay state may be given)."""
+        stored_row = dict(stored(row), terms=search_terms(row))
+        stored_row.update(state or self.state(stored_row, now))
+        self.insert_row({c: stored_row.get(c, COLUMN[c].default) for c in (*BODY, *STATE_COLUMNS)})
 
     @staticmethod
     def memory_values(row: dict[str, Any]) -> tuple:
-        """A memory row's stored columns for :meth:`insert_memories`, its rowid aside (pure
-        Python, no SQL: an import works them out while its vectors are being made)."""
-        return (*(row.get(c) for c in _INSERTED[:-2]), context_json(row.get("context")), row.get("reason_to_remember"),
-                term_string(row["text"], row.get("who") or "", row.get("topic") or ""))
+        """A memory's stored columns (``columns.BODY``) for :meth:`insert_memories`, its
+        rowid aside, from its fields as a caller gives them (pure Python, no SQL: an import
+        works them out while its vectors are being made)."""
+        terms = search_terms(row)
+        return tuple(terms if c == "terms" else COLUMN[c].stored(row.get(c, COLUMN[c].default)) for c in BODY)
 
     def prepared(self, records: list[dict[str, Any]], at: float) -> dict[str, tuple[tuple, tuple]]:
         """Memory id -> what :meth:`insert_memories` writes for each record about to be
@@ -331,8 +326,7 @@ class Tables:
         if not records:
             return {}
         strengths, layers, nexts = decay.tick_states([decay.inputs(r) for r in records], at, self.config.decay)
-        return {rec["id"]: (self.memory_values(dict(rec, tags=json.dumps(rec["tags"], ensure_ascii=False),
-                                                    pinned=int(rec["pinned"]))), (strength, layer, at, next_change))
+        return {rec["id"]: (self.memory_values(rec), (strength, layer, at, next_change))
                 for rec, strength, layer, next_change in zip(records, strengths, layers, nexts)}
 
     def insert_memories(self, values: list[tuple], states: list[tuple]) -> list[int]:
@@ -356,7 +350,7 @@ class Tables:
                 trigger = found[0]
                 self.conn.execute('DROP TRIGGER "memories_ai"')
         try:
-            insert_many(self.conn, "memories", ("rowid", *_INSERTED, "terms"),
+            insert_many(self.conn, "memories", ("rowid", *BODY),
                         [(rowid, *row) for rowid, row in zip(rowids, values)])
             if trigger is not None:
                 self.conn.execute('INSERT INTO memories_fts (rowid, terms) SELECT rowid, terms FROM memories '
@@ -385,8 +379,9 @@ class Tables:
         body = [c for c in row if c not in STATE_COLUMNS]
         rowid = self.conn.execute(f"INSERT INTO memories ({', '.join(body)}) VALUES ({', '.join('?' * len(body))})",
                                   [row[c] for c in body]).lastrowid
-        self.conn.execute("INSERT INTO memory_state (rowid, strength, layer, ticked_at, next_change_at) "
-                          "VALUES (?, ?, ?, ?, ?)", (rowid, *(row.get(c) for c in STATE_COLUMNS)))
+        self.conn.execute(f"INSERT INTO memory_state (rowid, {', '.join(STATE_COLUMNS)}) "
+                          f"VALUES (?, {', '.join('?' * len(STATE_COLUMNS))})",
+                          (rowid, *(row.get(c) for c in STATE_COLUMNS)))
 
     def write_memory(self, memory_id: str, values: dict[str, Any]) -> None:
         """Set stored columns of a memory: its decay state in memory_state, the rest in memories."""
@@ -522,28 +517,42 @@ class Tables:
 
 def memory_from_row(row: dict[str, Any], links: tuple[list[str], list[str]] = ([], []),
                     same: dict[str, str] | None = None) -> Memory:
-    """A row of ``memory_rows`` as a Memory; ``same`` (shared by the rows of one read)
-    makes equal short values one string."""
+    """A row of ``memory_rows`` as a Memory (every field of ``columns.MEMORY_FIELDS``);
+    ``same`` (shared by the rows of one read) makes equal short values one string."""
     one = (same if same is not None else {}).setdefault  # one(value, value): the read's string equal to value
-    kind, scope, sensitivity, layer = row["kind"], row["scope"], row["sensitivity"], row["layer"]
-    who, topic, source, source_kind = row["who"] or "", row["topic"] or "", row["source"] or "", row["source_kind"] or ""
-    tags = row["tags"]  # most memories have none: "[]" is not parsed (a tenth of a 100,000-memory read)
+    fields = {name: row[name] for name in _AS_STORED}
+    for name in _SHARED:
+        value = row[name]
+        fields[name] = one(value, value) if value is not None else None
+    for name in _SHARED_TEXT:
+        value = row[name] or ""
+        fields[name] = one(value, value)
+    for name in _TEXT:
+        fields[name] = row[name] or ""
+    for name in _FLAGS:
+        fields[name] = bool(row[name])
+    for name in _JSON:
+        fields[name] = None if row[name] is None else json.loads(row[name])
+    for name in _LISTS:
+        value = row[name]  # most memories have none: "[]" is not parsed (a tenth of a 100,000-memory read)
+        fields[name] = [one(t, t) if isinstance(t, str) else t for t in json.loads(value)] \
+            if value and value != "[]" else []
     ents, refs = links
-    return Memory(
-        id=row["id"], text=row["text"], kind=one(kind, kind), importance=row["importance"], who=one(who, who),
-        topic=one(topic, topic), scope=one(scope, scope), sensitivity=one(sensitivity, sensitivity),
-        tags=[one(t, t) if isinstance(t, str) else t for t in json.loads(tags)] if tags and tags != "[]" else [],
-        source=one(source, source), source_kind=one(source_kind, source_kind),
-        created_at=row["created_at"], updated_at=row["updated_at"], ref_time=row["ref_time"],
-        base=row["base"], recall_count=row["recall_count"], last_recalled_at=row["last_recalled_at"],
-        pinned=bool(row["pinned"]), half_life_days=row["half_life_days"], strength=row["strength"],
-        layer=one(layer, layer), ticked_at=row["ticked_at"], entities=[one(e, e) for e in ents],
-        references=list(refs),
-        context=None if row["context"] is None else json.loads(row["context"]),
-        reason_to_remember=row["reason_to_remember"] or "",
-    )
+    return Memory(**fields, entities=[one(e, e) for e in ents], references=list(refs))
 
 
-def context_json(context: Any) -> str | None:
-    """How a memory's context is stored: canonical JSON, or NULL for none."""
-    return None if context is None else json.dumps(context, ensure_ascii=False, sort_keys=True)
+# How a read makes each field of a Memory (memory_from_row), by its column's declaration.
+_READ = [COLUMN[n] for n in MEMORY_FIELDS]
+_SHARED = tuple(c.name for c in _READ if c.shared and c.export in ("value", None))
+_SHARED_TEXT = tuple(c.name for c in _READ if c.shared and c.export == "text")
+_TEXT = tuple(c.name for c in _READ if not c.shared and c.export == "text")
+_FLAGS = tuple(c.name for c in _READ if c.export == "flag")
+_JSON = tuple(c.name for c in _READ if c.export == "json")
+_LISTS = tuple(c.name for c in _READ if c.export == "list")
+_AS_STORED = tuple(c.name for c in _READ if c.name not in (*_SHARED, *_SHARED_TEXT, *_TEXT, *_FLAGS, *_JSON, *_LISTS))
+
+
+def search_terms(row: dict[str, Any]) -> str:
+    """A memory's search terms (the ``terms`` column), from its text, who and topic."""
+    return term_string(row["text"], row.get("who") or "", row.get("topic") or "")
+
