@@ -231,10 +231,10 @@ def _read(source: Any) -> tuple[str, str]:
     or an iterable of lines."""
     looks_like_data = isinstance(source, str) and ("\n" in source or source.lstrip("\ufeff \t").startswith("{"))
     if isinstance(source, (str, os.PathLike)) and not looks_like_data:
-        from .importers.source import read_plain  # (not at the top: importers import this module's kin)
+        from .importers.source import MAX_FILE_BYTES, read_plain  # (not at the top: importers import its kin)
 
-        try:
-            data = read_plain(source, None)  # a pipe or a device is refused, never waited on
+        try:  # a pipe or a device is refused, never waited on; a file too big, before it is read
+            data = read_plain(source, None, refuse_over=MAX_FILE_BYTES)
         except OSError as exc:
             raise StoreError(f"cannot read {source}: {exc.strerror or exc}") from None
         # Bytes that are not UTF-8 become U+DC80-U+DCFF (which strict UTF-8 never yields):

@@ -20,6 +20,7 @@ finding says where the thing is and shows only its first characters, never all o
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import json
 import re
 import sqlite3
@@ -217,9 +218,13 @@ class Finding:
     preview: str       # the first characters only
     sensitivity: str   # the memory's
     needed: str
+    # What start and end count in: "text", or "context" (the strings of the memory's
+    # context, one a line, in order: what an import kept of the source beside the text).
+    where: str = "text"
 
     def line(self) -> str:
-        return (f"{self.memory_id}\t{self.what}\tchars {self.start}-{self.end}\t{self.preview}\t"
+        where = "chars" if self.where == "text" else f"{self.where} chars"
+        return (f"{self.memory_id}\t{self.what}\t{where} {self.start}-{self.end}\t{self.preview}\t"
                 f"sensitivity {self.sensitivity}, needs {self.needed}")
 
 
@@ -267,7 +272,35 @@ def _validates(det: object) -> bool:
     return isinstance(det, RegexBasedDetector) and type(det).analyze_string is not RegexBasedDetector.analyze_string
 
 
+@cache
+def _credential_hint() -> re.Pattern | None:
+    """One pattern that matches wherever any credential detector could: the union of the
+    regex detectors' patterns (each with its own flags), and the keyword detector's words
+    (each of its patterns needs one of them). A text it does not match holds no credential,
+    and is spared the 27 detectors (most of the check's time: an import checks every text
+    it brings). None when a pattern cannot be joined (a back-reference): then every text
+    goes through the detectors."""
+    from detect_secrets.plugins.keyword import DENYLIST
+
+    parts = []
+    for det in _detectors():
+        for pattern in getattr(det, "denylist", ()):
+            src = pattern.pattern
+            if re.search(r"\\[1-9]|\(\?P=", src):
+                return None
+            src = re.sub(r"^\(\?[aiLmsux]+\)", "", src)
+            letters = "".join(ch for flag, ch in ((re.I, "i"), (re.M, "m"), (re.S, "s"), (re.X, "x"))
+                              if pattern.flags & flag)
+            # (a verbose pattern may end in a comment: its group closes on a line of its own)
+            parts.append(f"(?{letters}:{src}{chr(10) if 'x' in letters else ''})")
+    parts.append("(?i:" + "|".join(DENYLIST) + ")")
+    return re.compile("|".join(parts))
+
+
 def _credentials(text: str) -> list[Detection]:
+    hint = _credential_hint()
+    if hint is not None and hint.search(text) is None:
+        return []
     found = []
     for det in _detectors():
         for start, end in _secret_spans(det, text):
@@ -407,23 +440,78 @@ def _preview(value: str) -> str:
     return value[:shown] + "…"
 
 
-def findings_in(memory_id: str, text: str, sensitivity: str, *, all_findings: bool = False) -> list[Finding]:
+def findings_in(memory_id: str, text: str, sensitivity: str, *, all_findings: bool = False,
+                where: str = "text") -> list[Finding]:
     """Findings of one memory: what it holds that needs more than ``sensitivity`` (or
-    everything it holds, with ``all_findings``)."""
+    everything it holds, with ``all_findings``). ``where`` names what ``text`` is."""
     rank = SENSITIVITY_RANK[sensitivity]
     return [Finding(memory_id, d.category, d.what, d.start, d.end, _preview(text[d.start:d.end]), sensitivity,
-                    d.needed)
+                    d.needed, where)
             for d in scan_text(text) if all_findings or rank < SENSITIVITY_RANK[d.needed]]
 
 
-def check(store: MemoryStore, *, all_findings: bool = False) -> list[Finding]:
-    """Findings in every memory of ``store`` (archived ones too: they can still be exported),
-    oldest memory first. Reads only."""
+def context_text(context: object) -> str:
+    """The strings a memory's context holds (values, not keys), one a line, in order: the
+    text the check reads there (an import keeps the source's metadata in context, and an
+    export writes it out)."""
+    if isinstance(context, str):
+        try:
+            context = json.loads(context)
+        except ValueError:
+            return context
+    return "\n".join(_strings(context))
+
+
+def memory_findings(memory_id: str, text: str, context: object, sensitivity: str, *,
+                    all_findings: bool = False) -> list[Finding]:
+    """Findings in everything a memory keeps: its text, then its context."""
+    out = findings_in(memory_id, text, sensitivity, all_findings=all_findings)
+    kept = context_text(context) if context else ""
+    if kept:
+        out += findings_in(memory_id, kept, sensitivity, all_findings=all_findings, where="context")
+    return out
+
+
+def check_records(records: list[dict]) -> list[Finding]:
+    """Findings in memory records about to be stored (an import's: ``id``, ``text``,
+    ``context``, ``sensitivity``), as :func:`check` will read them once they are. A context
+    many records share (an entity's, for each of its observations) is scanned once."""
     out: list[Finding] = []
+    seen: dict[tuple[str, str], list[Finding]] = {}
+    for rec in records:
+        mid, level = rec["id"], rec["sensitivity"]
+        out += findings_in(mid, rec["text"], level)
+        context = rec.get("context")
+        if not context:
+            continue
+        kept = context_text(context)
+        key = (kept, level)
+        if key not in seen:
+            seen[key] = findings_in("", kept, level, where="context") if kept else []
+        out += [dataclasses.replace(f, memory_id=mid) for f in seen[key]]
+    return out
+
+
+def check(store: MemoryStore, *, all_findings: bool = False, ids: list[str] | None = None) -> list[Finding]:
+    """Findings in every memory of ``store`` (archived ones too: they can still be exported),
+    or in the memories ``ids`` (an import's), oldest memory first: their texts and all their
+    contexts hold. Reads only."""
+    out: list[Finding] = []
+    rows: list = []
     with store.tables.reading():
-        rows = store.conn.execute("SELECT id, text, sensitivity FROM memories ORDER BY created_at, id").fetchall()
-    for mid, text, sensitivity in rows:
-        out += findings_in(mid, text, sensitivity, all_findings=all_findings)
+        if ids is None:
+            rows = store.conn.execute(
+                "SELECT id, text, context, sensitivity FROM memories ORDER BY created_at, id").fetchall()
+        else:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                rows += store.conn.execute(
+                    f"SELECT id, text, context, sensitivity FROM memories WHERE id IN ({','.join('?' * len(chunk))})",
+                    chunk).fetchall()
+            order = {mid: i for i, mid in enumerate(ids)}
+            rows.sort(key=lambda r: order[r[0]])
+    for mid, text, context, sensitivity in rows:
+        out += memory_findings(mid, text, context, sensitivity, all_findings=all_findings)
     return out
 
 
@@ -471,7 +559,8 @@ def output_warning(texts: list[str], what: str) -> str:
 
 def _current(store: MemoryStore, finding: Finding):
     memory = store.get(finding.memory_id)
-    same = [d for d in scan_text(memory.text)
+    text = context_text(memory.context) if finding.where == "context" else memory.text
+    same = [d for d in scan_text(text)
             if (d.start, d.end, d.what) == (finding.start, finding.end, finding.what)]
     if not same:
         raise StoreError(f"memory {finding.memory_id} changed since the privacy check; run the check again")
@@ -484,10 +573,25 @@ def raising(store: MemoryStore, finding: Finding) -> dict[str, str]:
     return {"sensitivity": max(memory.sensitivity, finding.needed, key=SENSITIVITY_RANK.__getitem__)}
 
 
-def redaction(store: MemoryStore, finding: Finding) -> dict[str, str]:
-    """The change that replaces what ``finding`` points at with ``[redacted …]``."""
+def redaction(store: MemoryStore, finding: Finding) -> dict[str, object]:
+    """The change that replaces what ``finding`` points at with ``[redacted …]`` (in the
+    context: wherever a string of it holds that value)."""
     memory = _current(store, finding)
-    return {"text": memory.text[:finding.start] + f"[redacted {finding.what}]" + memory.text[finding.end:]}
+    mark = f"[redacted {finding.what}]"
+    if finding.where == "context":
+        value = context_text(memory.context)[finding.start:finding.end]
+        return {"context": _replaced(memory.context, value, mark)}
+    return {"text": memory.text[:finding.start] + mark + memory.text[finding.end:]}
+
+
+def _replaced(value: object, old: str, new: str) -> object:
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {k: _replaced(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v, old, new) for v in value]
+    return value
 
 
 def raise_sensitivity(store: MemoryStore, finding: Finding) -> UpdateResult:
@@ -498,3 +602,34 @@ def raise_sensitivity(store: MemoryStore, finding: Finding) -> UpdateResult:
 def redact(store: MemoryStore, finding: Finding) -> UpdateResult:
     """Apply :func:`redaction` (undo with ``store.restore_state(result.before)``)."""
     return store.update(finding.memory_id, **redaction(store, finding))
+
+
+def raise_findings(store: MemoryStore, findings: list[Finding]) -> list[UpdateResult]:
+    """The one action after a privacy check (or an import's): raise each flagged memory to
+    the sensitivity its content needs, all in one transaction. Findings of the activity log
+    (``activity:ID``) are not memories and are passed over; a memory gone since is too.
+    Returns one result per memory raised; :func:`undo_raise` takes them back."""
+    needed: dict[str, str] = {}
+    for f in findings:
+        if f.memory_id.startswith("activity:"):
+            continue
+        have = needed.get(f.memory_id, f.needed)
+        needed[f.memory_id] = max(have, f.needed, key=SENSITIVITY_RANK.__getitem__)
+    out: list[UpdateResult] = []
+    with store.tables.write():
+        for mid, level in needed.items():
+            if not store.exists(mid):
+                continue
+            current = store.get(mid).sensitivity
+            if SENSITIVITY_RANK[current] < SENSITIVITY_RANK[level]:
+                out.append(store.update(mid, touch=False, sensitivity=level))
+    return out
+
+
+def undo_raise(store: MemoryStore, raised: list[UpdateResult]) -> None:
+    """Take back :func:`raise_findings`: each memory's sensitivity as it was (only that:
+    whatever else changed since stays), in one transaction."""
+    with store.tables.write():
+        for result in raised:
+            if store.exists(result.before.id):
+                store.restore_state(result.before, fields=("sensitivity",))

@@ -50,10 +50,10 @@ def test_a_refused_file_shows_why_and_changes_nothing(window, tmp_path, monkeypa
     errors = []
     monkeypatch.setattr(window, "show_error", lambda title, message: errors.append(message))
     bad = tmp_path / "memory.jsonl"
-    bad.write_text('{"type":"entity","name":"a/b","entityType":"x","observations":["y"]}\n', encoding="utf-8")
+    bad.write_text('{"type":"entity","name":"a\\u202eb","entityType":"x","observations":["y"]}\n', encoding="utf-8")
     before = window.session.store.count()
     assert window.ecosystem.import_path(str(bad), "mcp-memory", confirm=False) is None
-    assert "contains a path separator" in errors[0] and window.session.store.count() == before
+    assert "text-direction character U+202E" in errors[0] and window.session.store.count() == before
 
 
 def test_connect_dialog_shows_the_entry_and_writes_it_through_the_same_function(window, tmp_path, monkeypatch):

@@ -195,10 +195,12 @@ HOSTILE = {
                      "line 2: JSON nested deeper than"),
     "a huge line": ('{"type":"entity","name":"A","entityType":"x","observations":["' + "a" * 1_100_000 + '"]}',
                     "line 2: is 1,100,0"),
-    "a path in a name": ('{"type":"entity","name":"../../etc/passwd","entityType":"x","observations":["y"]}',
-                         "line 2: name: '../../etc/passwd' contains a path separator"),
-    "a backslash in a relation": ('{"type":"relation","from":"A","to":"C:\\\\x","relationType":"r"}',
-                                  "line 2: to: 'C:\\\\x' contains a path separator"),
+    "a direction mark in a name": ('{"type":"entity","name":"invoice\\u202efdp.exe","entityType":"x",'
+                                   '"observations":["y"]}', "line 2: name: 'invoice\\u202efdp.exe' contains the "
+                                   "control or text-direction character U+202E"),
+    "a line separator in a relation": ('{"type":"relation","from":"A","to":"x\\u2028y","relationType":"r"}',
+                                       "line 2: to: 'x\\u2028y' contains the control or text-direction "
+                                       "character U+2028"),
     "a non-string observation": ('{"type":"entity","name":"B","entityType":"x","observations":[{"a":1}]}',
                                  "line 2: observations[0]: must be a string"),
     "a truncated line": ('{"type":"entity","name":"B","entityType":"x","observ', "line 2: not valid JSON"),
@@ -235,7 +237,7 @@ def test_invalid_utf8_is_refused_with_its_line(empty_db, tmp_path):
 
 def test_every_bad_line_is_listed_not_just_the_first(store, tmp_path):
     path = tmp_path / "memory.jsonl"
-    path.write_text("\n".join([HOSTILE["a path in a name"][0], '{"type":"entity","name":"ok","observations":["x"]}',
+    path.write_text("\n".join([HOSTILE["a direction mark in a name"][0], '{"type":"entity","name":"ok","observations":["x"]}',
                                HOSTILE["a truncated line"][0]]), encoding="utf-8")
     with pytest.raises(ImportRefused) as caught:
         import_file(store, path, "mcp-memory", now=NOW)
@@ -319,12 +321,12 @@ def test_basic_memory_tags_dates_and_bad_notes(store, tmp_path):
     assert sencha.text == "Sencha is grassy" and set(sencha.tags) == {"green", "japan"}
     assert sencha.created_at == 1767607200.001 and sencha.context["basic_memory"]["context"] == "first flush"
     assert {x.what for x in result.left_out} == {"an observation with only tags", "file"}
-    (tmp_path / "notes" / "evil.md").write_text("---\ntitle: ../../outside\n---\n- [x] y\n", encoding="utf-8")
+    (tmp_path / "notes" / "evil.md").write_text("---\ntitle: invoice\u202efdp.exe\n---\n- [x] y\n", encoding="utf-8")
     (tmp_path / "notes" / "bad.md").write_bytes(b"- [x] caf\xe9\n")
     with pytest.raises(ImportRefused) as caught:
         import_file(store, tmp_path / "notes", now=NOW)
     assert [n for n, _ in caught.value.errors] == ["bad.md:1", "evil.md:1"]
-    assert "contains a path separator" in str(caught.value) and "is not UTF-8" in str(caught.value)
+    assert "text-direction character U+202E" in str(caught.value) and "is not UTF-8" in str(caught.value)
 
 
 def test_undo_takes_back_memories_relations_and_the_entities_it_created(empty_db):

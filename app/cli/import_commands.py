@@ -10,13 +10,29 @@ from __future__ import annotations
 import os
 
 import click
-from mnemoscope.store import KINDS, LAYERS, privacy
-from mnemoscope.store.importers import FORMATS, NAMES, detect, export_mcp_memory, import_file
+from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES, privacy
+from mnemoscope.store.importers import detect, export_mcp_memory, formats, import_file
 from mnemoscope.store.importers.jsonl_preview import preview_jsonl
 from mnemoscope.store.jsonl import POLICIES
 
 from .group import cli, client_option, db_option, db_path, emit_json, json_option, open_store
 from .store_commands import _snapshot_first, logged
+
+
+class FormatChoice(click.Choice):
+    """The import formats, read from their one list (store/importers/formats.py) when the
+    command runs, not when this module is imported."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property
+    def choices(self):  # noqa: D102 - click reads it for the check, the message and the help
+        return formats.names()
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass
 
 
 def _progress(label: str):
@@ -35,19 +51,22 @@ def _progress(label: str):
 @cli.command("import")
 @db_option
 @click.argument("path", metavar="PATH")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="the file's format (default: recognised from "
+@click.option("--format", "fmt", type=FormatChoice(), help="the file's format (default: recognised from "
               "the file; a file of another format is refused with the one it looks like)")
 @click.option("--scope", metavar="SCOPE", help="scope of what is imported (default: global; mem0 items take "
               "their user, agent or run id)")
 @click.option("--dry-run", is_flag=True, help="read the file and say what would be imported; write nothing")
+@click.option("--sensitivity", type=click.Choice(SENSITIVITIES), help="sensitivity of every memory imported "
+              "(default: low; a Mnemoscope JSONL line keeps its own); the privacy check then says what should be "
+              "more sensitive still")
 @click.option("--on-conflict", type=click.Choice(POLICIES), default="skip", show_default=True,
               help="jsonl only: what to do with an id that exists")
 @click.option("--partial", is_flag=True,
               help="jsonl only: import the good lines even if some are bad (by default one bad line imports nothing)")
 @client_option
 @json_option
-def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool, on_conflict: str, partial: bool,
-                   client_name: str, as_json: bool) -> None:
+def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool, sensitivity: str | None,
+                   on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:
     """Import memories from a file: Mnemoscope JSONL, an MCP memory server's memory.jsonl,
     a basic-memory folder, a Letta agent file or a mem0 export. All of it is imported, or
     nothing if anything in it is bad (each bad line or field is listed).
@@ -64,10 +83,13 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
     again skips it. The lines "mnemoscope export" writes import as they are."""
     seen = detect(path)
     if fmt == "jsonl" and seen not in (None, "jsonl"):
-        raise click.ClickException(f"{path} is not {NAMES['jsonl']}: it looks like {NAMES[seen]}; "
-                                   f"import it with --format {seen}")
+        raise click.ClickException(f"{path} is not {formats.by_name('jsonl').noun}: it looks like "
+                                   f"{formats.by_name(seen).noun}; import it with --format {seen}")
     fmt = fmt or seen
     if fmt in (None, "jsonl") and not dry_run:
+        if sensitivity:
+            raise click.UsageError("--sensitivity is for other tools' files; each line of a Mnemoscope JSONL "
+                                   "export keeps its own sensitivity")
         _import_jsonl(path, on_conflict, partial, client_name, as_json)
         return
     if partial or on_conflict != "skip":
@@ -77,10 +99,12 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
         if dry_run and fmt == "jsonl":
             result = preview_jsonl(store, path)
         elif dry_run:
-            result = import_file(store, path, fmt, scope=scope, dry_run=True)
+            result = import_file(store, path, fmt, scope=scope, dry_run=True, sensitivity=sensitivity)
         else:
-            with logged(store, "import", {"file": path, "format": fmt, "scope": scope}, client_name) as ids:
-                result = import_file(store, path, fmt, scope=scope, progress=_progress("importing"))
+            with logged(store, "import", {"file": path, "format": fmt, "scope": scope, "sensitivity": sensitivity},
+                        client_name) as ids:
+                result = import_file(store, path, fmt, scope=scope, progress=_progress("importing"),
+                                     sensitivity=sensitivity)
                 ids.extend(result.ids[:200])
     if as_json:
         emit_json(result.to_dict())
@@ -94,6 +118,29 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
             click.echo(f"  {item}")
         if len(result.left_out) > 200:
             click.echo(f"  … and {len(result.left_out) - 200} more (--json lists them all)")
+    _privacy_report(result.findings, result.dry_run)
+
+
+def _privacy_report(findings: list, dry_run: bool) -> None:
+    """What the privacy check found in what came in, on standard error, with the one
+    command that raises it (an agent may be served an imported memory at once)."""
+    if not findings:
+        return
+    flagged = {}
+    for f in findings:
+        flagged.setdefault(f.memory_id, []).append(f)
+    click.echo(f"privacy: {len(flagged)} imported {'memory' if len(flagged) == 1 else 'memories'} should be more "
+               "sensitive than imported:", err=True)
+    for mid, found in list(flagged.items())[:20]:
+        what = ", ".join(sorted({f"{f.what} ({f.where}) needs {f.needed}" for f in found}))
+        click.echo(f"  {mid}: {what}", err=True)
+    if len(flagged) > 20:
+        click.echo(f"  … and {len(flagged) - 20} more", err=True)
+    if dry_run:
+        click.echo("  import with --sensitivity, or import and then raise them: mnemoscope privacy-check --raise",
+                   err=True)
+    else:
+        click.echo("  raise them to what they need: mnemoscope privacy-check --raise", err=True)
 
 
 def _store_for(dry_run: bool):

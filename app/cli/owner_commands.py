@@ -182,11 +182,31 @@ def mirror_command(out: str, trust: str, include_archived: bool, as_json: bool) 
 @db_option
 @click.option("--all", "all_findings", is_flag=True,
               help="also list what memories hold that their sensitivity already covers")
+@click.option("--raise", "raise_them", is_flag=True,
+              help="raise every flagged memory to the sensitivity its content needs (one transaction)")
+@client_option
 @json_option
-def privacy_check_command(all_findings: bool, as_json: bool) -> None:
+def privacy_check_command(all_findings: bool, raise_them: bool, client_name: str, as_json: bool) -> None:
     """Find credentials, phone numbers, e-mail addresses, card numbers and IBANs in memories
-    (and in the activity log's rows, as ``activity:ID``) marked less sensitive than they
-    need; one line per finding, never the whole secret. Exits 1 when it finds any."""
+    (their text and what their context keeps) and in the activity log's rows (as
+    ``activity:ID``) marked less sensitive than they need; one line per finding, never the
+    whole secret. Exits 1 when it finds any (after ``--raise``: any left, the log's)."""
+    if raise_them:
+        if all_findings:
+            raise click.UsageError("--raise raises what needs it; leave out --all")
+        with open_store() as store, logged(store, "privacy_raise", {}, client_name) as ids:
+            raised = privacy.raise_findings(store, privacy.check(store))
+            ids.extend(r.after.id for r in raised)
+            left = privacy.check(store) + privacy.check_activity(store)
+        for r in raised:
+            click.echo(f"{r.after.id}: {r.before.sensitivity} -> {r.after.sensitivity}")
+        click.echo(f"raised {len(raised)} {'memory' if len(raised) == 1 else 'memories'}")
+        for f in left:
+            click.echo(f.line())
+        if left:
+            click.echo(f"{len(left)} findings left (the activity log's rows are cleared by forgetting)", err=True)
+            click.get_current_context().exit(1)
+        return
     with open_store() as store:
         findings = privacy.check(store, all_findings=all_findings)
         findings += privacy.check_activity(store, all_findings=all_findings)

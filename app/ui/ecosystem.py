@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from mnemoscope.connect import CLIENTS, SERVER_NAME, connect
 from mnemoscope.store import SENSITIVITIES, StoreError, embedding_workers
-from mnemoscope.store.importers import ImportPlan, ImportResult, apply, plan_import, undo
+from mnemoscope.store.importers import ImportPlan, ImportResult, apply, formats, plan_import, undo
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -32,10 +32,12 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
     from .session import StoreSession
 
-SOURCES = (("mcp-memory", "MCP memory server (memory.jsonl)…", "JSON Lines (*.jsonl *.json);;All (*)"),
-           ("basic-memory", "basic-memory folder…", None),
-           ("letta", "Letta agent file (.af)…", "Letta agent files (*.af *.json);;All (*)"),
-           ("mem0", "mem0 export (JSON)…", "JSON (*.json);;All (*)"))
+
+
+def sources() -> list[tuple[str, str, str | None]]:
+    """(format, menu label, file filter or None for a folder) of each other tool's format,
+    from the formats' one list (Mnemoscope's own JSONL is File › Import)."""
+    return [(f.name, f.label, f.file_filter) for f in formats.FORMATS if f.read is not None]
 
 
 def _plan(store, path: str, fmt: str | None) -> tuple[ImportPlan, ImportResult]:
@@ -135,13 +137,13 @@ class EcosystemTools:
     def __init__(self, window: MainWindow, file_menu: QMenu, help_menu: QMenu) -> None:
         self.window = window
         self.import_menu = QMenu("Import &from", window)
-        for fmt, label, _ in SOURCES:
+        for fmt, label, _ in sources():
             self.import_menu.addAction(label, lambda f=fmt: self.import_dialog(f))
         file_menu.insertMenu(window.export_action, self.import_menu)
         self.connect_action = help_menu.addAction("&Connect an agent…", self.connect_dialog)
 
     def import_dialog(self, fmt: str) -> None:
-        pattern = dict((f, p) for f, _, p in SOURCES)[fmt]
+        pattern = {f: p for f, _, p in sources()}[fmt]
         if pattern is None:
             path = QFileDialog.getExistingDirectory(self.window, "Import a basic-memory folder")
         else:

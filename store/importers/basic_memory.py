@@ -31,7 +31,7 @@ from ..errors import ImportRefused, NotPlainFile, StoreError, ValidationError
 from ..model import parse_time
 from . import frontmatter
 from .plan import ImportPlan, check_name, check_relation, entity_kind, new_plan
-from .source import decode, read_plain
+from .source import TooLarge, decode, read_plain
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
@@ -117,11 +117,13 @@ def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = Non
     for rel in _notes(folder, plan):
         full = os.path.join(folder, rel)
         try:
-            data = read_plain(full, MAX_NOTE_BYTES + 1, name=rel, follow=False)
-            if len(data) > MAX_NOTE_BYTES:
-                plan.error(f"{rel}:1", f"is over {MAX_NOTE_BYTES:,} bytes; a note may be at most {MAX_NOTE_BYTES:,}")
-                continue
+            data = read_plain(full, MAX_NOTE_BYTES + 1, name=rel, follow=False, refuse_over=MAX_NOTE_BYTES)
+            if len(data) > MAX_NOTE_BYTES:  # it grew since its size was read
+                raise TooLarge(rel, len(data), MAX_NOTE_BYTES)
             mtime = os.path.getmtime(full)
+        except TooLarge as exc:
+            plan.error(f"{rel}:1", f"is {exc.size:,} bytes; a note may be at most {MAX_NOTE_BYTES:,}")
+            continue
         except NotPlainFile as exc:
             plan.leave_out(rel, "file", LINK_WHY if exc.what == "a link" else f"not a plain file ({exc.what})")
             continue
@@ -144,9 +146,20 @@ def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = Non
             continue
         etype = meta.get("type") if isinstance(meta.get("type"), str) else "note"
         kind = entity_kind(etype)
-        plan.entity(title, "topic" if kind == "other" and etype == "note" else kind)
+        title = plan.entity(title, "topic" if kind == "other" and etype == "note" else kind)
         plan.place("note -> entity")
         parsed.append((rel, meta, body, first, title, created, updated))
+        # What links name a note by: its permalink (basic-memory's [[projects/orion]]) and
+        # its frontmatter aliases; both become the entity's aliases.
+        try:
+            names = [check_name(a, "aliases") for a in _aliases_of(meta)]
+            permalink = meta.get("permalink") if isinstance(meta.get("permalink"), str) else permalink_of(rel)
+            names.append(check_name(permalink, "permalink"))
+        except ValidationError as exc:
+            plan.error(f"{rel}:1", f"frontmatter: {exc}")
+            continue
+        for name in names:
+            plan.alias(title, name)
     for rel, meta, body, first, title, created, updated in parsed:
         _note(store, plan, rel, meta, body, first, title, created, updated)
     return plan
@@ -225,11 +238,27 @@ def _observation(store: MemoryStore, plan: ImportPlan, match: re.Match, rel: str
 
 
 def _relate(plan: ImportPlan, src: str, rtype: str, target: str) -> None:
-    if target.lower() not in plan.entities:
-        plan.entity(target, "other")
+    name = plan.find(target)
+    if name is None:
+        name = plan.entity(target, "other")
         plan.place("relation target without a note -> entity (kind other)")
-    if plan.relate(src, rtype, plan.entities[target.lower()]["name"]):
+    if plan.relate(src, rtype, name):
         plan.place("relation -> edge relation:<type> between entities")
+
+
+def permalink_of(rel: str) -> str:
+    """The permalink basic-memory gives a note that names none: its path without ``.md``,
+    lower case, each run of spaces or underscores one hyphen."""
+    stem = rel[:-3] if rel.lower().endswith(".md") else rel
+    parts = [re.sub(r"[\s_]+", "-", part.strip()).lower() for part in stem.replace("\\", "/").split("/")]
+    return "/".join(p for p in parts if p)
+
+
+def _aliases_of(meta: dict[str, Any]) -> list[str]:
+    value = meta.get("aliases")
+    if isinstance(value, str):
+        value = [value]
+    return [a.strip() for a in value or [] if isinstance(a, str) and a.strip()]
 
 
 def _ranges(numbers: list[int]) -> str:

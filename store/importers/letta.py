@@ -30,6 +30,7 @@ from .source import parse_json, read_text
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
+    from .formats import Sniff
 
 FORMAT = "letta"
 NOT_MEMORY = ("messages", "tools", "tool_rules", "groups", "files", "sources", "mcp_servers", "files_agents",
@@ -38,6 +39,15 @@ NOT_MEMORY = ("messages", "tools", "tool_rules", "groups", "files", "sources", "
 
 def looks_like(obj: Any) -> bool:
     return isinstance(obj, dict) and (("agents" in obj and "blocks" in obj) or "core_memory" in obj)
+
+
+def recognise(sniff: Sniff) -> bool:
+    if sniff.is_dir:
+        return False
+    if sniff.doc is not None:
+        return looks_like(sniff.doc)
+    head = sniff.head
+    return sniff.broken_document and ('"core_memory"' in head or ('"agents"' in head and '"blocks"' in head))
 
 
 def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = None,
@@ -62,11 +72,24 @@ def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = Non
     else:
         agents = doc.get("agents") or []
         blocks = {}
+        first_at: dict[str, int] = {}
         for i, b in enumerate(doc.get("blocks") or []):
             if not isinstance(b, dict):
                 plan.error(f"blocks[{i}]", "must be an object")
                 continue
-            blocks[str(b.get("id") or f"blocks[{i}]")] = b
+            bid = str(b.get("id") or f"blocks[{i}]")
+            if bid in blocks:
+                # One id is one block: the same block written twice is one memory; two
+                # different blocks under one id cannot both be what agents name by it.
+                j = first_at[bid]
+                if _same_block(blocks[bid], b):
+                    plan.leave_out(f"blocks[{i}]", f"block {bid!r}", f"the same block as blocks[{j}]; kept once")
+                else:
+                    plan.error(f"blocks[{i}]", f"has the id {bid!r} of blocks[{j}], with another label or value; "
+                                               "give each block its own id")
+                continue
+            first_at[bid] = i
+            blocks[bid] = b
     used: set[str] = set()
     for n, agent in enumerate(agents):
         if not isinstance(agent, dict):
@@ -110,6 +133,10 @@ def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = Non
                 plan.leave_out(key, f"{len(items) if isinstance(items, list) else 1} {key}",
                                "not memory: the agents' tools, files or groups")
     return plan
+
+
+def _same_block(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return (a.get("label"), a.get("value")) == (b.get("label"), b.get("value"))
 
 
 def _hint(doc: Any) -> str:

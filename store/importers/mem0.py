@@ -26,6 +26,7 @@ from .source import parse_json, read_text
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
+    from .formats import Sniff
 
 FORMAT = "mem0"
 KNOWN = {"id", "memory", "hash", "metadata", "created_at", "updated_at", "user_id", "agent_id", "run_id",
@@ -44,6 +45,17 @@ def items_of(doc: Any) -> list[Any] | None:
 def looks_like(doc: Any) -> bool:
     items = items_of(doc)
     return bool(items) and isinstance(items[0], dict) and "memory" in items[0]
+
+
+def recognise(sniff: Sniff) -> bool:
+    if sniff.is_dir:
+        return False
+    if sniff.doc is not None:
+        return looks_like(sniff.doc)
+    head = sniff.head
+    start = head.lstrip()[:1]
+    return sniff.broken_document and '"memory"' in head and (start == "[" or '"results"' in head
+                                                             or '"memories"' in head)
 
 
 def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = None,

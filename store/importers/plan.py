@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import embedding_workers, vectors
+from .. import embedding_workers, privacy, vectors
 from ..backend import insert_many
 from ..capture import ENTITY_TYPES
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
@@ -76,6 +76,8 @@ class ImportPlan:
     format: str
     source: str
     scope: str
+    sensitivity: str = "low"  # of every memory the plan makes (an import's --sensitivity)
+    id_prefix: str = ""  # its format's (formats.Format.id_prefix): the ids of its memories start with it
     memories: list[dict[str, Any]] = field(default_factory=list)
     entities: dict[str, dict[str, Any]] = field(default_factory=dict)  # lower(name) -> name, kind, aliases
     relations: list[tuple[str, str, str]] = field(default_factory=list)  # (from name, type, to name)
@@ -84,6 +86,7 @@ class ImportPlan:
     errors: list[tuple[Any, str]] = field(default_factory=list)  # (line number or "file:line", reason)
     _ids: set[str] = field(default_factory=set)
     _relations: set[tuple[str, str, str]] = field(default_factory=set)
+    _aliases: dict[str, str] = field(default_factory=dict)  # lower(alias) -> lower(name)
 
     def relate(self, src: str, rel: str, dst: str) -> bool:
         """Add a relation between two entities of the plan; False when it is there already."""
@@ -102,6 +105,20 @@ class ImportPlan:
     def error(self, where: Any, reason: str) -> None:
         self.errors.append((where, reason))
 
+    def alias(self, name: str, alias: str) -> None:
+        """Give the plan's entity ``name`` another name it is known by (kept in its aliases)."""
+        key = name.lower()
+        if alias.lower() == key or alias.lower() in self.entities or alias.lower() in self._aliases:
+            return
+        self._aliases[alias.lower()] = key
+        self.entities[key]["aliases"].append(alias)
+
+    def find(self, name: str) -> str | None:
+        """The plan's entity called ``name`` or known by it as an alias (None: neither)."""
+        key = name.lower()
+        key = key if key in self.entities else self._aliases.get(key)
+        return None if key is None else self.entities[key]["name"]
+
     def entity(self, name: str, kind: str = "other") -> str:
         """Add (or find) an entity by name; the first kind given wins."""
         key = name.lower()
@@ -114,9 +131,9 @@ class ImportPlan:
         """A memory record (checked as the store checks any memory) with an id made from
         the format and ``key``, so importing the same file twice finds the same ids.
         Raises :class:`ValidationError` naming the field."""
-        values = validate_fields(dict(fields, text=text, scope=self.scope), store.config)
+        values = validate_fields(dict(fields, text=text, scope=self.scope, sensitivity=self.sensitivity), store.config)
         digest = hashlib.sha1(f"{self.format}\x1f{self.scope}\x1f{key}".encode()).hexdigest()[:16]
-        mid = f"{_ID_PREFIX[self.format]}-{digest}"
+        mid = f"{self.id_prefix}-{digest}"
         if mid in self._ids:
             return {}
         self._ids.add(mid)
@@ -139,7 +156,6 @@ class ImportPlan:
 # the embedding go to worker processes, so that they load the model while the rest is read.
 WARM: ContextVar[Callable[[], None] | None] = ContextVar("warm", default=None)
 
-_ID_PREFIX = {"mcp-memory": "mcp", "basic-memory": "bm", "letta": "letta", "mem0": "mem0"}
 
 
 def entity_kind(source_type: Any) -> str:
@@ -153,9 +169,10 @@ def entity_kind(source_type: Any) -> str:
 
 
 def check_name(value: Any, field_name: str) -> str:
-    """An entity name: a non-empty string of at most 200 characters, without control
-    characters or path separators (entity names become file names in the formats we
-    write back, and a name like '../x' must not reach a folder)."""
+    """An entity name: a non-empty string of at most 200 characters, without control,
+    separator or text-direction characters. ``/`` and ``\\`` are kept (``TCP/IP``, ``CI/CD``,
+    basic-memory's ``projects/orion`` permalinks): every writer that makes a file of a name
+    (the mirror, the basic-memory export) makes that file name safe itself."""
     if not isinstance(value, str):
         raise ValidationError(field_name, f"must be a string, got {type(value).__name__}")
     name = check_text(field_name, value).strip()
@@ -163,9 +180,6 @@ def check_name(value: Any, field_name: str) -> str:
         raise ValidationError(field_name, "must not be empty")
     if len(name) > MAX_NAME_CHARS:
         raise ValidationError(field_name, f"is {len(name)} characters; the limit is {MAX_NAME_CHARS}")
-    if "/" in name or "\\" in name:
-        raise ValidationError(field_name, f"{_short(name)!r} contains a path separator ('/' or '\\'); "
-                                          "rename the entity in the source file")
     bad = _CONTROL.search(name)
     if bad:
         raise ValidationError(field_name, f"{_short(name)!r} contains the control or text-direction character "
@@ -206,6 +220,10 @@ class ImportResult:
     ids: list[str] = field(default_factory=list)  # the memories written
     entity_ids: list[str] = field(default_factory=list)  # the entities created
     edges: list[tuple[str, str, str]] = field(default_factory=list)  # the relation edges written
+    sensitivity: str = "low"
+    # The privacy check of what came in: each thing an imported memory holds (text or
+    # context) that needs more than its sensitivity. privacy.raise_findings raises them.
+    findings: list[privacy.Finding] = field(default_factory=list)
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -218,6 +236,9 @@ class ImportResult:
                          f"{self.relations_existing} relations already there")
         if self.left_out:
             parts.append(f"{len(self.left_out)} part(s) left out")
+        if self.findings:
+            flagged = len({f.memory_id for f in self.findings})
+            parts.append(f"{flagged} {'memory' if flagged == 1 else 'memories'} should be more sensitive")
         return "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -225,7 +246,9 @@ class ImportResult:
                 "memories_new": self.memories_new, "memories_existing": self.memories_existing,
                 "entities_new": self.entities_new, "entities_existing": self.entities_existing,
                 "relations_new": self.relations_new, "relations_existing": self.relations_existing,
-                "placed": dict(self.placed), "summary": self.summary(),
+                "placed": dict(self.placed), "summary": self.summary(), "sensitivity": self.sensitivity,
+                "privacy": [{"memory_id": f.memory_id, "what": f.what, "where": f.where, "preview": f.preview,
+                             "sensitivity": f.sensitivity, "needed": f.needed} for f in self.findings],
                 "left_out": [{"where": x.where, "what": x.what, "why": x.why} for x in self.left_out]}
 
 
@@ -258,7 +281,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         raise FileRefused(plan.source, plan.errors)
     started_all = time.perf_counter()
     result = ImportResult(plan.format, plan.source, plan.scope, dry_run, placed=dict(plan.placed),
-                          left_out=list(plan.left_out))
+                          left_out=list(plan.left_out), sensitivity=plan.sensitivity)
     at = store.tables.now(now)
     writes = len(plan.memories) + len(plan.entities) + len(plan.relations)
     done = 0
@@ -272,6 +295,8 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
             result.memories_existing = len(store.tables.stored_ids([rec["id"] for rec in plan.memories]))
             result.memories_new = len(plan.memories) - result.memories_existing
             result.relations_new = len(set(plan.relations))
+            stored = store.tables.stored_ids([rec["id"] for rec in plan.memories])
+        result.findings = privacy.check_records([rec for rec in plan.memories if rec["id"] not in stored])
         result.seconds = time.perf_counter() - started_all
         return result
     # The new memories' vectors first, outside the transaction (it is most of an import's
@@ -302,13 +327,19 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
     try:
         started = time.perf_counter()
         rows = store.tables.prepared(to_embed, at)
+        prepared = time.perf_counter() - started
+        # The privacy check of what comes in (an agent may be served it at once), of the
+        # records as they will be stored, text and context: while the workers embed.
+        findings = privacy.check_records(to_embed)
         # The writes begin while the workers make the last vectors, once what is left of
         # them should take about as long as working out the rows did (the writes take about
         # that long): the write lock is held little longer than the writes need it.
-        pending.wait(embedding, leave=time.perf_counter() - started)
+        pending.wait(embedding, leave=prepared)
         _write(store, plan, result, rows, pending, at, tick, embedding)
     finally:
         pending.cancel()
+    written = set(result.ids)
+    result.findings = [f for f in findings if f.memory_id in written]
     result.seconds = time.perf_counter() - started_all
     return result
 
@@ -393,7 +424,9 @@ def undo(store: MemoryStore, result: ImportResult) -> None:
 
 
 def new_plan(fmt: str, source: str, scope: str | None) -> ImportPlan:
-    return ImportPlan(fmt, source, validate_scope(scope or "global"))
+    from .formats import by_name  # (here: the formats' list imports the readers, which import this)
+
+    return ImportPlan(fmt, source, validate_scope(scope or "global"), id_prefix=by_name(fmt).id_prefix)
 
 
 def dumps(value: Any) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,11 +20,13 @@ MAX_DEPTH = 32  # nesting of a JSON value; every format here needs fewer than te
 
 
 def read_plain(path: str | os.PathLike, limit: int | None, *, name: str | None = None,
-               follow: bool = True) -> bytes:
+               follow: bool = True, refuse_over: int | None = None) -> bytes:
     """At most ``limit`` bytes (None: all) of the plain file ``path``, opened by
     :func:`~mnemoscope.store.files.open_plain` (a pipe, a device, a socket or a folder is
     refused before anything waits on it; with ``follow=False`` so is a link), with a
-    :class:`NotPlainFile` that speaks of the import and names the file as ``name``."""
+    :class:`NotPlainFile` that speaks of the import and names the file as ``name``.
+    ``refuse_over``: a file whose size (from its metadata, before a byte is read) is over
+    it is refused with :class:`TooLarge`: a sparse 2 GiB file costs nothing to refuse."""
     name = name or str(path)
     try:
         fh = open_plain(path, follow=follow)
@@ -33,6 +36,10 @@ def read_plain(path: str | os.PathLike, limit: int | None, *, name: str | None =
         raise NotPlainFile(f"{name} is not a plain file ({exc.what}); import a file, or a basic-memory folder",
                            exc.what) from None
     with fh:
+        if refuse_over is not None:
+            size = os.fstat(fh.fileno()).st_size
+            if size > refuse_over:
+                raise TooLarge(name, size, refuse_over)
         if limit is None:
             return fh.read()
         # In pieces: read(limit) would ask for all of limit at once, however small the file.
@@ -45,11 +52,30 @@ def read_plain(path: str | os.PathLike, limit: int | None, *, name: str | None =
         return bytes(data)
 
 
+class TooLarge(StoreError):
+    """A file over the size an import takes, known before it is read."""
+
+    def __init__(self, name: str, size: int, limit: int) -> None:
+        super().__init__(f"{name} is {size:,} bytes, over {limit:,} bytes; an import takes files of at most "
+                         f"{limit:,}")
+        self.size = size
+        self.limit = limit
+
+
+def file_size(path: str | os.PathLike) -> int | None:
+    """The size of ``path`` from its metadata (None: not a plain file, or unreadable)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
 def read_text(path: str | os.PathLike, name: str | None = None) -> str:
     """The file's text, strictly UTF-8 (a byte order mark is allowed)."""
     name = name or str(path)
     try:
-        data = read_plain(path, MAX_FILE_BYTES + 1, name=name)
+        data = read_plain(path, MAX_FILE_BYTES + 1, name=name, refuse_over=MAX_FILE_BYTES)
     except OSError as exc:
         raise StoreError(f"cannot read {name}: {exc.strerror or exc}") from None
     if len(data) > MAX_FILE_BYTES:
