@@ -7,13 +7,12 @@ import json
 
 import pytest
 from mnemoscope.cli import main
-from mnemoscope.store.importers import detect, formats, import_file, new_plan, plan_import
+from mnemoscope.store.importers import detect, formats, import_file, plan_import
 
 pytestmark = pytest.mark.both_backends
 
 
-def _read(store, path, *, scope=None, now=None):
-    plan = new_plan("throwaway", str(path), scope)
+def _read(store, path, plan, *, now=None):
     with open(path, encoding="utf-8") as fh:
         for line in fh.read().splitlines()[1:]:
             if line.strip():

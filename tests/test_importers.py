@@ -197,10 +197,10 @@ HOSTILE = {
                     "line 2: is 1,100,0"),
     "a direction mark in a name": ('{"type":"entity","name":"invoice\\u202efdp.exe","entityType":"x",'
                                    '"observations":["y"]}', "line 2: name: 'invoice\\u202efdp.exe' contains the "
-                                   "control or text-direction character U+202E"),
+                                   "control, line-separator or text-direction character U+202E"),
     "a line separator in a relation": ('{"type":"relation","from":"A","to":"x\\u2028y","relationType":"r"}',
-                                       "line 2: to: 'x\\u2028y' contains the control or text-direction "
-                                       "character U+2028"),
+                                       "line 2: to: 'x\\u2028y' contains the control, line-separator or "
+                                       "text-direction character U+2028"),
     "a non-string observation": ('{"type":"entity","name":"B","entityType":"x","observations":[{"a":1}]}',
                                  "line 2: observations[0]: must be a string"),
     "a truncated line": ('{"type":"entity","name":"B","entityType":"x","observ', "line 2: not valid JSON"),

@@ -70,7 +70,8 @@ def plan_import(store: MemoryStore, path: str | os.PathLike, fmt: str | None = N
         raise StoreError(f"{path} is a folder; {record.noun} is one file")
     token = WARM.set(getattr(store.embedder, "warm", None) if warm else None)
     try:
-        plan = record.read(store, path, scope=scope, now=store.tables.now(now))
+        plan = record.read(store, path, new_plan(record.name, str(path), scope, record.id_prefix),
+                           now=store.tables.now(now))
     finally:
         WARM.reset(token)
     plan.sensitivity = level

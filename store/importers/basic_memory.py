@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ImportRefused, NotPlainFile, StoreError, ValidationError
 from ..model import parse_time
 from . import frontmatter
-from .plan import ImportPlan, check_name, check_relation, entity_kind, new_plan
+from .plan import ImportPlan, check_name, check_relation, entity_kind
 from .source import TooLarge, decode, read_plain
 
 if TYPE_CHECKING:
@@ -107,12 +107,10 @@ def _time(meta: dict[str, Any], keys: tuple[str, ...], fallback: float) -> float
     return fallback
 
 
-def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = None,
-         now: float | None = None) -> ImportPlan:
+def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: float | None = None) -> ImportPlan:
     folder = str(path)
     if not os.path.isdir(folder):
         raise StoreError(f"{folder} is not a folder; a basic-memory project is a folder of markdown notes")
-    plan = new_plan(FORMAT, folder, scope)
     parsed = []
     for rel in _notes(folder, plan):
         full = os.path.join(folder, rel)

@@ -13,10 +13,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..store import MemoryStore
     from .plan import ImportPlan
 
-    Reader = Callable[..., ImportPlan]  # (store, path, *, scope, now) -> ImportPlan
+    Reader = Callable[..., ImportPlan]  # (store, path, plan, *, now) -> the plan, filled
 
 
 @dataclass(frozen=True)
@@ -28,7 +27,8 @@ class Format:
     it makes (``mcp-…``); ``label``: the window's menu entry; ``file_filter``: the window's
     file dialog filter (None: a folder is picked); ``folder``: the source is a folder, not a
     file; ``recognise``: whether a file (or folder) looks like this format; ``read``: the
-    reader (None: imported by the store itself, as Mnemoscope's JSONL is)."""
+    reader, which fills the empty plan it is given (None: imported by the store itself, as
+    Mnemoscope's JSONL is)."""
 
     name: str
     noun: str
@@ -134,7 +134,3 @@ def recognise(path: str) -> Format | None:
     return None
 
 
-def read(fmt: Format, store: MemoryStore, path: str, **kwargs: Any) -> ImportPlan:
-    if fmt.read is None:
-        raise ValueError(f"{fmt.noun} is imported by the store itself")
-    return fmt.read(store, path, **kwargs)

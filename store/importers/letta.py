@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..model import parse_time
-from .plan import ImportPlan, check_name, new_plan
+from .plan import ImportPlan, check_name
 from .source import parse_json, read_text
 
 if TYPE_CHECKING:
@@ -50,9 +50,7 @@ def recognise(sniff: Sniff) -> bool:
     return sniff.broken_document and ('"core_memory"' in head or ('"agents"' in head and '"blocks"' in head))
 
 
-def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = None,
-         now: float | None = None) -> ImportPlan:
-    plan = new_plan(FORMAT, str(path), scope)
+def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: float | None = None) -> ImportPlan:
     try:
         doc = parse_json(read_text(path))
     except ValueError as exc:

@@ -30,7 +30,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
-from .plan import RELATION_PREFIX, ImportPlan, check_name, check_relation, entity_kind, new_plan
+from .plan import RELATION_PREFIX, ImportPlan, check_name, check_relation, entity_kind
 from .source import jsonl_lines, read_text
 
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ def looks_like(head: str) -> bool:
     return isinstance(obj, dict) and obj.get("type") in ("entity", "relation")
 
 
-def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = None,
-         now: float | None = None) -> ImportPlan:
-    plan = new_plan(FORMAT, str(path), scope)
+def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: float | None = None) -> ImportPlan:
     text = read_text(path)
     at = store.tables.now(now)
     relations: list[tuple[int, dict[str, Any]]] = []

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..model import parse_time, validate_scope
-from .plan import ImportPlan, new_plan
+from .plan import ImportPlan
 from .source import parse_json, read_text
 
 if TYPE_CHECKING:
@@ -58,9 +58,7 @@ def recognise(sniff: Sniff) -> bool:
                                                              or '"memories"' in head)
 
 
-def read(store: MemoryStore, path: str | os.PathLike, *, scope: str | None = None,
-         now: float | None = None) -> ImportPlan:
-    plan = new_plan(FORMAT, str(path), scope)
+def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: float | None = None) -> ImportPlan:
     try:
         doc = parse_json(read_text(path))
     except ValueError as exc:

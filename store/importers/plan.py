@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 import uuid
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import embedding_workers, privacy, vectors
+from .. import embedding_workers, model, privacy, vectors
 from ..backend import insert_many
 from ..capture import ENTITY_TYPES
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
@@ -31,12 +30,7 @@ if TYPE_CHECKING:
 # Entity-to-entity relations are stored as one edge ``relation:<type>`` from the first
 # entity to the second (memories link to entities with mentions_entity as before).
 RELATION_PREFIX = "relation:"
-MAX_NAME_CHARS = 200
 MAX_RELATION_CHARS = 100
-# C0 and C1 controls, the line and paragraph separators (U+0085 and U+2028 break a line for
-# str.splitlines), and the bidi embeddings, overrides and isolates, which show a name in
-# another order than it is spelt ('Ana\u202egpj.exe' reads 'Anaexe.jpg').
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 Progress = Callable[[int, int], None]
 
 
@@ -169,22 +163,10 @@ def entity_kind(source_type: Any) -> str:
 
 
 def check_name(value: Any, field_name: str) -> str:
-    """An entity name: a non-empty string of at most 200 characters, without control,
-    separator or text-direction characters. ``/`` and ``\\`` are kept (``TCP/IP``, ``CI/CD``,
-    basic-memory's ``projects/orion`` permalinks): every writer that makes a file of a name
-    (the mirror, the basic-memory export) makes that file name safe itself."""
-    if not isinstance(value, str):
-        raise ValidationError(field_name, f"must be a string, got {type(value).__name__}")
-    name = check_text(field_name, value).strip()
-    if not name:
-        raise ValidationError(field_name, "must not be empty")
-    if len(name) > MAX_NAME_CHARS:
-        raise ValidationError(field_name, f"is {len(name)} characters; the limit is {MAX_NAME_CHARS}")
-    bad = _CONTROL.search(name)
-    if bad:
-        raise ValidationError(field_name, f"{_short(name)!r} contains the control or text-direction character "
-                                          f"U+{ord(bad.group()):04X}; rename the entity in the source file")
-    return name
+    """An entity name, by the one rule for names (model.check_name): ``/`` and ``\\`` are
+    kept (``TCP/IP``, ``CI/CD``, basic-memory's ``projects/orion`` permalinks); every writer
+    that makes a file of a name (the mirror, the basic-memory export) makes it safe itself."""
+    return model.check_name(value, field_name)
 
 
 def check_relation(value: Any, field_name: str) -> str:
@@ -423,10 +405,9 @@ def undo(store: MemoryStore, result: ImportResult) -> None:
                 store.conn.execute("DELETE FROM entities WHERE id = ?", (eid,))
 
 
-def new_plan(fmt: str, source: str, scope: str | None) -> ImportPlan:
-    from .formats import by_name  # (here: the formats' list imports the readers, which import this)
-
-    return ImportPlan(fmt, source, validate_scope(scope or "global"), id_prefix=by_name(fmt).id_prefix)
+def new_plan(fmt: str, source: str, scope: str | None, id_prefix: str) -> ImportPlan:
+    """An empty plan for reading ``source`` as the format ``fmt`` (its ids start ``id_prefix``)."""
+    return ImportPlan(fmt, source, validate_scope(scope or "global"), id_prefix=id_prefix)
 
 
 def dumps(value: Any) -> str:
