@@ -151,3 +151,15 @@ def test_a_postgresql_memory_can_be_the_default(pg_url, qtbot):
     assert chosen.path == redact(pg_url) and not chosen.demo
     assert window.status_default.text() == "· agents' default"
     window.close()
+
+
+def test_a_server_given_db_says_nothing_on_stderr(tmp_path):
+    """With --db the caller named the database; MCP clients (and the frozen app's smoke
+    test) take any line on standard error as trouble."""
+    db = str(tmp_path / "named.db")
+    MemoryStore(db).close()
+    env = dict(os.environ, MNEMOSCOPE_EMBEDDER="hash", MNEMOSCOPE_HOME=str(tmp_path / "home"))
+    mcp = subprocess.run([sys.executable, "-m", "mnemoscope", "mcp", "--db", db], input="", capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert mcp.returncode == 0, mcp.stderr
+    assert mcp.stderr == ""

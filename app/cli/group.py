@@ -78,14 +78,17 @@ def which_db() -> tuple[str, str]:
 
 
 def say_which_db(door: str) -> None:
-    """A server says on standard error which database it serves and why (the default
-    one follows the inspector: a person must be able to tell where an agent writes)."""
+    """A server started without ``--db`` says on standard error which database it serves
+    and why (the default one follows the inspector: a person must be able to tell where an
+    agent writes). With ``--db`` the caller named it; a client that treats any line on
+    standard error as trouble stays quiet."""
     from mnemoscope.store.backend import is_url, redact
 
     path, why = which_db()
+    if why == "--db":
+        return
     shown = redact(path) if is_url(path) else path
-    hint = "" if why == "--db" else "; --db chooses another"
-    click.echo(f"mnemoscope {door}: memory database: {shown} ({why}{hint})", err=True)
+    click.echo(f"mnemoscope {door}: memory database: {shown} ({why}; --db chooses another)", err=True)
 
 
 def open_store(*, create: bool = False, read_only: bool = False):
