@@ -81,8 +81,11 @@ class Preview:
     result: CompileResult
 
 
-def recall_for(store: MemoryStore, request: PreviewRequest, now: Any = None) -> tuple[list[Hit], list[MemoryItem]]:
-    hits = store.recall(request.user_message, k=request.k, scope=request.scope, trust=request.trust, now=now)
+def recall_for(store: MemoryStore, request: PreviewRequest, now: Any = None, *,
+               explain: bool = False) -> tuple[list[Hit], list[MemoryItem]]:
+    """Recall for the request's message (writing nothing); ``explain``: each hit says why."""
+    hits = store.recall(request.user_message, k=request.k, scope=request.scope, trust=request.trust, now=now,
+                        explain=explain)
     return hits, memory_items(hits)
 
 
@@ -141,7 +144,7 @@ def compile_for(store: MemoryStore, request: PreviewRequest, items: list[MemoryI
         return result
 
 
-def preview(store: MemoryStore, request: PreviewRequest, now: Any = None) -> Preview:
+def preview(store: MemoryStore, request: PreviewRequest, now: Any = None, *, explain: bool = False) -> Preview:
     """Recall for the user message (without writing) and compile the prompt."""
-    hits, items = recall_for(store, request, now)
+    hits, items = recall_for(store, request, now, explain=explain)
     return Preview(request, hits, items, compile_for(store, request, items))

@@ -38,6 +38,10 @@ class Change:
     layer_now: str
     layer_then: str
     reason: str = ""  # for a memory that leaves: ARCHIVED, NOT_RECALLED, TRIMMED or GONE
+    # Days from today to the last change of its layer up to the later day (the day it is
+    # archived, or fades into the edge), or None when its layer stays as it is: the rank
+    # and the budget decide then, and the later day is all that can be said.
+    when: float | None = None
 
 
 @dataclass
@@ -75,7 +79,8 @@ class PromptFuture:
         def change(c: Change) -> dict[str, Any]:
             return {"id": c.id, "text": c.text, "kind": c.kind, "pinned": c.pinned, "reason": c.reason,
                     "strength_now": round(c.strength_now, 4), "strength_then": round(c.strength_then, 4),
-                    "layer_now": c.layer_now, "layer_then": c.layer_then}
+                    "layer_now": c.layer_now, "layer_then": c.layer_then,
+                    "when_days": None if c.when is None else round(c.when, 2)}
 
         return {"days": self.days, "tokens_now": self.tokens_now, "tokens_then": self.tokens_then,
                 "billed_now": self.billed("today"), "billed_then": self.billed("then"),
@@ -93,15 +98,17 @@ def day_words(days: float) -> str:
     return "In 1 day" if days == 1 else f"In {n} days"
 
 
-def prompt_future(store: MemoryStore, request: PreviewRequest, days: float, now: Any = None) -> PromptFuture:
+def prompt_future(store: MemoryStore, request: PreviewRequest, days: float, now: Any = None, *,
+                  explain: bool = False) -> PromptFuture:
     """Recall and compile ``request`` today (``now``) and ``days`` later, writing nothing,
-    and say which memories leave the prompt and which enter."""
+    and say which memories leave the prompt and which enter (``explain``: each recalled
+    memory says why it was)."""
     if isinstance(days, bool) or not isinstance(days, (int, float)) or not 0 <= days <= 36500:
         raise StoreError(f"days ahead must be a number from 0 to 36500, got {days!r}")
     start = store.tables.now(now)
     later = start + days * store_decay.DAY
-    today = preview(store, request, start)
-    then = preview(store, request, later)
+    today = preview(store, request, start, explain=explain)
+    then = preview(store, request, later, explain=explain)
     before, after = set(today.result.ref_map.values()), set(then.result.ref_map.values())
     recalled_then = {h.id for h in then.hits}
     future = PromptFuture(days, today, then)
@@ -130,4 +137,25 @@ def _change(store: MemoryStore, memory_id: str, start: float, later: float) -> C
     cfg = store.config.decay
     s_now, l_now = store_decay.state_at(row, start, cfg)
     s_then, l_then = store_decay.state_at(row, later, cfg)
-    return Change(memory.id, memory.text, memory.kind, memory.pinned, s_now, s_then, l_now, l_then)
+    return Change(memory.id, memory.text, memory.kind, memory.pinned, s_now, s_then, l_now, l_then,
+                  when=_last_layer_change(row, start, later, cfg))
+
+
+def _last_layer_change(row: dict, start: float, later: float, cfg: Any) -> float | None:
+    """Days from ``start`` to the last change of the memory's layer up to ``later`` (a
+    layer changes at most three times: into fading, into the edge, into the archive)."""
+    at, last = start, None
+    for _ in range(len(store_decay.LAYERS)):
+        moment = store_decay.next_change(row, at, cfg)
+        if moment is None or moment > later:
+            break
+        at = last = moment
+    return None if last is None else (last - start) / store_decay.DAY
+
+
+def when_words(change: Change, days: float) -> str:
+    """When the change happens, as the Future list says it: "day 41" for a layer change the
+    clock alone decides, else "by day 60" (the day looked at)."""
+    if change.when is not None:
+        return f"day {max(change.when, 0):.0f}"
+    return f"by day {days:g}"

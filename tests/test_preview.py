@@ -143,7 +143,11 @@ def test_compare_shows_the_memories_that_left_after_a_tick(window, qtbot):
     pv.recompile()
     diff = pv.compare_pane.diff
     assert diff["left"] and set(diff["left"]) <= before
-    assert "Left (" in pv.compare_pane.text.toPlainText()
+    shown = pv.compare_pane.text.toPlainText()
+    assert "Left (" in shown
+    store = window.session.store
+    for rid in diff["left"]:  # each by its text, not by its id alone (it is no longer among the hits)
+        assert store.get(rid).text[:60] in shown
 
 
 def test_cache_view_counts_prefix_reads_across_turns(window, qtbot):
@@ -212,8 +216,9 @@ def test_token_bars_are_all_drawn_to_one_scale_with_an_axis(window, qtbot):
 def test_the_numbers_and_words_say_what_they_mean(window, qtbot):
     pv = ask(window, qtbot, budget=1500)
     v = pv.summary_values()
-    text = pv.summary.text()
-    assert f"{v['tokens']:,} / 1,500 tokens</b> (prompt / budget)" in text
+    assert f"<b>{v['tokens']:,} / 1,500 tokens</b>" in pv.summary.text()
+    text = pv.summary.toolTip()  # the whole account, behind the two lines a glance reads
+    assert f"{v['tokens']:,} / 1,500 tokens (prompt / budget)" in text
     assert f"{v['billed']:,} billed tokens (the prompt + {v['billed'] - v['tokens']:,} for message framing)" in text
     bar = next(b for b in pv.bars.rects if b.segment.region == "memory" and b.segment.tier)
     kind = window.session.store.get(bar.segment.record_id).kind

@@ -151,5 +151,7 @@ def test_close_ends_the_comparison(mara_window, qtbot):
 
     qtbot.mouseClick(preview.future_pane.close_button, Qt.MouseButton.LeftButton)
     settle(qtbot, window)
-    assert not preview.future_pane.isVisible() and preview.future is None
+    pane = preview.future_pane
+    assert preview.future is None and pane.model.rowCount() == 0 and not pane.close_button.isEnabled()
+    assert preview.tabs.tabText(preview.tabs.indexOf(pane)) == "Future"
     assert "peanuts" in preview.result.ref_map.values()

@@ -181,7 +181,15 @@ def clipped_widgets(window):
     """Visible widgets that their parent cuts off, and buttons, boxes and labels narrower
     than their text (an eliding label is allowed to be)."""
     from mnemoscope.ui.widgets import ElidedLabel
-    from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QComboBox, QLabel, QToolBar, QWidget
+    from PySide6.QtWidgets import (
+        QAbstractButton,
+        QAbstractScrollArea,
+        QComboBox,
+        QLabel,
+        QToolBar,
+        QToolButton,
+        QWidget,
+    )
 
     def ancestors(w):
         p = w.parentWidget()
@@ -201,7 +209,8 @@ def clipped_widgets(window):
         scrolls = any(isinstance(a, (QAbstractScrollArea, QToolBar)) for a in ancestors(w))
         if parent is not None and not scrolls and not parent.rect().contains(w.geometry()):
             found.append(f"{name(w)} {w.geometry().getRect()} outside {name(parent)} {parent.rect().getRect()}")
-        has_text = isinstance(w, (QAbstractButton, QComboBox)) or (
+        arrow = isinstance(w, QToolButton) and w.arrowType() != Qt.ArrowType.NoArrow and not w.text()
+        has_text = (isinstance(w, (QAbstractButton, QComboBox)) and not arrow) or (
             isinstance(w, QLabel) and not isinstance(w, ElidedLabel) and not w.wordWrap() and w.text())
         needed = min(w.sizeHint().width(), w.maximumWidth())
         if has_text and w.width() < needed - 1:

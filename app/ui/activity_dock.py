@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyleOptionViewItem,
     QTableView,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -38,7 +37,7 @@ from PySide6.QtWidgets import (
 from .commands import RestoreForgottenCommand
 from .session import StoreSession
 from .theme import REFUSED_COLOUR
-from .widgets import ElidedLabel
+from .widgets import ElidedLabel, StillTabs
 
 # The summary comes last and takes what width is left, so a narrow dock cuts only it.
 COLUMNS = ("time", "client", "door", "tool", "scope", "memories", "duration", "outcome", "summary")
@@ -218,15 +217,15 @@ class ActivityDock(QDockWidget):
         body = QWidget(self)
         self.client_box = QComboBox(body)
         self.client_box.setToolTip("Show the calls of one client")
-        self.client_box.setMinimumContentsLength(12)
+        self.client_box.setMinimumContentsLength(9)
         self.tool_box = QComboBox(body)
         self.tool_box.setToolTip("Show the calls of one tool")
-        self.tool_box.setMinimumContentsLength(10)
+        self.tool_box.setMinimumContentsLength(8)
         for box in (self.client_box, self.tool_box):
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             box.currentIndexChanged.connect(self._filter_changed)
-        self.replay_button = QPushButton("Replay in preview", body)
-        self.replay_button.setToolTip("Load this call's query and scope into the prompt preview")
+        self.replay_button = QPushButton("Replay", body)
+        self.replay_button.setToolTip("Replay this call in the prompt preview: its query and scope as the inputs")
         self.replay_button.clicked.connect(self.replay)
         self.restore_button = QPushButton("Restore", body)
         self.restore_button.setToolTip("Bring back the memory this call forgot (Undo forgets it again)")
@@ -241,8 +240,13 @@ class ActivityDock(QDockWidget):
         top.addWidget(QLabel("Tool", body))
         top.addWidget(self.tool_box, 1)
         top.addStretch(1)
-        top.addWidget(self.replay_button)
-        top.addWidget(self.restore_button)
+        # the call's buttons beside the Calls and Forgotten tabs, whose row has room: the
+        # filters' row then fits a narrow strip under the map
+        actions = QWidget(body)
+        buttons = QHBoxLayout(actions)
+        buttons.setContentsMargins(0, 0, 0, 2)
+        buttons.addWidget(self.replay_button)
+        buttons.addWidget(self.restore_button)
 
         self.view = QTableView(body)
         self.view.setModel(self.model)
@@ -281,10 +285,11 @@ class ActivityDock(QDockWidget):
         row.addWidget(self.restore_forgotten_button)
         column.addLayout(row)
 
-        self.tabs = QTabWidget(body)
+        self.tabs = StillTabs(body)
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.view, "Calls")
         self.tabs.addTab(forgotten_page, "Forgotten")
+        self.tabs.setCornerWidget(actions, Qt.Corner.TopRightCorner)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(4, 2, 4, 4)
         layout.setSpacing(3)

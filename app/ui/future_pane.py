@@ -1,30 +1,40 @@
 """The prompt preview's Future tab: what the time-travel slider's day does to the prompt.
 
-It is told a :class:`~mnemoscope.prompt_future.PromptFuture` (``show_future``) and lists,
-one card each, the memories that will leave the prompt ("In 60 days the agent will no
-longer be told: …", with why and a Pin button) and those that will enter, over the
-tokens and cost against today. The last day looked at stays shown after the slider
-springs back to now, so its Pin can be clicked. Pinning is one undoable edit through the
-session's write path."""
+It is told a :class:`~mnemoscope.prompt_future.PromptFuture` (``show_future``) and lists
+every memory that will leave the prompt and every one that will enter it, one row each:
+its text, when (the day the clock changes its layer, or "by" the day looked at), why, and
+a Pin button for one that pinning keeps; above the list, the tokens and cost against
+today. The last day looked at stays shown after the slider goes back to now, so its Pin
+can still be clicked (Close ends it). Pinning is one undoable edit through the session's
+write path."""
 
 from __future__ import annotations
 
-import html
-
 from mnemoscope.store import Memory
 from mnemoscope.store.tables import TOUCHED
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
-from ..prompt_future import ARCHIVED, NOT_RECALLED, REASON_WORDS, PromptFuture, day_words
+from ..prompt_future import ARCHIVED, NOT_RECALLED, REASON_WORDS, Change, PromptFuture, day_words, when_words
 from .commands import StoreCommand
 from .session import StoreSession
 from .theme import ARRIVAL_COLOUR, REFUSED_COLOUR
-from .widgets import scrolling
 
 PINNABLE = (ARCHIVED, NOT_RECALLED)  # pinning keeps these; a trimmed one needs budget instead
 HINT = ("Move the Time travel slider in the toolbar: the prompt is recalled and compiled as of that "
-        "day (nothing is written), and this tab says which memories leave it and which enter.")
+        "day (nothing is written), and this tab lists the memories that leave it and those that enter.")
+COLUMNS = ("", "Memory", "When", "Why", "")
+PIN_COLUMN = 4
 
 
 class PinCommand(StoreCommand):
@@ -46,13 +56,72 @@ class PinCommand(StoreCommand):
         self.session.notify({self.memory_id})
 
 
-class FuturePane(QFrame):
-    """Shown at the top of the prompt preview while a later day is being looked at (or
-    was, until Close), so the change is seen at once without scrolling."""
+class FutureModel(QAbstractTableModel):
+    """One row per memory that leaves the prompt, then one per memory that enters it."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.future: PromptFuture | None = None
+        self.rows: list[tuple[Change, bool]] = []  # (change, leaves)
+
+    def set_future(self, future: PromptFuture | None) -> None:
+        self.beginResetModel()
+        self.future = future
+        self.rows = [(c, True) for c in future.left] + [(c, False) for c in future.entered] if future else []
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
+                and 0 <= section < len(COLUMNS):
+            return COLUMNS[section]
+        return None
+
+    def change_at(self, row: int) -> tuple[Change, bool]:
+        return self.rows[row]
+
+    def why(self, change: Change, leaves: bool) -> str:
+        move = f"{change.layer_now} → {change.layer_then}" if change.layer_then else ""
+        if leaves:
+            reason = REASON_WORDS[change.reason]
+            return f"{reason} ({move}, strength {change.strength_then:.2f})" if move else reason
+        return f"rises into the top of the recall ({move}, strength {change.strength_then:.2f})" if move \
+            else "rises into the top of the recall"
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        change, leaves = self.rows[index.row()]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return "− leaves" if leaves else "+ enters"
+            if column == 1:
+                return change.text or change.id
+            if column == 2:
+                return when_words(change, self.future.days)
+            if column == 3:
+                return self.why(change, leaves)
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole and column in (1, 3):
+            return f"{change.id}\n\n{change.text}\n\n{self.why(change, leaves)}"
+        if role == Qt.ItemDataRole.ForegroundRole and column == 0:
+            return QColor(REFUSED_COLOUR if leaves else ARRIVAL_COLOUR)
+        if role == Qt.ItemDataRole.UserRole:
+            return change.id
+        return None
+
+
+class FuturePane(QWidget):
+    """The Future tab: a headline with the day, tokens and cost, then the list."""
 
     memory_clicked = Signal(str)
     dismissed = Signal()
-    MAX_HEIGHT = 240
 
     def __init__(self, session: StoreSession, parent=None) -> None:
         super().__init__(parent)
@@ -65,43 +134,60 @@ class FuturePane(QFrame):
         self.headline.setWordWrap(True)
         self.headline.setTextFormat(Qt.TextFormat.RichText)
         self.close_button = QPushButton("Close", self)
-        self.close_button.setToolTip("Stop comparing with that day (the slider shows another one again)")
+        self.close_button.setToolTip("Stop comparing with that day")
         self.close_button.clicked.connect(self.dismissed)
-        self.cards = QWidget(self)
-        self.cards_layout = QVBoxLayout(self.cards)
-        self.cards_layout.setContentsMargins(0, 0, 0, 0)
-        self.cards_layout.addStretch(1)
-        self.setObjectName("future_pane")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setMaximumHeight(self.MAX_HEIGHT)
+        self.close_button.setEnabled(False)
+        self.model = FutureModel(self)
+        self.list = QTableView(self)
+        self.list.setObjectName("future_list")
+        self.list.setModel(self.model)
+        self.list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.list.setWordWrap(False)
+        self.list.verticalHeader().setVisible(False)
+        self.list.setShowGrid(False)
+        self.list.setAlternatingRowColors(True)
+        header = self.list.horizontalHeader()
+        for column in (0, 2, PIN_COLUMN):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(3, 170)
+        self.list.clicked.connect(self._clicked)
         top = QHBoxLayout()
         top.addWidget(self.headline, 1)
         top.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
-        layout.addWidget(scrolling(self.cards, self), 1)
+        layout.addWidget(self.list, 1)
+        self.setObjectName("future_pane")
 
     # -- what is shown -------------------------------------------------------------------
     def lines(self) -> list[str]:
-        """What the cards say, as plain text (what a person reads, in order)."""
+        """What the list says, as plain text (what a person reads, in order)."""
         return self.future.sentences() if self.future is not None else []
 
     def show_future(self, future: PromptFuture | None, price: float) -> None:
         self.future, self.price = future, price
         self.pin_buttons = {}
-        while self.cards_layout.count() > 1:  # the stretch stays last
-            item = self.cards_layout.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+        self.model.set_future(future)
+        self.close_button.setEnabled(future is not None)
         if future is None:
             self.headline.setText(HINT)
             return
         self.headline.setText(self._headline(future))
-        sentences = future.sentences()
-        changes = [*future.left, *future.entered]
-        for i, (change, sentence) in enumerate(zip(changes, sentences)):
-            self.cards_layout.insertWidget(i, self._card(change, sentence, leaving=i < len(future.left)))
+        for row, (change, leaves) in enumerate(self.model.rows):
+            if leaves and change.reason in PINNABLE and not change.pinned:
+                self.list.setIndexWidget(self.model.index(row, PIN_COLUMN), self._pin_button(change.id))
+
+    def summary(self) -> str:
+        """The headline, for the tab's label: "2 leave, 1 enter"."""
+        f = self.future
+        if f is None:
+            return ""
+        return f"{len(f.left)} leave, {len(f.entered)} enter" if f.left or f.entered else "no change"
 
     def _headline(self, f: PromptFuture) -> str:
         when = day_words(f.days)
@@ -113,36 +199,21 @@ class FuturePane(QFrame):
         else:
             what = (f"<b style='color:{REFUSED_COLOUR}'>{len(f.left)} leave</b>, "
                     f"<b style='color:{ARRIVAL_COLOUR}'>{len(f.entered)} enter</b> the prompt")
-        return (f"<b>{when}</b> (as the Time travel slider showed): {what} · tokens {f.tokens_now:,} → "
-                f"{f.tokens_then:,} ({tokens:+,}){money}")
+        return f"<b>{when}</b>: {what} · tokens {f.tokens_now:,} → {f.tokens_then:,} ({tokens:+,}){money}"
 
-    def _card(self, change, sentence: str, *, leaving: bool) -> QFrame:
-        card = QFrame(self.cards)
-        card.setFrameShape(QFrame.Shape.StyledPanel)
-        row = QHBoxLayout(card)
-        row.setContentsMargins(6, 4, 6, 4)
-        colour = REFUSED_COLOUR if leaving else ARRIVAL_COLOUR
-        mark = "−" if leaving else "+"
-        words = html.escape(sentence.rsplit(" (", 1)[0] if leaving else sentence)
-        head, _, text = words.partition(": ")
-        detail = (f"{change.layer_now} → {change.layer_then}, strength {change.strength_now:.2f} → "
-                  f"{change.strength_then:.2f}")
-        why = f" — {REASON_WORDS[change.reason]}" if leaving else ""
-        label = QLabel(f"<b style='color:{colour}'>{mark}</b> {head}: <a href='mem:{html.escape(change.id)}'>"
-                       f"<b>{text}</b></a><br><small>{html.escape(change.id)} · {detail}{why}</small>", card)
-        label.setWordWrap(True)
-        label.setTextFormat(Qt.TextFormat.RichText)
-        label.linkActivated.connect(lambda url: self.memory_clicked.emit(url.split(":", 1)[1]))
-        row.addWidget(label, 1)
-        if leaving and change.reason in PINNABLE and not change.pinned:
-            pin = QPushButton("Pin", card)
-            pin.setObjectName(f"pin_{change.id}")
-            pin.setToolTip("Pin this memory so it does not fade or archive (Edit › Undo unpins it)")
-            pin.setEnabled(self.session.writable)
-            pin.clicked.connect(lambda _=False, mid=change.id: self.pin(mid))
-            row.addWidget(pin, 0, Qt.AlignmentFlag.AlignTop)
-            self.pin_buttons[change.id] = pin
-        return card
+    def _pin_button(self, memory_id: str) -> QPushButton:
+        pin = QPushButton("Pin", self.list)
+        pin.setObjectName(f"pin_{memory_id}")
+        pin.setToolTip("Pin this memory so it does not fade or archive (Edit › Undo unpins it)")
+        pin.setEnabled(self.session.writable)
+        pin.clicked.connect(lambda _=False, mid=memory_id: self.pin(mid))
+        self.pin_buttons[memory_id] = pin
+        return pin
+
+    def _clicked(self, index: QModelIndex) -> None:
+        memory_id = self.model.data(index, Qt.ItemDataRole.UserRole)
+        if memory_id and index.column() != PIN_COLUMN:
+            self.memory_clicked.emit(memory_id)
 
     # -- the one write ---------------------------------------------------------------------
     def pin(self, memory_id: str) -> bool:

@@ -1,5 +1,6 @@
-"""The main window: the radial map in the centre, the table and editor on the left,
-the decay plot below; ticks and time travel in the toolbar."""
+"""The main window: the radial map in the centre, the table and editor on the left, the
+prompt preview on the right, agents' activity and the selected memory's fading under the
+map; ticks and time travel in the toolbar."""
 
 from __future__ import annotations
 
@@ -71,15 +72,13 @@ class MainWindow(QMainWindow):
         self.resize(min(1600, room.width()), min(960, room.height()))
         self.session = StoreSession(parent=self)
         self.map = RadialMap(self.session, dark=dark, parent=self)
-        # The decay plot sits under the map; the side docks run the full height.
+        # The map has the centre to itself; under it, agents' activity and, beside it, how
+        # the selected memory fades. The side docks run the full height.
+        self.setCentralWidget(self.map)
         self.decay = DecayPlot(self.session, dark=dark, parent=self)
-        centre = QSplitter(Qt.Orientation.Vertical, self)
-        centre.addWidget(self.map)
-        centre.addWidget(self.decay)
-        centre.setStretchFactor(0, 4)
-        centre.setStretchFactor(1, 1)
-        centre.setSizes([700, 220])
-        self.setCentralWidget(centre)
+        self.decay_dock = QDockWidget("Fading", self)
+        self.decay_dock.setObjectName("decay_dock")
+        self.decay_dock.setWidget(self.decay)
         self.table = MemoryTable(self.session, self)
         self.editor = MemoryEditor(self.session, self)
         left = QSplitter(Qt.Orientation.Vertical, self)
@@ -94,7 +93,7 @@ class MainWindow(QMainWindow):
         self.preview = PromptPreview(self.session, self)
         self.preview_dock = QDockWidget("Prompt preview", self)
         self.preview_dock.setObjectName("preview_dock")
-        self.preview_dock.setWidget(scrolling(self.preview, self))
+        self.preview_dock.setWidget(self.preview)  # its inputs scroll; its output stays in view
         self.preview_dock.setMinimumWidth(320)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.preview_dock)
         self._build_activity()
@@ -226,6 +225,7 @@ class MainWindow(QMainWindow):
         """Agents' calls under the map; the side docks keep the full height."""
         self.activity = ActivityDock(self.session, self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.activity)
+        self.splitDockWidget(self.activity, self.decay_dock, Qt.Orientation.Horizontal)
         self.activity.call_picked.connect(self.map.show_call)
         self.activity.memories_arrived.connect(self.map.mark_arrivals)
         self.activity.replay_requested.connect(self._replay)
@@ -295,6 +295,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.memory_dock.toggleViewAction())
         view_menu.addAction(self.preview_dock.toggleViewAction())
         view_menu.addAction(self.activity.toggleViewAction())
+        view_menu.addAction(self.decay_dock.toggleViewAction())
         self.owner = OwnerTools(self.session, self, file_menu, view_menu)  # backups, privacy and conflicts
         self.owner.failed.connect(self.show_error)
         self.owner.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
@@ -605,7 +606,7 @@ class MainWindow(QMainWindow):
         """Docks and toolbar back where they start, sized to fit the window."""
         self.restoreState(self._default_state)
         self._set_corners()
-        for dock in (self.memory_dock, self.preview_dock):
+        for dock in (self.memory_dock, self.preview_dock, self.activity, self.decay_dock):
             dock.setFloating(False)
             dock.show()
         self._size_docks()
@@ -615,8 +616,11 @@ class MainWindow(QMainWindow):
         preview = max(self.preview.minimumSizeHint().width() + 20, self.width() // 4)
         memories = max(300, self.width() // 5)
         self.resizeDocks([self.memory_dock, self.preview_dock], [memories, preview], Qt.Orientation.Horizontal)
-        # the map keeps most of the height; the Activity strip under it a quarter
+        # the map keeps most of the height; the strip under it a quarter, Activity the wider part of it
         self.resizeDocks([self.activity], [max(150, self.height() // 4)], Qt.Orientation.Vertical)
+        centre = self.width() - memories - preview
+        self.resizeDocks([self.activity, self.decay_dock], [centre * 3 // 5, centre * 2 // 5],
+                         Qt.Orientation.Horizontal)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)

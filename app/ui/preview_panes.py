@@ -50,6 +50,7 @@ class ComparePane(QWidget):
         super().__init__(parent)
         self.result: CompileResult | None = None
         self.pinned: CompileResult | None = None
+        self.pinned_texts: dict[str, str] = {}
         self.texts: dict[str, str] = {}
         self.diff: dict = {}
         self.pin_button = QPushButton("Pin this compile", self)
@@ -63,13 +64,14 @@ class ComparePane(QWidget):
 
     def pin(self) -> None:
         self.pinned = self.result
+        self.pinned_texts = dict(self.texts)  # what left is no longer among the hits: keep its text
         self.show_result(self.result, self.texts)
 
     def show_result(self, result: CompileResult | None, texts: dict[str, str]) -> None:
         self.result, self.texts = result, texts
         self.diff = compare(self.pinned, result) if self.pinned is not None and result is not None else {}
         if self.diff:
-            self.text.setHtml(compare_html(self.diff, texts))
+            self.text.setHtml(compare_html(self.diff, {**self.pinned_texts, **texts}))
 
 
 class CitationsPane(QWidget):

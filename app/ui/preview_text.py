@@ -82,8 +82,13 @@ def compare_html(diff: dict, texts: dict[str, str]) -> str:
     def items(ids):
         if not ids:
             return "<i>none</i>"
-        return "<br>".join(f"<a href='mem:{html.escape(i)}'>{html.escape(i)}</a> "
-                           f"{html.escape(texts.get(i, '')[:90])}" for i in ids)
+        def one(rid: str) -> str:
+            text = texts.get(rid, "")
+            text = text if len(text) <= 140 else text[:139] + "…"
+            return f"<a href='mem:{html.escape(rid)}'>{html.escape(text) or html.escape(rid)}</a> " \
+                   f"<small>({html.escape(rid)})</small>"
+
+        return "<br>".join(one(i) for i in ids)
 
     deltas = " · ".join(f"{r} {d:+,}" for r, d in diff["deltas"].items() if d) or "no change"
     return (f"<p><b>Since the pinned compile:</b> {diff['tokens']:+,} tokens ({deltas})</p>"

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from mnemoscope.store import SENSITIVITIES, StoreError
+from mnemoscope.store.recall import MAX_K
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -20,15 +21,13 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
-    QGridLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
     QSlider,
     QSpinBox,
-    QTabWidget,
+    QSplitter,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -40,6 +39,7 @@ from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS
 from ..compiler.capabilities import DEFAULT_MODEL, capability_map, get_context_cap_for_model
 from ..compiler.providers import anthropic_model_id, render
 from ..prompt_future import PromptFuture, prompt_future
+from ..recall_why import NEAR_MISSES, WhyRow, explain_prompt, hit_words
 from .future_pane import FuturePane
 from .history_editor import HistoryEditor
 from .preview_panes import CachePane, CitationsPane, ComparePane
@@ -56,9 +56,13 @@ from .preview_text import (
 from .provenance_view import ProvenancePane
 from .session import StoreSession
 from .token_bars import TokenBars
+from .why_pane import WhyPane
+from .widgets import SteadyLabel, StillTabs, scrolling
 
-FORMAT_LABELS = (("openai", "Copy OpenAI messages"), ("anthropic", "Copy Anthropic request"),
-                 ("text", "Copy as text"))
+FORMAT_LABELS = (("openai", "Copy OpenAI", "Copy the prompt as OpenAI chat messages (JSON)"),
+                 ("anthropic", "Copy Anthropic", "Copy the prompt as an Anthropic Messages API request (JSON)"),
+                 ("text", "Copy text", "Copy the prompt as plain text"))
+INPUTS_HEIGHT = 214  # the preview's inputs pane at first: message, model, budget, memories and scope
 MESSAGES_DELAY_MS = 120
 RECOMPILE_DELAY_MS = 60
 DEFAULT_BUDGET = 2048
@@ -99,38 +103,32 @@ class PromptPreview(QWidget):
 
     # -- construction ----------------------------------------------------------------
     def _build(self) -> None:
-        inputs = QGroupBox("Inputs", self)
+        """Inputs above, the product below: the summary, the token bars, copy and save, and
+        the tabs (the prompt, why each memory is there, the future, …). The two share the
+        pane through a splitter; the inputs scroll in theirs, so the output is on screen
+        whatever the window's height (at 1366×768 too) and nothing in it moves when a note
+        comes or goes."""
+        inputs = QWidget(self)
         form = QFormLayout(inputs)
+        form.setContentsMargins(4, 4, 4, 4)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.user_message = QPlainTextEdit(self)
+        self.user_message.setObjectName("user_message")
         self.user_message.setPlaceholderText("What the user says to the agent…")
-        self.user_message.setFixedHeight(48)
+        self.user_message.setFixedHeight(self.user_message.fontMetrics().lineSpacing() * 2 + 14)
         form.addRow("User message", self.user_message)
         # under the message it is about: the topic shift, and the near-duplicates left out
-        # (with the store's embedder; hidden without one)
-        self.meaning = QLabel(self)
+        # (with the store's embedder); its room is kept when it says nothing, so the form
+        # under it never moves
+        self.meaning = SteadyLabel(1, self)
         self.meaning.setObjectName("preview_meaning")
-        self.meaning.setWordWrap(True)
         self.meaning.linkActivated.connect(lambda url: self.session.select(url.split(":", 1)[1]))
         form.addRow(self.meaning)
-        self.meaning.hide()
         self.model = QComboBox(self)
         self.model.setEditable(True)
         self.model.addItems(capability_map().model_ids)
         self.model.setCurrentText(DEFAULT_MODEL)
-        self.placement = QComboBox(self)
-        self.placement.addItems(["end", "system"])
-        self.placement.setToolTip("Where the memories go: at the end of the prompt, or in the system message")
         form.addRow("Model", self.model)
-        self.profile = QComboBox(self)
-        self.profile.addItems(list(PROFILES))
-        self.profile.setToolTip("The compiler profile: coding and conversational send one of two memories "
-                                "that say the same thing (with the store's embedder)")
-        row = QHBoxLayout()
-        row.addWidget(self.placement, 1)
-        row.addWidget(QLabel("profile", self))
-        row.addWidget(self.profile, 1)
-        form.addRow("Placement", row)
         # The slider is logarithmic so small budgets get as much travel as large ones.
         self.budget_slider = QSlider(Qt.Orientation.Horizontal, self)
         self.budget_slider.setRange(0, SLIDER_STEPS)
@@ -147,9 +145,7 @@ class PromptPreview(QWidget):
         self.k = QSpinBox(self)
         self.k.setRange(1, 1000)
         self.k.setValue(DEFAULT_K)
-        self.scope = QComboBox(self)
-        self.scope.setEditable(True)
-        self.scope.addItem("global")
+        self.k.setToolTip("How many memories recall brings for the prompt (the k)")
         self.trust = QComboBox(self)
         self.trust.addItems(SENSITIVITIES)
         self.trust.setCurrentText("medium")
@@ -159,7 +155,22 @@ class PromptPreview(QWidget):
         row.addWidget(QLabel("trust", self))
         row.addWidget(self.trust, 1)
         form.addRow("Memories", row)
+        self.scope = QComboBox(self)
+        self.scope.setEditable(True)
+        self.scope.addItem("global")
         form.addRow("Scope", self.scope)
+        self.placement = QComboBox(self)
+        self.placement.addItems(["end", "system"])
+        self.placement.setToolTip("Where the memories go: at the end of the prompt, or in the system message")
+        self.profile = QComboBox(self)
+        self.profile.addItems(list(PROFILES))
+        self.profile.setToolTip("The compiler profile: coding and conversational send one of two memories "
+                                "that say the same thing (with the store's embedder)")
+        row = QHBoxLayout()
+        row.addWidget(self.placement, 1)
+        row.addWidget(QLabel("profile", self))
+        row.addWidget(self.profile, 1)
+        form.addRow("Placement", row)
         self.price = QDoubleSpinBox(self)
         self.price.setDecimals(5)
         self.price.setRange(0, 10)
@@ -176,52 +187,79 @@ class PromptPreview(QWidget):
         self.history.changed.connect(self.schedule)
         self.history.failed.connect(self._set_error)
         form.addRow("History", self.history)
+        self.inputs_area = scrolling(inputs, self)
+        self.inputs_area.setObjectName("preview_inputs")
+        self.inputs_area.setMinimumHeight(90)
 
         self.bars = TokenBars(self)
-        self.summary = QLabel(self)
+        self.summary = SteadyLabel(2, self)
         self.summary.setObjectName("preview_summary")
-        self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        self.tabs = QTabWidget(self)
+        self.tabs = StillTabs(self)
+        self.tabs.setObjectName("preview_tabs")
         self.messages = QTextBrowser(self)
         self.messages.setOpenLinks(False)
         self.messages.setMouseTracking(True)
         self.tabs.addTab(self.messages, "Prompt")
+        self.why_pane = WhyPane(self)
+        self.why_pane.memory_clicked.connect(self.session.select)
+        self.tabs.addTab(self.why_pane, "Why")
         self.compare_pane = ComparePane(self)
         self.citations_pane = CitationsPane(self)
         self.cache_pane = CachePane(self._simulate_cache, self)
         for pane in (self.compare_pane, self.citations_pane):
             pane.memory_clicked.connect(self.session.select)
-        self.tabs.addTab(self.compare_pane, "Compare")
-        self.tabs.addTab(self.citations_pane, "Citations")
-        self.tabs.addTab(self.cache_pane, "Cache")
         self.future_pane = FuturePane(self.session, self)
         self.future_pane.memory_clicked.connect(self.session.select)
         self.future_pane.dismissed.connect(self.forget_future)
-        self.future_pane.hide()
+        self.tabs.addTab(self.future_pane, "Future")
+        self.tabs.addTab(self.compare_pane, "Compare")
+        self.tabs.addTab(self.citations_pane, "Citations")
+        self.tabs.addTab(self.cache_pane, "Cache")
         self.provenance_pane = ProvenancePane(self.session, self)
         self.provenance_pane.memory_clicked.connect(self.session.select)
         self.tabs.addTab(self.provenance_pane, "Answers")
         self.copy_buttons: dict[str, QPushButton] = {}
-        exports = QGridLayout()
-        for i, (fmt, label) in enumerate(FORMAT_LABELS):
+        exports = QHBoxLayout()
+        exports.setSpacing(4)
+        for fmt, label, tip in FORMAT_LABELS:
             b = QPushButton(label, self)
+            b.setToolTip(tip)
             b.clicked.connect(lambda _=False, f=fmt: self.copy(f))
-            exports.addWidget(b, i // 2, i % 2)
+            exports.addWidget(b)
             self.copy_buttons[fmt] = b
         self.save_button = QPushButton("Save…", self)
+        self.save_button.setToolTip("Save the prompt to a file, with its [Mem:N] map beside it")
         self.save_button.clicked.connect(self._save_dialog)
-        exports.addWidget(self.save_button, len(FORMAT_LABELS) // 2, len(FORMAT_LABELS) % 2)
+        exports.addWidget(self.save_button)
 
+        output = QWidget(self)
+        output.setObjectName("preview_output")
+        below = QVBoxLayout(output)
+        below.setContentsMargins(4, 2, 4, 4)
+        below.setSpacing(4)
+        below.addWidget(self.summary)
+        below.addWidget(self.bars)
+        below.addLayout(exports)
+        below.addWidget(self.tabs, 1)
+        # a page as tall as its own form would lift the output's floor and squeeze the
+        # inputs; each page scrolls instead
+        self.tabs.setMinimumHeight(150)
+        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.splitter.setObjectName("preview_splitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.inputs_area)
+        self.splitter.addWidget(output)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        # the inputs a person changes most (message, model, budget, memories, scope) in view
+        self.splitter.setSizes([INPUTS_HEIGHT, 600])
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.future_pane)  # first: what the time-travel day changes, seen at once
-        layout.addWidget(inputs)
-        layout.addLayout(exports)  # above the summary, whose length changes: the buttons stay put
-        layout.addWidget(self.bars)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.tabs, 1)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.splitter)
+        self._split = False  # True once a person has moved the splitter
+        self.splitter.splitterMoved.connect(lambda *_a: setattr(self, "_split", True))
 
         for w in (self.user_message, self.rules):
             w.textChanged.connect(self.schedule)
@@ -237,6 +275,15 @@ class PromptPreview(QWidget):
         self.messages.anchorClicked.connect(lambda url: self.session.select(url.toString().split(":", 1)[1]))
         self.messages.highlighted.connect(self._hover_citation)
 
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        # Until a person drags the splitter, the inputs keep their height and the output
+        # takes the rest (a splitter scales the sizes it was given to each new height).
+        if not self._split:
+            height = event.size().height() - self.splitter.handleWidth()  # the splitter fills the pane
+            inputs = max(min(INPUTS_HEIGHT, height - self.splitter.widget(1).minimumSizeHint().height()), 90)
+            self.splitter.setSizes([inputs, max(height - inputs, 0)])
+
     # -- inputs ----------------------------------------------------------------------
     def _store_replaced(self) -> None:
         store = self.session.store
@@ -249,8 +296,7 @@ class PromptPreview(QWidget):
         self.scope.blockSignals(False)
         self.compare_pane.pinned = None  # a compile of another database compares with nothing
         self.future_days, self.future = 0.0, None
-        self.future_pane.show_future(None, self.price.value())
-        self.future_pane.hide()
+        self._show_future()
         self.schedule()
 
     def _set_budget_range(self, cap: int) -> None:
@@ -302,20 +348,22 @@ class PromptPreview(QWidget):
             self.base = self.result = None
             self.hits = []
             self.bars.set_result(None)
-            self.meaning.hide()
+            self.meaning.setText("")
             self.future = None
-            self.future_pane.hide()
+            self._show_future()
             self.summary.setText("Type a user message to see the prompt the agent would send.")
+            self.summary.setToolTip("")
             self.messages.clear()
+            self.why_pane.show_rows([], self.k.value())
             return
         try:
             if self.future_days > 0:  # today and that day, both recalled without writing
-                self.future = prompt_future(store, request, self.future_days)
+                self.future = prompt_future(store, request, self.future_days, explain=True)
                 shown = self.future.then if self.as_of_days > 0 else self.future.today
                 self.hits, self.base = shown.hits, shown.result
             else:
                 self.future = None
-                self.hits, items = recall_for(store, request)
+                self.hits, items = recall_for(store, request, explain=True)
                 self.base = compile_for(store, request, items)
         except (StoreError, ValueError, TypeError) as exc:
             self._set_error(str(exc))
@@ -324,14 +372,15 @@ class PromptPreview(QWidget):
         hits = [*self.future.today.hits, *self.future.then.hits] if self.future else self.hits
         self.kinds = {h.id: h.kind for h in hits}
         self.texts = {h.id: h.text or "" for h in hits}
-        self.future_pane.show_future(self.future, self.price.value())
-        self.future_pane.setVisible(self.future is not None)
+        self._show_future()
         self.result = self.base
         self._refresh(messages_now=True)
 
     def _preview_day(self, days: float) -> None:
         """The time-travel slider moved: compile as of that day (today again at 0), and
         show what changes at the top of the preview (kept after the slider springs back, until Close)."""
+        if days > 0 and self.future_days == 0:  # a first look ahead: show what it changes
+            self.tabs.setCurrentWidget(self.future_pane)
         self.as_of_days = days
         if days > 0:
             self.future_days = days
@@ -339,14 +388,19 @@ class PromptPreview(QWidget):
 
     def _price_changed(self, price: float) -> None:
         self._show_summary()
-        self.future_pane.show_future(self.future, price)
+        self._show_future()
 
     def forget_future(self) -> None:
         """Close the comparison with a later day."""
         self.future_days, self.future = 0.0, None
-        self.future_pane.show_future(None, self.price.value())
-        self.future_pane.hide()
+        self._show_future()
         self.schedule()
+
+    def _show_future(self) -> None:
+        """The Future tab's list, and its label: "Future · 1 leave, 0 enter"."""
+        self.future_pane.show_future(self.future, self.price.value())
+        said = self.future_pane.summary()
+        self.tabs.setTabText(self.tabs.indexOf(self.future_pane), f"Future · {said}" if said else "Future")
 
     def _budget_from_slider(self, position: int) -> None:
         tokens = budget_for(position, self.budget_cap)
@@ -373,11 +427,13 @@ class PromptPreview(QWidget):
         self._refresh(messages_now=False)
 
     def _refresh(self, messages_now: bool) -> None:
-        self.bars.set_result(self.result, self.kinds)
+        weights = self.session.store.config.weights
+        self.bars.set_result(self.result, self.kinds, {h.id: hit_words(h, weights) for h in self.hits})
+        self.why_pane.show_rows(explain_prompt(self.hits, self.result, weights, self.k.value()),
+                                self.k.value(), self._below_k)
         self._show_summary()
         text = meaning_html(self.result)
         self.meaning.setText(text)
-        self.meaning.setVisible(bool(text))
         self.compare_pane.show_result(self.result, self.texts)
         self.citations_pane.show_result(self.result, self.texts)
         if messages_now:
@@ -385,6 +441,24 @@ class PromptPreview(QWidget):
         else:
             self._messages_timer.start()
         self.compiled.emit()
+
+    def _below_k(self) -> list[WhyRow]:
+        """The memories recall ranks just under the k for this message: recalled again
+        with a larger k (writing nothing), those not among the hits."""
+        store = self.session.store
+        if store is None or not self.hits:
+            return []
+        request = self.request()
+        request.k = min(request.k + NEAR_MISSES, MAX_K)
+        now = self.session.preview_now() if self.as_of_days > 0 and self.future is not None else None
+        try:
+            more, _items = recall_for(store, request, now, explain=True)
+        except (StoreError, ValueError, TypeError):
+            return []
+        shown = {h.id for h in self.hits}
+        below = [h for h in more if h.id not in shown][:NEAR_MISSES]
+        rows = explain_prompt(self.hits, self.result, store.config.weights, self.k.value(), below)
+        return rows[len(self.hits):]
 
     def _set_error(self, message: str) -> None:
         self.error = message
@@ -416,11 +490,16 @@ class PromptPreview(QWidget):
             if self.result.metadata["budget_exceeded"] else ""
         as_of = f"<b>As of +{self.as_of_days:g} days</b> (time travel; nothing is written) · " \
             if self.as_of_days > 0 and self.future is not None else ""
+        # Two short lines a glance reads; the whole account in the tooltip.
         self.summary.setText(
-            f"{as_of}<b>{v['tokens']:,} / {v['budget']:,} tokens</b> (prompt / budget){approx} · memories kept {v['kept']} of "
-            f"{v['offered']} · {v['trimmed_tokens']:,} tokens trimmed · {v['history_dropped']} history messages "
-            f"dropped · cacheable prefix {v['prefix']:,} tokens ({caching}) · est. ${v['cost']:.5f} for "
-            f"{v['billed']:,} billed tokens (the prompt + {v['billed'] - v['tokens']:,} for message framing){over}")
+            f"{as_of}<b>{v['tokens']:,} / {v['budget']:,} tokens</b>{approx} · <b>{v['kept']} of {v['offered']}</b> "
+            f"memories kept{over}<br>{v['trimmed_tokens']:,} tokens trimmed · est. ${v['cost']:.5f} · "
+            f"cacheable prefix {v['prefix']:,}")
+        self.summary.setToolTip(
+            f"{v['tokens']:,} / {v['budget']:,} tokens (prompt / budget){approx}; memories kept {v['kept']} of "
+            f"{v['offered']} recalled; {v['trimmed_tokens']:,} tokens trimmed; {v['history_dropped']} history "
+            f"messages dropped; cacheable prefix {v['prefix']:,} tokens ({caching}); est. ${v['cost']:.5f} for "
+            f"{v['billed']:,} billed tokens (the prompt + {v['billed'] - v['tokens']:,} for message framing)")
 
     def _show_messages(self) -> None:
         if self.result is not None:

@@ -1,7 +1,9 @@
 """The U-shaped token bars: one bar per region of the prompt, in prompt order, each as
 long as its tokens on one shared token axis drawn underneath; memories as sub-bars
 coloured by kind; the trimmed memories hatched grey on their own row, from zero on the
-same axis; the budget line and the cacheable prefix bracketed."""
+same axis; the budget line and the cacheable prefix bracketed. A bar's tooltip says what
+it is and, for a memory, why recall brought it (its relevance and the weighted parts of
+its score). Compact: the extras and directives rows are drawn only when a prompt has them."""
 
 from __future__ import annotations
 
@@ -17,14 +19,15 @@ from .theme import KIND_COLOURS
 
 ROWS = (("core", "rules"), ("history", "history"), ("memory", "memories"), ("extra", "extras"),
         ("end", "current turn"), ("directives", "directives"))
+ALWAYS = ("core", "history", "memory", "end")  # drawn even when empty, so the bars keep their height
 REGION_COLOURS = {"core": "#6b7a8f", "history": "#8d99ae", "extra": "#a3a3c2", "end": "#4f6d7a",
                   "directives": "#7d6b91"}
 TIER_KIND = {1: "skill", 2: "fact", 3: "event"}
-LABEL_W = 92
-ROW_H = 20
-ROW_GAP = 6
-TOP = 26
-AXIS_H = 20
+LABEL_W = 84
+ROW_H = 15
+ROW_GAP = 4
+TOP = 24
+AXIS_H = 18
 
 
 def axis_ticks(axis: float, width_px: float, min_gap_px: float = 60) -> list[int]:
@@ -52,6 +55,8 @@ class TokenBars(QWidget):
         super().__init__(parent)
         self.result: CompileResult | None = None
         self.kinds: dict[str, str] = {}
+        self.whys: dict[str, str] = {}  # record id -> why recall brought it, for the tooltip
+        self.rows = [r for r in ROWS if r[0] in ALWAYS]
         self.rects: list[BarRect] = []
         self.ticks: list[int] = []  # token counts marked on the axis at the last paint
         self.budget_label_rect = QRectF()
@@ -60,13 +65,23 @@ class TokenBars(QWidget):
         self.setMinimumHeight(self.sizeHint().height())
 
     def sizeHint(self) -> QSize:
-        return QSize(640, TOP + (len(ROWS) + 1) * (ROW_H + ROW_GAP) + AXIS_H + 6)
+        return QSize(640, TOP + (len(self.rows) + 1) * (ROW_H + ROW_GAP) + AXIS_H + 6)
 
-    def set_result(self, result: CompileResult | None, kinds: dict[str, str] | None = None) -> None:
-        """Show ``result``; ``kinds`` maps record ids to store kinds (for the colours)."""
+    def set_result(self, result: CompileResult | None, kinds: dict[str, str] | None = None,
+                   whys: dict[str, str] | None = None) -> None:
+        """Show ``result``; ``kinds`` maps record ids to store kinds (for the colours),
+        ``whys`` to why recall brought each (for the tooltips)."""
         self.result = result
         if kinds is not None:
             self.kinds = kinds
+        if whys is not None:
+            self.whys = whys
+        present = {s.region for s in result.segments if s.kept} if result is not None else set()
+        rows = [r for r in ROWS if r[0] in ALWAYS or r[0] in present]
+        if rows != self.rows:
+            self.rows = rows
+            self.setMinimumHeight(self.sizeHint().height())
+            self.updateGeometry()
         self._layout()
         self.update()
 
@@ -86,9 +101,9 @@ class TokenBars(QWidget):
             return
         per_token, _axis = self._scale()
         x_tokens = 0
-        rows = {name: i for i, (name, _) in enumerate(ROWS)}
+        rows = {name: i for i, (name, _) in enumerate(self.rows)}
         trimmed_x = float(LABEL_W)
-        trimmed_row = len(ROWS)
+        trimmed_row = len(self.rows)
         for seg in self.result.segments:
             if seg.kept:
                 y = TOP + rows[seg.region] * (ROW_H + ROW_GAP)
@@ -120,7 +135,7 @@ class TokenBars(QWidget):
         small = QFont(self.font())
         small.setPointSizeF(max(small.pointSizeF() - 1, 7))
         p.setFont(small)
-        for i, (_name, label) in enumerate((*ROWS, ("trimmed", "trimmed"))):
+        for i, (_name, label) in enumerate((*self.rows, ("trimmed", "trimmed"))):
             y = TOP + i * (ROW_H + ROW_GAP)
             p.setPen(text_colour)
             p.drawText(QRectF(2, y, LABEL_W - 6, ROW_H), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
@@ -144,7 +159,7 @@ class TokenBars(QWidget):
                     p.drawLine(br.rect.topRight(), br.rect.bottomRight())
         md = self.result.metadata
         per_token, axis = self._scale()
-        bottom = TOP + (len(ROWS) + 1) * (ROW_H + ROW_GAP)
+        bottom = TOP + (len(self.rows) + 1) * (ROW_H + ROW_GAP)
         p.setPen(text_colour)
         p.drawLine(QPointF(LABEL_W, bottom), QPointF(LABEL_W + axis * per_token, bottom))
         self.ticks = axis_ticks(axis, axis * per_token)
@@ -198,7 +213,9 @@ class TokenBars(QWidget):
         state = "kept" if seg.kept else "not sent" if seg.reason == REASON_DUPLICATE else "trimmed"
         why = f" ({seg.why})" if seg.reason else ""
         ident = f"\n{seg.record_id}" + (f" as [Mem:{seg.ref}]" if seg.ref else "") if seg.record_id else ""
-        return f"{seg.region}{tier} · {seg.tokens} tokens · {state}{why}{ident}\n\n{excerpt}"
+        recalled = self.whys.get(seg.record_id or "")
+        recalled = f"\n{recalled}" if recalled else ""
+        return f"{seg.region}{tier} · {seg.tokens} tokens · {state}{why}{ident}{recalled}\n\n{excerpt}"
 
     def mouseMoveEvent(self, event) -> None:
         br = self.rect_at(event.position())

@@ -1,12 +1,23 @@
 """Small widgets shared by the panes: a label that elides instead of widening the window,
-a scroll area that lets a pane shrink below its natural height, and a slider for previews
-that return when let go."""
+a label whose height never changes with its text, tabs the mouse wheel does not flip, a
+scroll area that lets a pane shrink below its natural height, and the time-travel slider."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QFrame, QLabel, QProxyStyle, QScrollArea, QSlider, QStyle, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QProxyStyle,
+    QScrollArea,
+    QSizePolicy,
+    QSlider,
+    QStyle,
+    QTabBar,
+    QTabWidget,
+    QWidget,
+)
 
 
 class ElidedLabel(QLabel):
@@ -32,6 +43,48 @@ class ElidedLabel(QLabel):
         painter = QPainter(self)
         painter.setPen(self.palette().color(self.foregroundRole()))
         painter.drawText(self.contentsRect(), int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), shown)
+
+
+class SteadyLabel(QLabel):
+    """A word-wrapped (rich) text of at most ``lines`` lines whose height is fixed, so that
+    a note that comes and goes ("Topic shift", "unsaved") never moves what is under it;
+    what does not fit is in its tooltip."""
+
+    def __init__(self, lines: int = 1, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.lines = lines
+        self.setWordWrap(True)  # a line that does not fit goes under, out of sight (and in the tooltip)
+        # its text never widens the pane: what does not fit is cut, and in the tooltip
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.setMinimumWidth(1)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * lines + 4)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        super().setText(text)
+        self.setToolTip(text if text else "")
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == event.Type.FontChange:
+            self.setFixedHeight(self.fontMetrics().lineSpacing() * self.lines + 4)
+
+
+class _StillTabBar(QTabBar):
+    def wheelEvent(self, event) -> None:
+        # The wheel scrolls what the tabs are in; it does not flip the tab under the pointer
+        # as the pane scrolls past it.
+        event.ignore()
+
+
+class StillTabs(QTabWidget):
+    """Tabs that a click or the keyboard changes, never the mouse wheel."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTabBar(_StillTabBar(self))
+        self.tabBar().setUsesScrollButtons(True)
+        self.tabBar().setElideMode(Qt.TextElideMode.ElideNone)
 
 
 def scrolling(widget: QWidget, parent: QWidget | None = None) -> QScrollArea:
