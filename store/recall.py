@@ -78,12 +78,13 @@ def _trust_rank(trust: str | None) -> int:
     return SENSITIVITY_RANK[trust]
 
 
-def _visible_scopes(scope: str | Sequence[str]) -> tuple[str, ...]:
-    """``global`` and the scope, or each of the scopes a trust context names."""
+def _visible_scopes(scope: str | Sequence[str], with_global: bool = True) -> tuple[str, ...]:
+    """``global`` and the scope, or each of the scopes a trust context names (without
+    ``global`` when not ``with_global``: a caller that asks for these scopes only)."""
     names = [scope] if isinstance(scope, str) or scope is None else list(scope)
     if not names:
         raise ValidationError("scope", "a trust context must name at least one scope (or 'global')")
-    return tuple(dict.fromkeys([*(validate_scope(s) for s in names), "global"]))
+    return tuple(dict.fromkeys([*(validate_scope(s) for s in names), *(["global"] if with_global else [])]))
 
 
 def _candidate_query(store: MemoryStore, q_terms: Sequence[str], scopes: Sequence[str],
@@ -101,10 +102,11 @@ def _candidate_query(store: MemoryStore, q_terms: Sequence[str], scopes: Sequenc
 
 
 def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[str] = "global", trust: str | None = "medium",
-           now: Any = None, explain: bool = False, reinforce: bool = False) -> list[Hit]:
+           now: Any = None, explain: bool = False, reinforce: bool = False, with_global: bool = True) -> list[Hit]:
     """The ``k`` memories most relevant to ``query`` visible from ``scope`` at ``trust``.
     ``scope`` may be a list: a trust context that names several scopes sees each of
-    them, and ``global``.
+    them, and ``global`` (unless ``with_global`` is false: the LangGraph adapter searches
+    the namespaces it is asked for, and nothing else).
 
     Changes nothing unless ``reinforce`` is true, in which case every returned
     (unredacted) memory counts one recall (not in a store opened read-only).
@@ -114,7 +116,7 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= MAX_K:
         raise ValidationError("k", f"must be a whole number from 1 to {MAX_K}, got {k!r}")
     max_rank = _trust_rank(trust)
-    scopes = _visible_scopes(scope)
+    scopes = _visible_scopes(scope, with_global)
     now = store.tables.now(now)
     cfg = store.config
     w = cfg.weights

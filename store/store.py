@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from sqlite_utils import Database
@@ -196,9 +197,24 @@ class MemoryStore:
 
     def list(self, *, kind: str | None = None, layer: str | None = None, scope: str | None = None,
              text: str | None = None, min_strength: float | None = None, include_archived: bool = True,
-             limit: int | None = None, with_links: bool = True) -> list[Memory]:
-        """Memories matching every filter given, newest first."""
+             limit: int | None = None, with_links: bool = True, scopes: Sequence[str] | None = None,
+             trust: str | None = None, newest: str = "created") -> list[Memory]:
+        """Memories matching every filter given, newest first (by creation, or with
+        ``newest="updated"`` by their last change). ``scopes``: in any of these scopes;
+        ``trust``: only what a caller of that trust may read (sensitivity at most it)."""
         where, params = [], []
+        if scopes is not None:
+            names = [validate_scope(s) for s in scopes]
+            if not names:
+                return []
+            where.append(f"scope IN ({','.join('?' * len(names))})")
+            params += names
+        if trust is not None:
+            levels = _readable(trust)
+            where.append(f"sensitivity IN ({','.join('?' * len(levels))})")
+            params += levels
+        if newest not in ("created", "updated"):
+            raise ValidationError("newest", f"must be 'created' or 'updated', got {newest!r}")
         if kind is not None:
             if kind not in KINDS:
                 raise ValidationError("kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
@@ -217,7 +233,7 @@ class MemoryStore:
         if text:
             where.append("text LIKE ? ESCAPE '\\'")
             params.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-        suffix = " ORDER BY created_at DESC, id"
+        suffix = f" ORDER BY {newest}_at DESC, id"
         if min_strength is None:
             if limit is not None:
                 suffix += f" LIMIT {int(limit)}"
@@ -275,9 +291,31 @@ class MemoryStore:
                         "vectors": "numpy over stored vectors"}
             return self.conn.server()
 
-    def scopes(self) -> list[str]:
+    def scopes(self, *, prefix: str | None = None, trust: str | None = None) -> list[str]:
+        """The scopes that hold a memory, in order; ``prefix``: only those that start with
+        it (exactly: case and every character count); ``trust``: only those holding a
+        memory a caller of that trust may read, so a scope of hidden memories is not named."""
+        where, params = [], []
+        if prefix:
+            where.append("substr(scope, 1, ?) = ?")  # not LIKE (its wildcards, its case) nor a collation's range
+            params += [len(prefix), prefix]
+        if trust is not None:
+            levels = _readable(trust)
+            where.append(f"sensitivity IN ({','.join('?' * len(levels))})")
+            params += levels
+        sql = "SELECT DISTINCT scope FROM memories" + (" WHERE " + " AND ".join(where) if where else "")
         with self.tables.reading():
-            return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM memories ORDER BY scope")]
+            found = [r[0] for r in self.conn.execute(sql, params)]
+        return sorted(s for s in found if not prefix or s.startswith(prefix))
+
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """The memories of ``memory_ids`` that are stored (in that order; the rest are not there)."""
+        ids = list(dict.fromkeys(memory_ids))
+        found: dict[str, Memory] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            found.update((m.id, m) for m in self.tables.memories(f"id IN ({','.join('?' * len(chunk))})", chunk))
+        return [found[i] for i in ids if i in found]
 
     def recall_events(self, memory_id: str) -> list[float]:
         with self.tables.reading():
@@ -579,8 +617,9 @@ class MemoryStore:
 
     # -- higher-level operations live in their own modules ------------------------------
     def recall(self, query: str, k: int = 5, *, scope: str = "global", trust: str | None = "medium",
-               now: Any = None, explain: bool = False, reinforce: bool = False) -> list[Hit]:
-        return recall(self, query, k=k, scope=scope, trust=trust, now=now, explain=explain, reinforce=reinforce)
+               now: Any = None, explain: bool = False, reinforce: bool = False, with_global: bool = True) -> list[Hit]:
+        return recall(self, query, k=k, scope=scope, trust=trust, now=now, explain=explain, reinforce=reinforce,
+                      with_global=with_global)
 
     def brief(self, limit: int = 5, scope: str = "global", trust: str = "medium", now: Any = None) -> str:
         return brief(self, limit=limit, scope=scope, trust=trust, now=now)
@@ -630,3 +669,10 @@ def _bounded(text: str, needle: str) -> bool:
 
 __all__ = ["MemoryStore", "RememberResult", "UpdateResult", "DeletedMemory", "TickReport", "Entity",
            "SENSITIVITIES"]
+
+
+def _readable(trust: str) -> list[str]:
+    """The sensitivities a caller of ``trust`` may read."""
+    if trust not in SENSITIVITY_RANK:
+        raise ValidationError("trust", f"must be one of {', '.join(SENSITIVITY_RANK)}, got {trust!r}")
+    return [s for s, rank in SENSITIVITY_RANK.items() if rank <= SENSITIVITY_RANK[trust]]

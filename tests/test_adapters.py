@@ -90,8 +90,10 @@ def test_trust_hides_memories_above_it(lg, store):
     store.update(memory_id(scope_of(NS), "secret"), sensitivity="hyper")
     assert lg.get(NS, "secret") is None
     assert lg.search(NS, query="bank PIN") == [] and lg.search(NS) == []
-    with pytest.raises(Exception, match="no item"):
-        lg.put(NS, "secret", {"content": "overwritten"})
+    # a put of the hidden key answers as for an empty one, and never writes to the hidden memory
+    assert lg.put(NS, "secret", {"content": "not the PIN"}) is None
+    assert lg.get(NS, "secret").value == {"content": "not the PIN"}
+    assert store.get(memory_id(scope_of(NS), "secret")).text == "Ana's bank PIN is 4711"
 
 
 def test_a_value_too_large_is_refused_clearly(lg, store):
