@@ -112,6 +112,63 @@ def test_every_raw_request_gets_an_answer(raw, expected_id, line, expected):
     assert alive["id"] == 99 and not alive["result"].get("isError"), alive
 
 
+# JSON that is not a request object: JSON-RPC 2.0 answers each with -32600 and a null id,
+# and a batch (an array) is not part of MCP from 2025-06-18 on, which the fixture speaks.
+NOT_OBJECTS = [b"[]", b"5", b'"str"', b"null", b"true", b"[1, 2]",
+               b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]']
+
+
+@pytest.mark.parametrize("line", NOT_OBJECTS, ids=[n.decode() for n in NOT_OBJECTS])
+def test_a_message_that_is_not_an_object_is_answered_and_the_server_goes_on(raw, line):
+    raw.send(line)
+    got = raw.answer()
+    assert got is not None and got["id"] is None and got["error"]["code"] == -32600, got
+    raw.send({"jsonrpc": "2.0", "id": 98, "method": "ping"})
+    assert raw.answer() == {"jsonrpc": "2.0", "id": 98, "result": {}}
+
+
+def test_arguments_that_are_not_an_object_are_invalid_params(raw):
+    raw.send({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"name": "recall", "arguments": "str"}})
+    got = raw.answer()
+    assert got["id"] == 21 and got["error"]["code"] == -32602 and "arguments" in got["error"]["message"], got
+    raw.send({"jsonrpc": "2.0", "id": 22, "method": "tools/call", "params": {"name": 5, "arguments": {}}})
+    got = raw.answer()
+    assert got["id"] == 22 and got["error"]["code"] == -32602 and "name" in got["error"]["message"], got
+
+
+@pytest.mark.parametrize("ident", [{"a": 1}, [1], 1.5, True, None])
+def test_a_request_whose_id_is_no_id_is_answered(raw, ident):
+    raw.send({"jsonrpc": "2.0", "id": ident, "method": "ping"})
+    got = raw.answer()
+    assert got is not None and got["id"] is None and got["error"]["code"] == -32600, got
+    assert "id must be" in got["error"]["message"]
+
+
+def test_a_batch_is_answered_as_one_array_in_protocol_2025_03_26(db_path):
+    MemoryStore(db_path).close()
+    client = RawStdio(db_path)
+    try:
+        client.send({**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26"}})
+        assert client.answer()["result"]["protocolVersion"] == "2025-03-26"
+        client.send([{"jsonrpc": "2.0", "method": "notifications/initialized"},
+                     {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+                     {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "recall", "arguments": {"query": "tea"}}},
+                     5, {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": []}])
+        got = client.answer()
+        assert isinstance(got, list) and len(got) == 4, got
+        by_id = {json.dumps(item["id"]): item for item in got}
+        assert by_id['"a"']["result"] == {} and "content" in by_id["2"]["result"]
+        assert by_id["3"]["error"]["code"] == -32600 and by_id["null"]["error"]["code"] == -32600
+        client.send(b"[]")  # an empty batch is one error, not an empty array
+        assert client.answer()["error"]["code"] == -32600
+        client.send([{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}}])
+        client.send({"jsonrpc": "2.0", "id": 4, "method": "ping"})  # a batch of notifications gets no answer
+        assert client.answer()["id"] == 4
+    finally:
+        client.close()
+
+
 def test_a_bad_notification_is_not_answered_and_does_not_stop_the_server(raw):
     raw.send(b'{"jsonrpc": "2.0", "method": 5}')
     raw.send({"jsonrpc": "2.0", "id": 12, "method": "tools/list"})

@@ -398,6 +398,27 @@ def test_streamable_http_mcp_refuses_what_stdio_refuses_with_the_same_reason_and
     assert refused[:2] == [("capture", "mcp"), ("remember", "mcp")]
 
 
+def test_streamable_http_mcp_answers_json_that_is_no_request_and_goes_on(http_server, demo_db):
+    """``[]``, a batch, ``5``, ``"str"``, ``null``, ``true`` were a 500 with a traceback
+    (AttributeError in called_tool); arguments "str" came back with code 0 and a Python
+    message, an id that is an object got no answer."""
+    base = http_server()
+    accept = {"Accept": "application/json, text/event-stream"}
+    for raw in (b"[]", b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', b"5", b'"str"', b"null", b"true",
+                b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}'):
+        status, got = http("POST", base + "/mcp", raw=raw, headers=accept)
+        assert (status, got["id"], got["error"]["code"]) == (400, None, -32600), (raw, got)
+    status, got = http("POST", base + "/mcp", headers=accept, body={
+        "jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "recall", "arguments": "str"}})
+    assert (status, got["id"], got["error"]["code"]) == (400, 4, -32602), got
+    assert "arguments must be an object" in got["error"]["message"]
+
+    async def body(client):
+        return payload(await client.call_tool("brief", {}))
+
+    assert run_client(base + "/mcp", body)["brief"]  # the server goes on
+
+
 def test_readme_mcp_snippet_is_valid_and_its_arguments_parse(capsys):
     from mnemoscope.cli import main
 

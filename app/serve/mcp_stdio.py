@@ -24,6 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mnemoscope.store import json_input
 
+from .handshake import HANDSHAKE_PROTOCOL_VERSIONS
 from .operations import Operations
 
 # The tokens that matter for finding a request's id without parsing it: a string (a key
@@ -32,9 +33,10 @@ _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?|[{\[]+|[}\]]+')
 _ID_VALUE = re.compile(r'\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")\s*[,}]')
 
 
-def refusal(line: str) -> dict[str, Any] | None:
+def refusal(line: str, *, batches: bool = False) -> dict[str, Any] | None:
     """The JSON-RPC error answering ``line``, or None when the SDK may take it (or when it
-    is a notification or a response, which get no answer)."""
+    is a notification or a response, which get no answer). ``batches``: whether an array
+    is read as a batch (then the caller splits it; see :func:`refusal_of`)."""
     if not line.strip():
         return None
     try:
@@ -43,16 +45,67 @@ def refusal(line: str) -> dict[str, Any] | None:
         if str(exc).startswith("not valid JSON"):
             return _error(None, types.PARSE_ERROR, f"Parse error: {exc}")
         return _error(_echoable(_unparsed_id(line)), types.INVALID_REQUEST, f"Invalid request: the message {exc}")
+    if batches and isinstance(message, list) and message:
+        return None
+    return refusal_of(message)
+
+
+def refusal_of(message: Any) -> dict[str, Any] | None:
+    """The JSON-RPC error answering one message already parsed, or None (see :func:`refusal`).
+
+    JSON that is not an object (``5``, ``"str"``, ``null``, ``[]``, a batch where batches are
+    not read) is an invalid request with a null id, as JSON-RPC 2.0 says. An id that MCP does
+    not allow (an object, an array, a fraction, true, null) cannot be echoed either: its
+    request is answered with a null id too, not passed on (the SDK would take it for a
+    notification and answer nothing). A tools/call whose name or arguments have the wrong
+    type is refused as invalid params (-32602): the SDK answered it with code 0 and a
+    Python message."""
+    if not isinstance(message, dict):
+        if isinstance(message, list):
+            what = ("an empty array" if not message else
+                    "a batch (an array of messages), which MCP does not take from protocol 2025-06-18 on: "
+                    "send each message on its own")
+            return _error(None, types.INVALID_REQUEST, f"Invalid request: a message must be a JSON object, not {what}")
+        return _error(None, types.INVALID_REQUEST,
+                      f"Invalid request: a message must be a JSON object, got {_kind(message)}")
+    if "method" not in message:
+        if "id" in message and "result" not in message and "error" not in message:
+            return _error(_echoable(message["id"]), types.INVALID_REQUEST,
+                          "Invalid request: a request needs a method (a string naming it)")
+        return None  # a response to the server's own request: the SDK reads it
+    if "id" in message:
+        ident = message["id"]
+        if isinstance(ident, bool) or not isinstance(ident, (str, int)):
+            return _error(None, types.INVALID_REQUEST,
+                          f"Invalid request: id must be a string or an integer, got {_kind(ident)}")
+        params = message.get("params")
+        if message["method"] == "tools/call" and isinstance(params, dict):
+            if not isinstance(params.get("name"), str):
+                return _error(_echoable(ident), types.INVALID_PARAMS,
+                              f"Invalid params: name must be a string naming the tool, got {_kind(params.get('name'))}")
+            if params.get("arguments") is not None and not isinstance(params["arguments"], dict):
+                return _error(_echoable(ident), types.INVALID_PARAMS,
+                              "Invalid params: arguments must be an object of named arguments "
+                              f"(for example {{\"query\": \"tea\"}}), got {_kind(params['arguments'])}")
     try:
         types.jsonrpc_message_adapter.validate_python(message, by_name=False)
     except Exception:  # noqa: BLE001 (pydantic's ValidationError, or anything the SDK would choke on)
         pass
     else:
         return None
-    if not isinstance(message, dict) or "method" not in message or "id" not in message:
-        return None if isinstance(message, dict) else _error(None, types.INVALID_REQUEST,
-                                                              "Invalid request: a message must be a JSON object")
+    if "id" not in message:
+        return None  # a notification gets no answer, even when it is wrong
     return _error(_echoable(message.get("id")), types.INVALID_REQUEST, f"Invalid request: {_what_is_wrong(message)}")
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    names = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a fraction"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), type(value).__name__)
 
 
 def _unparsed_id(line: str) -> Any:
@@ -80,9 +133,6 @@ def _what_is_wrong(message: dict[str, Any]) -> str:
         return f"method must be a string naming the method, got {type(message['method']).__name__}"
     if "params" in message and not isinstance(message["params"], dict):
         return f"params must be an object of named parameters, got {type(message['params']).__name__}"
-    ident = message["id"]
-    if isinstance(ident, bool) or not isinstance(ident, (str, int)):
-        return f"id must be a string or an integer, got {type(ident).__name__}"
     return "not a JSON-RPC 2.0 request"
 
 
@@ -106,27 +156,72 @@ def called_tool(line: str) -> str | None:
         message = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    params = message.get("params") if isinstance(message, dict) else None
+    if not isinstance(message, dict):
+        return None
+    params = message.get("params")
     if message.get("method") == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
         name = params["name"]
         return name if name in Operations.TOOLS else None
     return None
 
 
+# The one protocol version whose clients may send a batch (an array of messages):
+# 2025-03-26 said a server MUST read them; 2025-06-18 took batches out of MCP again.
+BATCH_PROTOCOL = "2025-03-26"
+
+
+class _Batch:
+    """One batch being answered: the answers so far and the ids still to come from the SDK."""
+
+    def __init__(self, answers: list[dict[str, Any]], awaited: list[Any]) -> None:
+        self.answers = answers
+        self.awaited = awaited
+
+
 class _Out:
-    """The SDK's stdout, shared with the answers written here: one line at a time."""
+    """The SDK's stdout, shared with the answers written here: one line at a time. The
+    SDK's answers to a batch's requests are held back and written together, as one array."""
 
     def __init__(self, stream: anyio.AsyncFile[str], answered: Any = None) -> None:
         self.stream = stream
         self.lock = anyio.Lock()
         self.answered = answered  # the id of the initialize answered before the SDK loaded
+        self.batches: list[_Batch] = []
 
     async def write(self, text: str) -> None:
         if self.answered is not None and self._answers_initialize(text):
             self.answered = None  # the client has this answer already (see .handshake)
             return
+        if self.batches and await self._held(text):
+            return
         async with self.lock:
             await self.stream.write(text)
+
+    async def batch(self, answers: list[dict[str, Any]], awaited: list[Any]) -> None:
+        """Answer a batch with ``answers`` and the SDK's answers to the ids ``awaited``
+        (JSON-RPC 2.0: one array, in any order; nothing when nothing in it wants an answer)."""
+        if awaited:
+            self.batches.append(_Batch(answers, awaited))
+        elif answers:
+            await self.line(answers)
+
+    async def _held(self, text: str) -> bool:
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or "method" in message or ("result" not in message
+                                                                     and "error" not in message):
+            return False
+        for batch in self.batches:
+            if message.get("id") in batch.awaited:
+                batch.awaited.remove(message["id"])
+                batch.answers.append(message)
+                if not batch.awaited:
+                    self.batches.remove(batch)
+                    await self.line(batch.answers)
+                return True
+        return False
 
     def _answers_initialize(self, text: str) -> bool:
         try:
@@ -139,20 +234,22 @@ class _Out:
         async with self.lock:
             await self.stream.flush()
 
-    async def line(self, message: dict[str, Any]) -> None:
+    async def line(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
         async with self.lock:
             await self.stream.write(json.dumps(message, ensure_ascii=True) + "\n")
             await self.stream.flush()
 
 
 class _In:
-    """The SDK's stdin: the lines it can read pass; the others are answered here."""
+    """The SDK's stdin: the lines it can read pass; the others are answered here. A batch,
+    when the protocol in use has them, is split into its messages (see :class:`_Out`)."""
 
     def __init__(self, stream: anyio.AsyncFile[str], out: _Out, ops: Operations, first: str = "") -> None:
         self.stream = stream
         self.out = out
         self.ops = ops
         self.first = first  # a line read before the SDK was loaded
+        self.protocol = ""  # the version the client's initialize will get
 
     def __aiter__(self):
         return self._lines()
@@ -166,14 +263,50 @@ class _In:
     async def _lines(self):
         async for line in self._read():
             started = time.perf_counter()
-            answer = refusal(line)
+            answer = refusal(line, batches=self.protocol == BATCH_PROTOCOL)
             if answer is None:
+                if line.lstrip().startswith("["):
+                    for message in await self._split(json_input.loads(line), started):
+                        yield message
+                    continue
+                self._note_protocol(line)
                 yield line
                 continue
-            tool = called_tool(line)
-            if tool is not None:
-                self.ops.log(tool, {}, started, error=answer["error"]["message"], caller={"door": "mcp"})
+            self._log(line, answer, started)
             await self.out.line(answer)
+
+    async def _split(self, messages: list[Any], started: float) -> list[str]:
+        """The lines of a batch's messages the SDK may take; the others answered in the batch."""
+        answers, awaited, passed = [], [], []
+        for message in messages:
+            answer = refusal_of(message)
+            line = json.dumps(message, ensure_ascii=True)
+            if answer is not None:
+                answers.append(answer)
+                self._log(line, answer, started)
+                continue
+            if isinstance(message, dict) and "method" in message and "id" in message:
+                awaited.append(message["id"])
+            passed.append(line)
+        await self.out.batch(answers, awaited)
+        return passed
+
+    def _log(self, line: str, answer: dict[str, Any], started: float) -> None:
+        tool = called_tool(line)
+        if tool is not None:
+            self.ops.log(tool, {}, started, error=answer["error"]["message"], caller={"door": "mcp"})
+
+    def _note_protocol(self, line: str) -> None:
+        if '"initialize"' not in line:
+            return
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return
+        if isinstance(message, dict) and message.get("method") == "initialize" and isinstance(
+                message.get("params"), dict):
+            asked = message["params"].get("protocolVersion")
+            self.protocol = asked if asked in HANDSHAKE_PROTOCOL_VERSIONS else HANDSHAKE_PROTOCOL_VERSIONS[-1]
 
 
 async def serve(server: MCPServer, ops: Operations, first: bytes = b"", answered: Any = None) -> None:
