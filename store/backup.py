@@ -243,7 +243,7 @@ def _snapshot_into(fill, what: str, target: Path, damaged: str = "") -> None:
     except OSError as exc:
         raise StoreError(f"cannot write the snapshot {target}: {exc.strerror or exc}") from None
     finally:
-        for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
+        for leftover in (partial, *(Path(f"{partial}-{end}") for end in ("journal", "wal", "shm"))):
             if os.path.lexists(leftover):
                 leftover.unlink()
 
@@ -295,7 +295,9 @@ def _holding(folder: Path, name: str) -> Iterator[list[Path]]:
     except OSError as exc:
         raise StoreError(f"cannot back up into {folder}: {exc.strerror or exc}") from None
     try:
-        cleaned = _plain_files(folder, re.compile(_snapshot_re(name).pattern + r"\.partial"))
+        # A snapshot written through a store (a restore's safety snapshot) has a rollback
+        # journal beside it while it is written: a kill then leaves ``….partial-journal`` too.
+        cleaned = _plain_files(folder, re.compile(_snapshot_re(name).pattern + r"\.partial(?:-journal|-wal|-shm)?"))
         for p in cleaned:
             p.unlink()
         yield cleaned

@@ -393,3 +393,18 @@ def test_listing_snapshots_writes_nothing_not_even_a_wal_beside_the_database(tmp
     out = CliRunner().invoke(cli, ["backup", "--db", str(db), "--list"])
     assert out.exit_code == 0
     assert _tree(tmp_path) == before
+
+
+def test_the_journal_a_killed_safety_snapshot_leaves_is_removed_by_the_next_backup(tmp_path):
+    """A restore's safety snapshot is written through a store, whose rollback journal sits
+    beside it: a kill then left ``….db.partial-journal``, which no backup listed or removed."""
+    db = _db(tmp_path / "work.db", "Ana plays the cello.")
+    folder = tmp_path / "work.db-backups"
+    folder.mkdir()
+    left = [folder / "work.db-20260101T000000.000000Z.db.partial", folder / "work.db-20260101T000000.000000Z.db.partial-journal"]
+    for p in left:
+        p.write_bytes(b"x" * 512)
+    out = CliRunner().invoke(cli, ["backup", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert left[1].name in out.output and not [p for p in left if p.exists()]
+    assert len(snapshots(db)) == 1

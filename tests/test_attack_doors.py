@@ -70,3 +70,32 @@ def test_mirror_file_names_are_safe_whatever_is_stored(store, tmp_path):
     write_mirror(store, tmp_path / "vault")
     names = [p.name for p in (tmp_path / "vault").rglob("*")]
     assert names and not [n for n in names if NAME_FORBIDDEN.search(n)], names
+
+
+def test_a_key_given_twice_is_refused_by_the_import_the_preview_and_http(store, api, tmp_path):
+    """``"sensitivity": "hyper", "sensitivity": "public"`` was stored public (the last wins)."""
+    from mnemoscope.store.importers.jsonl_preview import preview_jsonl
+    from mnemoscope.store.jsonl import ImportRefused
+
+    path = tmp_path / "twice.jsonl"
+    path.write_text('{"text": "fine"}\n'
+                    '{"text": "The VPN password is hunter2.", "sensitivity": "hyper", "sensitivity": "public"}\n'
+                    '{"text": "nested", "context": {"a": 1, "a": 2}}\n', encoding="utf-8")
+    with pytest.raises(ImportRefused) as previewed:
+        preview_jsonl(store, path)
+    with pytest.raises(ImportRefused) as imported:
+        store.import_jsonl(str(path))
+    assert previewed.value.errors == imported.value.errors
+    assert [(line, "'sensitivity' twice" in why or "'a' twice" in why) for line, why in imported.value.errors] == [
+        (2, True), (3, True)]
+    answer = api.post("/remember", content=b'{"text": "tea", "sensitivity": "hyper", "sensitivity": "public"}',
+                      headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400 and "'sensitivity' twice" in answer.json()["error"], answer.text
+    assert store.stats()["memories"] == 0
+
+
+@pytest.mark.parametrize("host", ["LOCALHOST:8765", "LocalHost", "127.0.0.1:8765"])
+def test_a_loopback_host_in_any_case_is_served(store, api, host):
+    answer = api.post("/recall", json={"query": "tea"}, headers={"Host": host, "Origin": f"http://{host}"})
+    assert answer.status_code == 200, answer.text
+    assert api.post("/recall", json={"query": "tea"}, headers={"Host": "LOCALHOST.evil.example"}).status_code == 403

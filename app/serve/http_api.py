@@ -252,11 +252,11 @@ class Guard:
     def _refusal(self, headers: dict[str, str], path: str) -> tuple[int, str] | None:
         if self.loopback:
             host = headers.get("host", "")
-            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            name = (host.rsplit(":", 1)[0] if not host.endswith("]") else host).lower()  # names ignore case
             if name not in LOOPBACK_HOSTS:
                 return 403, f"this server answers only requests addressed to 127.0.0.1 or localhost, not {host!r}"
             origin = headers.get("origin")
-            if origin is not None and origin not in _own_origins(host):
+            if origin is not None and origin.lower() not in _own_origins(host.lower()):
                 return 403, f"requests from web pages ({origin}) are refused"
             # A browser marks every request it sends (an <img>'s GET has no Origin, but this):
             # only the server's own pages and what a person types in the address bar pass.
