@@ -7,21 +7,28 @@ stay as they are; the previous file is kept as ``<file>.bak``; writing the same 
 again changes nothing. A file that is not strict JSON is never rewritten: one with
 comments or trailing commas (which VS Code and Cursor accept) is refused with the entry
 to paste by hand, so nothing the person wrote is lost.
+
+Nothing is written through a link: not the file, not its ``.bak``, not the folder holding
+them (a repository can ship ``.vscode`` or ``.vscode/mcp.json.bak`` as a link to
+``~/.bashrc``). What is not a plain file (a FIFO given as ``--config``) is refused before
+it is opened, so nothing waits on it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
+import stat
 import sys
-import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from mnemoscope.store.errors import StoreError
+from mnemoscope.store.errors import StoreError, ValidationError
+from mnemoscope.store.model import SENSITIVITIES, validate_scope
+from mnemoscope.store.safe_folder import LinkRefused, SafeFolder
 
 SERVER_NAME = "mnemoscope"
 # client -> (label, key holding the servers, whether entries carry "type": "stdio")
@@ -137,25 +144,50 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _read(path: str, snippet: str) -> tuple[dict[str, Any], str | None]:
-    """(the parsed file, its text) — ({}, None) when there is none yet."""
-    if os.path.islink(path):
-        # Replacing a link (a dotfiles manager's) with a file would leave the file it
-        # points to behind; writing through it could change a file that is not the client's.
+def _folder(path: str) -> SafeFolder:
+    """The folder holding ``path``, opened without following a link (made when missing)."""
+    try:
+        return SafeFolder(Path(os.path.dirname(path) or "."))
+    except LinkRefused as exc:
+        target = os.path.realpath(exc.path)
+        raise ConnectError(f"{exc.path} is a link to {target}; nothing was written. If that is the client's folder, "
+                           f"run again with --config {os.path.join(target, os.path.basename(path))}") from None
+    except OSError as exc:
+        raise ConnectError(f"cannot make {os.path.dirname(path)}: {exc.strerror or exc}; nothing was written") from None
+
+
+def _plain_or_missing(folder: SafeFolder, name: str) -> os.stat_result | None:
+    """The file ``name`` in ``folder`` when it is a plain file; None when there is none;
+    refused when it is a link (replacing one with a file would leave the file it points
+    to behind; writing through it could change a file that is not the client's) or
+    anything else (a FIFO would hold the reader until someone writes to it)."""
+    path = folder.path / name
+    kind = folder.kind(name)
+    if kind == "link":
         target = os.path.realpath(path)
         raise ConnectError(f"{path} is a link to {target}; nothing was written. If that is the client's file, "
                            f"run again with --config {target}")
-    if not os.path.exists(path):
+    if kind == "other":
+        raise ConnectError(f"{path} is not a plain file; nothing was written")
+    return folder.lstat(name) if kind == "file" else None
+
+
+def _read(folder: SafeFolder, name: str, snippet: str) -> tuple[dict[str, Any], str | None]:
+    """(the parsed file, its text) — ({}, None) when there is none yet."""
+    path = folder.path / name
+    if _plain_or_missing(folder, name) is None:
         return {}, None
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        text = (folder.read(name) or b"").decode("utf-8")
+    except (OSError, UnicodeDecodeError, StoreError) as exc:
         raise ConnectError(f"cannot read {path}: {exc}; nothing was written") from None
     if not text.strip():
         return {}, text
     try:
         data = json.loads(text, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise ConnectError(f"{path} was left as it is: it is nested too deep to read back. Add this under the "
+                           f"servers in it by hand:\n{snippet}") from None
     except ValueError as exc:
         tolerated = any(m.group(1) for m in _COMMENT_OR_TRAILING_COMMA.finditer(text))
         why = ("it has comments or trailing commas, which the client accepts but Mnemoscope would lose by "
@@ -168,6 +200,43 @@ def _read(path: str, snippet: str) -> tuple[dict[str, Any], str | None]:
     return data, text
 
 
+def _check_entry(scopes: list[str] | tuple[str, ...], trust: str) -> list[str]:
+    """The scopes as the server will read them; a scope or trust it would refuse is refused
+    here, before a client is given an entry that cannot start."""
+    try:
+        checked = [validate_scope(scope, "--scope") for scope in scopes]
+    except ValidationError as exc:
+        raise ConnectError(f"{exc}; nothing was written") from None
+    if trust not in SENSITIVITIES:
+        raise ConnectError(f"--trust must be one of {', '.join(SENSITIVITIES)}, got {trust!r}; nothing was written")
+    return checked
+
+
+def _write(folder: SafeFolder, name: str, out: bytes, text: str | None, snippet: str) -> str | None:
+    """Write ``out`` as ``name`` in ``folder``, keeping what was there (``text``) as
+    ``name.bak``, each written whole beside and renamed over (never through a link), with
+    the file's own permissions (a client's file can hold other servers' tokens). The
+    backup's path, or None when there was no file."""
+    path = folder.path / name
+    st = _plain_or_missing(folder, name) if text is not None else None
+    if st is not None and (not os.access(path, os.W_OK) or not st.st_mode & 0o222):
+        raise ConnectError(f"{path} is read-only; nothing was written. Make it writable, or add this under the "
+                           f"servers in it by hand:\n{snippet}")
+    mode = stat.S_IMODE(st.st_mode) if st is not None else 0o600
+    backup = None
+    try:
+        if text is not None:
+            _plain_or_missing(folder, name + ".bak")
+            folder.write(name + ".bak", text.encode("utf-8"), mode=mode)
+            backup = str(path) + ".bak"
+        folder.write(name, out, mode=mode)
+    except LinkRefused as exc:  # swapped for a link after the check
+        raise ConnectError(f"{exc}; nothing was written") from None
+    except OSError as exc:
+        raise ConnectError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return backup
+
+
 def connect(client: str, db: str, *, scopes: list[str] | tuple[str, ...] = (), trust: str = "medium",
             remove: bool = False, dry_run: bool = False, path: str | None = None,
             command: list[str] | None = None, **where: Any) -> ConnectResult:
@@ -175,9 +244,18 @@ def connect(client: str, db: str, *, scopes: list[str] | tuple[str, ...] = (), t
     with ``dry_run`` only say what would be written. ``where``: see :func:`config_path`."""
     path = path or config_path(client, **where)
     key = CLIENTS[client][1]
-    new = entry(client, db, scopes, trust, command)
+    new = entry(client, db, _check_entry(scopes, trust), trust, command)
     snippet = json.dumps({SERVER_NAME: new}, indent=2)
-    data, text = _read(path, snippet)
+    if dry_run and not os.path.lexists(os.path.dirname(path) or "."):
+        return ConnectResult(client, path, new, not remove, removed=remove)  # nothing there, nothing made
+    with _folder(path) as folder:
+        return _connect(client, path, folder, key, new, snippet, remove, dry_run)
+
+
+def _connect(client: str, path: str, folder: SafeFolder, key: str, new: dict[str, Any], snippet: str,
+             remove: bool, dry_run: bool) -> ConnectResult:
+    name = os.path.basename(path)
+    data, text = _read(folder, name, snippet)
     servers = data.get(key, {})
     if not isinstance(servers, dict):
         raise ConnectError(f"{path}: '{key}' is a JSON {type(servers).__name__}, not an object of servers; "
@@ -195,28 +273,8 @@ def connect(client: str, db: str, *, scopes: list[str] | tuple[str, ...] = (), t
     updated = {**data, key: servers}
     try:  # before any file is touched: what cannot be written back as it was read stops here
         out = (json.dumps(updated, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-    except ValueError as exc:  # NaN or 1e400 (read as inf), a lone surrogate
+    except (ValueError, RecursionError) as exc:  # NaN or 1e400 (read as inf), a lone surrogate
         raise ConnectError(f"{path} was left as it is: it holds a value Mnemoscope cannot write back as JSON "
                            f"({exc}). Add this under the servers in it by hand:\n{snippet}") from None
-    if text is not None and (not os.access(path, os.W_OK) or not os.stat(path).st_mode & 0o222):
-        raise ConnectError(f"{path} is read-only; nothing was written. Make it writable, or add this under the "
-                           f"servers in it by hand:\n{snippet}")
-    backup = None
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    if text is not None:
-        backup = path + ".bak"
-        shutil.copy2(path, backup)
-    # A temporary file of its own for each run: two runs at once must not write one file.
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=os.path.basename(path) + ".",
-                               suffix=".mnemoscope-tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(out)
-        if text is not None:
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    backup = _write(folder, name, out, text, snippet)
     return ConnectResult(client, path, new, True, removed=remove, backup=backup)

@@ -150,7 +150,7 @@ class SafeFolder:
     def read(self, name: str) -> bytes | None:
         """The bytes of the plain file ``name``; None if there is none."""
         try:
-            fd = self._open(name, os.O_RDONLY)
+            fd = self._open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not hold it
         except FileNotFoundError:
             return None
         with os.fdopen(fd, "rb") as fh:
@@ -158,13 +158,14 @@ class SafeFolder:
                 raise StoreError(f"{self.path / name} is not a plain file")
             return fh.read()
 
-    def write(self, name: str, data: bytes) -> None:
+    def write(self, name: str, data: bytes, *, mode: int = 0o644) -> None:
         """Replace ``name`` with ``data`` whole: written beside it, then renamed over it
-        (a rename replaces a directory entry; it never writes through a link)."""
+        (a rename replaces a directory entry; it never writes through a link); a new file
+        gets ``mode`` (less the umask)."""
         if self.kind(name) == "link":
             raise LinkRefused(self.path / name)
         tmp = f".{secrets.token_hex(4)}.tmp"
-        fd = self._open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        fd = self._open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

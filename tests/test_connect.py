@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 from mnemoscope.cli import main
@@ -189,3 +190,69 @@ def test_concurrent_connects_leave_one_whole_file(tmp_path):
     data = json.loads(path.read_text(encoding="utf-8"))
     assert set(data["mcpServers"]) == {"git", "mnemoscope"}
     assert sorted(os.listdir(tmp_path)) == ["mcp.json", "mcp.json.bak"]
+
+
+def _repo_with_vscode(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".vscode").mkdir(parents=True)
+    (repo / ".vscode" / "mcp.json").write_text('{"servers": {"other": {"command": "x"}}}', encoding="utf-8")
+    bashrc = tmp_path / "home" / ".bashrc"
+    bashrc.parent.mkdir(parents=True, exist_ok=True)
+    bashrc.write_text("export PATH=$PATH:~/bin\n", encoding="utf-8")
+    return repo, bashrc
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_a_backup_that_is_a_link_is_refused_and_its_target_untouched(tmp_path, capsys):
+    """A repository shipping .vscode/mcp.json.bak -> ~/.bashrc got its JSON into ~/.bashrc
+    (shutil.copy2 follows the link), exit 0; the next shell ran what it held."""
+    repo, bashrc = _repo_with_vscode(tmp_path)
+    os.symlink(bashrc, repo / ".vscode" / "mcp.json.bak")
+    before = _untouched(repo / ".vscode")
+    assert main(["--db", str(tmp_path / "m.db"), "connect", "vscode", "--workspace", str(repo)]) == 1
+    assert "mcp.json.bak is a link" in capsys.readouterr().err
+    assert bashrc.read_text(encoding="utf-8") == "export PATH=$PATH:~/bin\n" and _untouched(repo / ".vscode") == before
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_a_vscode_folder_that_is_a_link_is_refused(tmp_path, capsys):
+    repo, _ = _repo_with_vscode(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    os.rename(repo / ".vscode", elsewhere)
+    os.symlink(elsewhere, repo / ".vscode")
+    before = _untouched(elsewhere)
+    assert main(["--db", str(tmp_path / "m.db"), "connect", "vscode", "--workspace", str(repo)]) == 1
+    assert ".vscode is a link" in capsys.readouterr().err and _untouched(elsewhere) == before
+
+
+def test_a_fifo_as_config_is_refused_at_once(tmp_path, capsys):
+    fifo = tmp_path / "mcp.json"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    assert main(["--db", str(tmp_path / "m.db"), "connect", "cursor", "--config", str(fifo)]) == 1
+    assert "not a plain file" in capsys.readouterr().err and time.monotonic() - started < 5
+
+
+def test_a_configuration_nested_too_deep_is_a_sentence(tmp_path, capsys):
+    path = tmp_path / "mcp.json"
+    path.write_text('{"x": ' + "[" * 5000 + "]" * 5000 + "}", encoding="utf-8")
+    before = path.read_bytes()
+    assert main(["--db", str(tmp_path / "m.db"), "connect", "cursor", "--config", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "nested too deep" in err and "Traceback" not in err and path.read_bytes() == before
+
+
+@pytest.mark.parametrize("scope", ["has space", "private:", "a\u202eb", ""])
+def test_a_scope_the_server_would_refuse_is_refused_before_writing(tmp_path, capsys, scope):
+    path = tmp_path / "mcp.json"
+    assert main(["--db", str(tmp_path / "m.db"), "connect", "cursor", "--config", str(path), "--scope", scope]) == 1
+    assert "--scope" in capsys.readouterr().err and not path.exists()
+
+
+def test_the_backup_and_the_file_keep_the_files_permissions(tmp_path):
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {"other": {"command": "x", "env": {"TOKEN": "secret"}}}}', encoding="utf-8")
+    os.chmod(path, 0o600)
+    connect("cursor", str(tmp_path / "m.db"), path=str(path))
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)
+    assert oct((tmp_path / "mcp.json.bak").stat().st_mode & 0o777) == oct(0o600)
