@@ -109,21 +109,44 @@ class PostgresError(sqlite3.DatabaseError):
     """An error of the PostgreSQL server or its connection (its first line)."""
 
 
+# Query parameters libpq reads a secret from (postgresql://u@host/db?password=…).
+SECRET_PARAMS = frozenset({"password", "sslpassword"})
+
+
 def redact(url: str) -> str:
-    """The URL without its password (what is shown, logged and stored as the path)."""
-    parts = urlsplit(url)
-    if parts.password is None:
+    """The URL without its password, whether in the userinfo (``u:pw@``) or the query
+    (``?password=pw``, percent-encoded or not): what is shown, logged and stored as the path."""
+    try:
+        parts = urlsplit(url)
+        secret_in_userinfo = parts.password is not None
+    except ValueError:
+        return _redact_by_hand(url)
+    query = [pair for pair in parts.query.split("&") if pair]
+    kept = [pair for pair in query if unquote(pair.partition("=")[0]).strip().lower() not in SECRET_PARAMS]
+    if not secret_in_userinfo and len(kept) == len(query):
         return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    user = parts.netloc.rsplit("@", 1)[0].split(":", 1)[0]
-    tail = url[url.index(parts.netloc) + len(parts.netloc):]
-    return f"{parts.scheme}://{user + '@' if user else ''}{host}{tail}"
+    netloc = parts.netloc
+    if secret_in_userinfo:
+        userinfo, host = netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user + '@' if user else ''}{host}"
+    out = f"{parts.scheme}://{netloc}{parts.path}"
+    if kept:
+        out += "?" + "&".join(kept)
+    return out + (f"#{parts.fragment}" if parts.fragment else "")
+
+
+def _redact_by_hand(url: str) -> str:
+    """A URL urlsplit cannot read (a bad port): everything between :// and @ and every
+    secret parameter's value go, so its error message holds no password either."""
+    url = re.sub(r"(://)[^/@?#]*@", lambda m: m.group(1) + "***@", url, count=1)
+    return re.sub(r"(?i)((?:^|[?&])(?:ssl)?pass(?:%77|w)ord=)[^&#]*", r"\1***", url)
 
 
 def parse_url(url: str) -> dict[str, Any]:
     """The connection parameters of a ``postgresql://user[:password]@host[:port]/dbname``
     URL; a URL that does not parse is refused, naming what is wrong (never its password)."""
-    shown = redact(url) if "@" in url else url
+    shown = redact(url)
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -656,8 +679,9 @@ def connect_postgres(url: str, *, read_only: bool) -> PostgresConnection:
             configure(conn)
         except psycopg.Error as exc:
             why = (str(exc).strip().splitlines() or ["failed"])[0]
-            if params.get("password"):
-                why = why.replace(params["password"], "***")
+            for secret in SECRET_PARAMS:
+                if params.get(secret):
+                    why = why.replace(params[secret], "***")
             raise StoreError(why) from None
         return conn
 

@@ -713,3 +713,24 @@ def test_a_committed_write_is_heard_by_a_listener_and_a_rolled_back_one_is_not(p
             own.close()
         finally:
             listener.close()
+
+
+@pytest.mark.parametrize("form", ["password", "pass%77ord", "sslmode=disable&password"])
+def test_a_password_in_the_query_is_never_printed_nor_written_into_a_client(
+        pg_server, pg_url, capsys, caplog, tmp_path, form):
+    """``?password=…`` was printed by init, stats and a refused login, and connect wrote it
+    into the client's configuration (the userinfo form was redacted everywhere)."""
+    caplog.set_level(logging.DEBUG)
+    name = _dbname(pg_url)
+    base = f"postgresql://{PASSWORD_USER}@127.0.0.1:{pg_server.port}/{name}"
+    url = f"{base}?{form}={PASSWORD}"
+    assert redact(url) == (base + "?sslmode=disable" if form.startswith("sslmode") else base)
+    assert main(["--db", url, "init"]) == 0
+    assert main(["--db", url, "stats"]) == 0
+    assert main(["--db", url, "stats", "--json"]) == 0
+    assert main(["--db", f"{base}?{form}=not-{PASSWORD}", "stats"]) != 0
+    config = tmp_path / "mcp.json"
+    assert main(["--db", url, "connect", "cursor", "--config", str(config)]) != 0
+    out = capsys.readouterr()
+    assert PASSWORD not in out.out + out.err + caplog.text and "PGPASSWORD" in out.err
+    assert "password authentication failed" in out.err and not config.exists()
