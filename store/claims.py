@@ -67,7 +67,12 @@ _PAST = re.compile(r"\b(?:used to|formerly|previously|before moving|once lived)\
 _MOVED = re.compile(r"\b(?:moved|moving|now)\b|搬|现在")  # a past claim with a present one after it
 # Words and particles left out when comparing two statements for the generic rule.
 _ZH_NEGATION = re.compile(r"不再|再也不|已经|没有|现在|还是|仍然|[不没了也]")
+# Words between a Chinese name and its verb: 玛拉上个月搬到了波尔图 is about 玛拉.
+_ZH_BEFORE_VERB = re.compile(r"(?:现在|如今|已经|也|还|都|一直|在|又|开始|最近|上个月|上周|上次|这个月|这学期|今年|去年|"
+                             r"[春夏秋冬]天|[0-9一二三四五六七八九十]+月份?)+$")
 PRONOUNS = frozenset("she he they i we it her him them".split())
+# "The Lighthouse standup moved to Tuesdays" is about the Lighthouse standup, not "the".
+_DETERMINERS = frozenset("the a an this that these those my our your his their".split())
 
 
 @dataclass(frozen=True)
@@ -121,13 +126,41 @@ def subject_from(text: str, start: int) -> str:
     (in Chinese, the words just before it)."""
     if is_cjk(text[:start]):
         clause = re.split(r"[，。,;；\s]", text[:start])[-1]
-        return re.sub(r"(?:现在|已经|也|还|都|一直|在)+$", "", clause)[-4:]
+        return _ZH_BEFORE_VERB.sub("", clause)[-4:]
     words = re.findall(r"[A-Za-z][\w'-]*", text[:start])
     for w in words:
         lw = w.lower().removesuffix("'s")
-        if lw not in PRONOUNS and w[0].isupper():
+        if lw not in PRONOUNS and lw not in _DETERMINERS and w[0].isupper():
             return lw
     return ""
+
+
+# Whose thing a claim is about, when the words before its verb name a possession: "Theo's
+# wife works at Globex", "Her parents now live in Chennai", "普丽亚的父母现在住在成都" are
+# claims about Theo's wife and Priya's parents, not about Theo or Priya (the clause starts
+# with the owner; "Mara and her husband live in Porto" is about Mara too).
+_POSSESSED_EN = re.compile(
+    r"^\s*(?:(?P<owner>[^\W\d_][\w-]*)(?:'s|’s)|her|his|their|my|our|your)\s+"
+    r"(?P<what>(?:[^\W\d_][\w-]*\s+){0,2}?[^\W\d_][\w-]*)"
+    r"(?:\s+(?:now|still|also|no longer|recently|just|already|never|not|often|usually|always|both|all|"
+    r"has|have|had|is|are|was|were|does|do|did|doesn't|don't|didn't))*\s*$", re.IGNORECASE)
+_POSSESSED_ZH = re.compile(rf"^(?P<owner>[{_CJK}A-Za-z]{{1,6}}?)的(?P<what>[{_CJK}]{{1,4}}?)"
+                           r"(?:现在|已经|也|还|都|一直|最近|又|仍然|还是|不再|不|没有|没)*$")
+_CLAUSE = re.compile(r"[,;:.!?()\n，。；：！？、]")
+
+
+def _holder(text: str, start: int, subject: str) -> str:
+    """Who the claim whose verb starts at ``start`` is about: ``subject`` (the memory's, if
+    it names one) or the name before the verb, or, when the words before the verb name a
+    possession of theirs, that possession ("theo's wife", "普丽亚的父母")."""
+    clause = _CLAUSE.split(text[:start])[-1]
+    owned = (_POSSESSED_ZH if is_cjk(clause) else _POSSESSED_EN).match(clause)
+    if owned is None:
+        return subject or subject_from(text, start)
+    owner = subject or (owned.group("owner") or "").lower() or subject_from(text, start)
+    if is_cjk(clause):
+        return f"{owner}的{owned.group('what')}"
+    return f"{owner}'s {owned.group('what').lower()}"
 
 
 def claims(text: str, subject: str = "") -> list[Claim]:
@@ -152,7 +185,7 @@ def claims(text: str, subject: str = "") -> list[Claim]:
             negated = _negated_before(low, m.start())
             phrase = (m.group() if cjk else ("not " if negated else "") + m.group() + value).strip()
             name = f"{slot} {m.group('what').lower()}" if "what" in pattern.groupindex else slot
-            out.append(Claim(subject or subject_from(text, m.start()), name, value, not negative and not negated,
+            out.append(Claim(_holder(text, m.start(), subject), name, value, not negative and not negated,
                              phrase, True))
     if cjk:
         for m in _PREF_ZH.finditer(text):
@@ -160,7 +193,7 @@ def claims(text: str, subject: str = "") -> list[Claim]:
             if not value:
                 continue
             positive = not m.group("neg") and m.group("verb") not in _ZH_NEGATIVE_VERBS
-            out.append(Claim(subject or subject_from(text, m.start()), "likes", value, positive,
+            out.append(Claim(_holder(text, m.start(), subject), "likes", value, positive,
                              m.group(), False))
     else:
         for m in _PREF_EN.finditer(low):
@@ -169,7 +202,7 @@ def claims(text: str, subject: str = "") -> list[Claim]:
                 continue
             negated = _negated_before(low, m.start())
             positive = (m.group("verb") not in _NEGATIVE_VERBS) != negated
-            out.append(Claim(subject or subject_from(text, m.start()), "likes", value, positive,
+            out.append(Claim(_holder(text, m.start(), subject), "likes", value, positive,
                              (("not " if negated else "") + m.group() + value).strip(), False))
     # Keep one claim per exclusive slot: the last one (the present, in "left X and joined Y").
     last: dict[tuple[str, bool], Claim] = {}

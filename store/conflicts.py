@@ -33,7 +33,7 @@ import numpy as np
 from . import changes, vectors
 from .claims import Claim, claims, compatible, is_cjk, statement_key, subject_from
 from .edges import KEPT, MENTIONS, SUPERSEDED_BY, SUPERSEDES
-from .errors import NotFound, ValidationError
+from .errors import NotFound, StoreError, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK
 from .tables import DECAY_STATE, TOUCHED
 from .text import fts_phrase, terms
@@ -150,6 +150,23 @@ def _changed(nid: str, ntext: str, oid: str, otext: str, subject: str, cosine: f
     return Conflict(nid, oid, _shown_subject(subject, ntext), f"changed ({word})", ntext, otext, ntext, otext)
 
 
+def _one_attribute(store: MemoryStore, candidates: list[tuple[Conflict, str]]) -> list[Conflict]:
+    """Of the conflicts by meaning (each with its subject, lower-cased), those whose two
+    memories are about one attribute of their subject (:data:`store.changes.ATTRIBUTE`):
+    "Mara started learning the cello" tells of a change, and is near "Quill is the name Mara
+    gave to her assistant" through Mara's name alone. An embedder that fails here (an
+    endpoint gone since the memory was written) keeps none: a conflict is not claimed on a
+    guess."""
+    if not candidates:
+        return []
+    try:
+        cosines = changes.attribute_cosines(store.embedder, [(c.newer_text, c.older_text, subject)
+                                                             for c, subject in candidates])
+    except StoreError:
+        return []
+    return [c for (c, _), cos in zip(candidates, cosines) if cos >= changes.ATTRIBUTE]
+
+
 def _shown_subject(subject: str, text: str) -> str:
     """The subject as the text spells it ("Theo", not "theo"); a statement's, found in it."""
     if subject == "*":
@@ -224,6 +241,7 @@ def _scan_by_meaning(store: MemoryStore, rows: list[tuple], subjects: dict[str, 
               if any(m[1] in words for m in g[:-1])}
     ids, matrix = vectors.load(store, [m[1] for g in groups.values() for m in g])
     at = {m: i for i, m in enumerate(ids)}
+    candidates: list[tuple[Conflict, str]] = []
     for members in groups.values():
         members = [m for m in members if m[1] in at]  # newest first
         newer = [i for i, m in enumerate(members[:-1]) if m[1] in words]
@@ -242,7 +260,9 @@ def _scan_by_meaning(store: MemoryStore, rows: list[tuple], subjects: dict[str, 
                     continue
                 conflict = _changed(nid, ntext, oid, otext, subject, float(cos[row, j]), words[nid])
                 if conflict:
-                    found[(nid, oid)] = conflict
+                    candidates.append((conflict, subject))
+    for conflict in _one_attribute(store, candidates):
+        found[(conflict.newer, conflict.older)] = conflict
 
 
 
@@ -341,10 +361,10 @@ def _likely_by_meaning(store: MemoryStore, new: tuple[str, str, list[Claim]], su
         if not _rules_compared(mine, _memory_claims(ctext, known, cterms)):
             conflict = _changed(mid, text, cid, ctext, subject, float(cos[k]), said)
             if conflict:
-                out.append(conflict)
+                out.append((conflict, subject))
         if len(out) >= changes.NEIGHBOURS:
             break
-    return out
+    return _one_attribute(store, out)
 
 
 _SLOT_VERBS = {"location": [*dict.fromkeys(terms("lives live moved relocated based resides settled"))],
@@ -461,7 +481,8 @@ def outdated(store: MemoryStore, rows: list[dict]) -> dict[str, str]:
     tells = {r["id"] for r in ordered[:-1] if r.get("kind", "fact") in changes.KINDS and changes.change_words(r["text"])}
     ids, matrix = vectors.load(store, [r["id"] for r in ordered]) if tells and changes.applies(store) else ([], None)
     at = {m: i for i, m in enumerate(ids)}
-    out: dict[str, str] = {}
+    pairs: list[tuple[str, str, bool]] = []  # (newer, older, by meaning), newest first
+    by_meaning: list[tuple[Conflict, str]] = []
     for i, newer in enumerate(ordered):
         nearest = {}  # the older memories of its subject it is weighed against by meaning, and their cosines
         if newer["id"] in tells and newer["id"] in at:
@@ -472,13 +493,20 @@ def outdated(store: MemoryStore, rows: list[dict]) -> dict[str, str]:
             nearest = {older[k][1]["id"]: older[k][0]
                        for k in changes.replaceable(said, [(c, o["text"]) for c, o in older])}
         for older in ordered[i + 1:]:
-            if older["id"] in out or (newer["id"], older["id"]) in kept:
+            if (newer["id"], older["id"]) in kept:
                 continue
             a, b = sides[newer["id"]], sides[older["id"]]
-            found = _conflicts_between(a, b)
-            if found is None and older["id"] in nearest and not _rules_compared(a[3], b[3]):
+            if _conflicts_between(a, b) is not None:
+                pairs.append((newer["id"], older["id"], False))
+            elif older["id"] in nearest and not _rules_compared(a[3], b[3]):
                 found = _changed(newer["id"], newer["text"], older["id"], older["text"], subjects[newer["id"]],
                                  nearest[older["id"]])
-            if found is not None:
-                out[older["id"]] = newer["id"]
+                if found is not None:
+                    pairs.append((newer["id"], older["id"], True))
+                    by_meaning.append((found, subjects[newer["id"]]))
+    same = {(c.newer, c.older) for c in _one_attribute(store, by_meaning)}
+    out: dict[str, str] = {}
+    for newer_id, older_id, meaning in pairs:
+        if older_id not in out and (not meaning or (newer_id, older_id) in same):
+            out[older_id] = newer_id
     return out

@@ -276,3 +276,39 @@ def test_recall_ranks_the_newer_of_a_pair_by_meaning_first(store):
     hits = {h.id: h for h in store.recall("Priya vegetarian fish", k=5, now=T0 + 2 * DAY)}
     assert hits[old].outdated_by == new
     assert [h for h in hits][:2] == [new, old]
+
+
+# Issue #31 item 5: two statements about one person are no conflict unless they say
+# different things about one attribute (tests/data/conflict_subject.jsonl measures it).
+OTHER_ATTRIBUTE = [
+    ("Quill is the name Mara gave to her assistant.", "Mara started learning the cello in January.", "Mara"),
+    ("林老师是玛拉的中文老师，每周四晚上上课。", "Mara started learning the cello in January.", "Mara"),
+    ("林老师是玛拉的中文老师，每周四晚上上课。", "玛拉一月份开始学大提琴。", "Mara"),
+    ("Mara lives in Lisbon.", "Mara's team moved to the third floor.", "Mara"),  # the team's, not hers
+    ("Theo works at Acme Corp.", "Theo's wife works at Globex.", ""),
+    ("普丽亚住在上海。", "普丽亚的父母现在住在成都。", "Priya"),
+]
+
+
+@pytest.mark.parametrize("older, newer, who", OTHER_ATTRIBUTE)
+def test_another_attribute_of_the_same_person_is_no_conflict(store, older, newer, who):
+    old = store.remember(older, who=who, now=T0, dedupe=False).memory.id
+    new = store.remember(newer, who=who, now=T0 + DAY, dedupe=False)
+    assert new.conflicts == [] and scan(store) == []
+    hits = store.recall(newer, k=10, now=T0 + DAY, reinforce=False)
+    assert {h.id: h.outdated_by for h in hits if h.id in (old, new.memory.id)} == {
+        h.id: None for h in hits if h.id in (old, new.memory.id)}
+
+
+def test_recall_marks_no_memory_outdated_by_another_attribute(store):
+    """The reported session: the cello flagged the assistant's name, and after an update the
+    Chinese teacher; recall showed the flagged one as outdated by it."""
+    quill = store.remember("Quill is the name Mara gave to her assistant.", who="Mara", now=T0).memory.id
+    teacher = store.remember("林老师是玛拉的中文老师，每周四晚上上课。", who="Mara", now=T0 + 3600).memory.id
+    cello = store.remember("Mara started learning the cello in January.", who="Mara", now=T0 + DAY)
+    assert cello.conflicts == []
+    store.update(cello.memory.id, text="Mara started learning the cello in January, with lessons on Saturdays.")
+    assert scan(store) == []
+    hits = store.recall("Mara", k=10, now=T0 + 2 * DAY, reinforce=False)
+    assert {quill, teacher, cello.memory.id} <= {h.id for h in hits}
+    assert [h.outdated_by for h in hits] == [None] * len(hits)
