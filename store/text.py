@@ -105,9 +105,15 @@ def _bigrams(run: str) -> list[str]:
     return [run[i:i + 2] for i in range(len(run) - 1) if run[i:i + 2] not in CJK_STOP]
 
 
+# A term is at most this many characters: PostgreSQL refuses a lexeme over 2,046 bytes
+# ("word is too long in tsquery"), and 256 characters of UTF-8 are at most 1,024 bytes.
+# A longer word is searched by its first 256 characters, alike on both engines.
+MAX_TERM_CHARS = 256
+
+
 @lru_cache(maxsize=1 << 16)  # words repeat: an import of 100,000 memories stems a few thousand
 def _word(tok: str) -> tuple[str, ...]:
-    tok = fold(tok)
+    tok = fold(tok)[:MAX_TERM_CHARS]
     if tok in STOPWORDS or (len(tok) < 2 and not tok.isdigit()):
         return ()
     return (stem(tok) if tok.isascii() else tok,)

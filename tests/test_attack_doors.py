@@ -99,3 +99,18 @@ def test_a_loopback_host_in_any_case_is_served(store, api, host):
     answer = api.post("/recall", json={"query": "tea"}, headers={"Host": host, "Origin": f"http://{host}"})
     assert answer.status_code == 200, answer.text
     assert api.post("/recall", json={"query": "tea"}, headers={"Host": "LOCALHOST.evil.example"}).status_code == 403
+
+
+@pytest.mark.parametrize("length", [2047, 3000, 3900])
+def test_a_very_long_word_is_remembered_and_recalled_on_both_engines(store, api, length):
+    """A word over 2,047 characters was refused on PostgreSQL ("word is too long in
+    tsquery", from the duplicate check) though SQLite stored it and a JSONL import into
+    the same PostgreSQL took it."""
+    word = "x" * (length - 4) + "tail"
+    first = store.remember(f"The key is {word} and nothing else.").memory
+    again = store.remember(f"The key is {word} and nothing else.").memory
+    assert again.id == first.id  # the duplicate check still finds it
+    assert [h.id for h in store.recall(word)] == [first.id]
+    answer = api.post("/remember", json={"text": f"Another {word}é memory."})
+    assert answer.status_code == 200, answer.text
+    assert [h.id for h in store.recall("key " + word)][:1] == [first.id]
