@@ -1,5 +1,6 @@
 """Connect an MCP client to this installation: write (or take out) the ``mcpServers``
-entry that starts ``mnemoscope mcp`` in the client's configuration file.
+entry that starts ``mnemoscope mcp`` in the client's configuration file (Codex's is TOML:
+its other tables and comments are kept, by tomlkit).
 
 One function serves the command line (``mnemoscope connect``) and the window (Help ›
 Connect an agent…). The file is merged, never replaced: other servers and other keys
@@ -37,7 +38,17 @@ CLIENTS: dict[str, tuple[str, str, bool]] = {
     "claude-code": ("Claude Code", "mcpServers", True),
     "cursor": ("Cursor", "mcpServers", False),
     "vscode": ("VS Code", "servers", True),
+    "codex": ("Codex", "mcp_servers", False),
+    "gemini": ("Gemini CLI", "mcpServers", False),
+    "windsurf": ("Windsurf", "mcpServers", False),
+    "cline": ("Cline", "mcpServers", False),
 }
+TOML_CLIENTS = frozenset({"codex"})  # ~/.codex/config.toml: [mcp_servers.NAME]
+# Clients with a configuration of a project's own, in its folder (--workspace).
+WORKSPACE_FILES = {"vscode": (".vscode", "mcp.json"), "claude-code": (".mcp.json",),
+                   "cursor": (".cursor", "mcp.json"), "gemini": (".gemini", "settings.json")}
+# Cline keeps its servers in its VS Code extension's storage.
+CLINE_FILE = ("globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")
 
 
 class ConnectError(StoreError):
@@ -66,7 +77,9 @@ class ConnectResult:
 def config_path(client: str, *, home: str | None = None, platform: str | None = None,
                 env: dict[str, str] | None = None, workspace: str | None = None) -> str:
     """The configuration file ``client`` reads on ``platform`` (sys.platform's names):
-    its user-wide file, or for VS Code with ``workspace`` that folder's .vscode/mcp.json."""
+    its user-wide file, or with ``workspace`` that project's own (VS Code, Claude Code,
+    Cursor, Gemini CLI). Each client's own override of its folder is honoured:
+    CLAUDE_CONFIG_DIR (Claude Code), CODEX_HOME (Codex), XDG_CONFIG_HOME and APPDATA."""
     if client not in CLIENTS:
         raise ConnectError(f"unknown client {client!r}; choose one of {', '.join(CLIENTS)}")
     platform = platform or sys.platform
@@ -75,14 +88,24 @@ def config_path(client: str, *, home: str | None = None, platform: str | None = 
     win = platform.startswith("win")
     appdata = env.get("APPDATA") or os.path.join(home, "AppData", "Roaming")
     join = _join(win)
+    if workspace:
+        if client not in WORKSPACE_FILES:
+            raise ConnectError(f"--workspace is for {', '.join(WORKSPACE_FILES)}; {CLIENTS[client][0]} keeps one "
+                               "configuration for the user")
+        return join(workspace, *WORKSPACE_FILES[client])
     if client == "claude-code":
-        return join(home, ".claude.json")
+        return join(env["CLAUDE_CONFIG_DIR"], ".claude.json") if env.get("CLAUDE_CONFIG_DIR") else join(
+            home, ".claude.json")
+    if client == "codex":
+        return join(env.get("CODEX_HOME") or join(home, ".codex"), "config.toml")
+    if client == "gemini":
+        return join(home, ".gemini", "settings.json")
+    if client == "windsurf":
+        return join(home, ".codeium", "windsurf", "mcp_config.json")
     if client == "cursor":
         return join(home, ".cursor", "mcp.json")
-    if client == "vscode" and workspace:
-        return join(workspace, ".vscode", "mcp.json")
-    folder = {"claude-desktop": "Claude", "vscode": join("Code", "User")}[client]
-    name = "claude_desktop_config.json" if client == "claude-desktop" else "mcp.json"
+    folder = {"claude-desktop": "Claude", "vscode": join("Code", "User"), "cline": join("Code", "User")}[client]
+    name = {"claude-desktop": "claude_desktop_config.json", "cline": join(*CLINE_FILE)}.get(client, "mcp.json")
     if win:
         return join(appdata, folder, name)
     if platform == "darwin":
@@ -127,6 +150,18 @@ def entry(client: str, db: str, scopes: list[str] | tuple[str, ...] = (), trust:
     out: dict[str, Any] = {"type": "stdio"} if CLIENTS[client][2] else {}
     out.update({"command": command[0], "args": args})
     return out
+
+
+def config_text(client: str, new: dict[str, Any]) -> str:
+    """The entry as it stands in ``client``'s file (to show, or to paste by hand)."""
+    if client in TOML_CLIENTS:
+        import tomlkit
+
+        doc = tomlkit.document()
+        doc.add(CLIENTS[client][1], tomlkit.table(is_super_table=True))
+        doc[CLIENTS[client][1]][SERVER_NAME] = new  # type: ignore[index]
+        return tomlkit.dumps(doc).strip()
+    return json.dumps({CLIENTS[client][1]: {SERVER_NAME: new}}, indent=2)
 
 
 _COMMENT_OR_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|(//[^\n]*|/\*.*?\*/|,\s*[}\]])', re.S)
@@ -200,6 +235,26 @@ def _read(folder: SafeFolder, name: str, snippet: str) -> tuple[dict[str, Any], 
     return data, text
 
 
+def _read_toml(folder: SafeFolder, name: str, snippet: str) -> tuple[Any, str | None]:
+    """(the parsed TOML document, its text), comments and layout kept (tomlkit)."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    path = folder.path / name
+    if _plain_or_missing(folder, name) is None:
+        return tomlkit.document(), None
+    try:
+        text = (folder.read(name) or b"").decode("utf-8")
+    except (OSError, UnicodeDecodeError, StoreError) as exc:
+        raise ConnectError(f"cannot read {path}: {exc}; nothing was written") from None
+    try:
+        doc = tomlkit.parse(text)
+    except (TOMLKitError, RecursionError, ValueError) as exc:
+        raise ConnectError(f"{path} was left as it is: it is not valid TOML ({exc}). Add this to it by hand:\n"
+                           f"{snippet}") from None
+    return doc, text
+
+
 def _check_entry(scopes: list[str] | tuple[str, ...], trust: str) -> list[str]:
     """The scopes as the server will read them; a scope or trust it would refuse is refused
     here, before a client is given an entry that cannot start."""
@@ -245,7 +300,7 @@ def connect(client: str, db: str, *, scopes: list[str] | tuple[str, ...] = (), t
     path = path or config_path(client, **where)
     key = CLIENTS[client][1]
     new = entry(client, db, _check_entry(scopes, trust), trust, command)
-    snippet = json.dumps({SERVER_NAME: new}, indent=2)
+    snippet = config_text(client, new)
     if dry_run and not os.path.lexists(os.path.dirname(path) or "."):
         return ConnectResult(client, path, new, not remove, removed=remove)  # nothing there, nothing made
     with _folder(path) as folder:
@@ -255,21 +310,23 @@ def connect(client: str, db: str, *, scopes: list[str] | tuple[str, ...] = (), t
 def _connect(client: str, path: str, folder: SafeFolder, key: str, new: dict[str, Any], snippet: str,
              remove: bool, dry_run: bool) -> ConnectResult:
     name = os.path.basename(path)
-    data, text = _read(folder, name, snippet)
+    toml = client in TOML_CLIENTS
+    data, text = (_read_toml if toml else _read)(folder, name, snippet)
     servers = data.get(key, {})
     if not isinstance(servers, dict):
-        raise ConnectError(f"{path}: '{key}' is a JSON {type(servers).__name__}, not an object of servers; "
-                           "nothing was written")
-    if remove:
-        if SERVER_NAME not in servers:
-            return ConnectResult(client, path, new, False, removed=True)
-        servers = {k: v for k, v in servers.items() if k != SERVER_NAME}
-    else:
-        if servers.get(SERVER_NAME) == new:
-            return ConnectResult(client, path, new, False)
-        servers = {**servers, SERVER_NAME: new}
+        kind = f"a TOML {type(servers).__name__}, not a table" if toml else f"a JSON {type(servers).__name__}, not an object"
+        raise ConnectError(f"{path}: '{key}' is {kind} of servers; nothing was written")
+    mine = servers.get(SERVER_NAME)
+    if remove and SERVER_NAME not in servers:
+        return ConnectResult(client, path, new, False, removed=True)
+    if not remove and (mine.unwrap() if hasattr(mine, "unwrap") else mine) == new:
+        return ConnectResult(client, path, new, False)
     if dry_run:
         return ConnectResult(client, path, new, True, removed=remove)
+    if toml:
+        out = _toml_out(data, key, new, remove)
+        return ConnectResult(client, path, new, True, removed=remove, backup=_write(folder, name, out, text, snippet))
+    servers = {k: v for k, v in servers.items() if k != SERVER_NAME} if remove else {**servers, SERVER_NAME: new}
     updated = {**data, key: servers}
     try:  # before any file is touched: what cannot be written back as it was read stops here
         out = (json.dumps(updated, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
@@ -278,3 +335,26 @@ def _connect(client: str, path: str, folder: SafeFolder, key: str, new: dict[str
                            f"({exc}). Add this under the servers in it by hand:\n{snippet}") from None
     backup = _write(folder, name, out, text, snippet)
     return ConnectResult(client, path, new, True, removed=remove, backup=backup)
+
+
+def _toml_out(doc: Any, key: str, new: dict[str, Any], remove: bool) -> bytes:
+    """The document with the entry written (or taken out) in its ``[key]`` table, the
+    rest (other tables, comments, layout) as it was."""
+    import tomlkit
+
+    before = doc.unwrap()
+    if key not in doc:
+        doc.add(key, tomlkit.table(is_super_table=True))
+    if remove:
+        del doc[key][SERVER_NAME]
+    else:
+        table = tomlkit.table()
+        table.update(new)
+        table.add(tomlkit.nl())
+        doc[key][SERVER_NAME] = table
+    out = tomlkit.dumps(doc)
+    expected = {**before, key: {**{k: v for k, v in before.get(key, {}).items() if k != SERVER_NAME},
+                                **({} if remove else {SERVER_NAME: new})}}
+    if tomlkit.parse(out).unwrap() != expected:  # read back, it must say what was there and the entry
+        raise ConnectError("the TOML would not read back as it was with the entry; nothing was written")
+    return out.encode("utf-8")

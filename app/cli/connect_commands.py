@@ -1,14 +1,12 @@
 """``connect CLIENT``: add this installation as an MCP server to Claude Desktop, Claude
-Code, Cursor or VS Code (see mnemoscope.connect)."""
+Code, Cursor, VS Code, Codex, Gemini CLI, Windsurf or Cline (see mnemoscope.connect)."""
 
 from __future__ import annotations
-
-import json
 
 import click
 from mnemoscope.store import SENSITIVITIES
 
-from ..connect import CLIENTS, SERVER_NAME, connect
+from ..connect import CLIENTS, SERVER_NAME, WORKSPACE_FILES, config_text, connect
 from .group import Failure, chosen_db, cli, db_option, emit_json, json_option
 
 
@@ -23,8 +21,8 @@ from .group import Failure, chosen_db, cli, db_option, emit_json, json_option
 @click.option("--remove", is_flag=True, help=f"take the '{SERVER_NAME}' server out of the client's configuration")
 @click.option("--config", "config_file", metavar="FILE", help="the client's configuration file (default: where "
               "the client keeps it on this system)")
-@click.option("--workspace", metavar="FOLDER", help="vscode only: write FOLDER/.vscode/mcp.json instead of the "
-              "user's mcp.json")
+@click.option("--workspace", metavar="FOLDER", help=f"{', '.join(WORKSPACE_FILES)}: write the project's own "
+              "configuration in FOLDER (.vscode/mcp.json, .mcp.json, .cursor/mcp.json, .gemini/settings.json)")
 @json_option
 def connect_command(client: str, scopes: tuple[str, ...], trust: str, show: bool, remove: bool,
                     config_file: str | None, workspace: str | None, as_json: bool) -> None:
@@ -45,6 +43,6 @@ def connect_command(client: str, scopes: tuple[str, ...], trust: str, show: bool
                    "removed": result.removed, "backup": result.backup, "written": result.changed and not show})
     elif show:
         click.echo(f"# {result.path}")
-        click.echo(json.dumps({CLIENTS[client][1]: {SERVER_NAME: result.entry}}, indent=2))
+        click.echo(config_text(client, result.entry))
     else:
         click.echo(result.message())

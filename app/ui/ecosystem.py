@@ -4,11 +4,10 @@ Connect an agent… (the same function as ``mnemoscope connect``)."""
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING
 
-from mnemoscope.connect import CLIENTS, SERVER_NAME, connect
+from mnemoscope.connect import CLIENTS, config_text, connect
 from mnemoscope.store import SENSITIVITIES, StoreError, embedding_workers
 from mnemoscope.store.importers import ImportPlan, ImportResult, apply, formats, plan_import, undo
 from PySide6.QtWidgets import (
@@ -126,8 +125,7 @@ class ConnectDialog(QDialog):
             self.preview.setPlainText(str(exc))
             self.connect_button.setEnabled(False)
             return
-        key = CLIENTS[result.client][1]
-        self.preview.setPlainText(f"{result.path}\n\n" + json.dumps({key: {SERVER_NAME: result.entry}}, indent=2))
+        self.preview.setPlainText(f"{result.path}\n\n" + config_text(result.client, result.entry))
         self.connect_button.setEnabled(True)
 
 
