@@ -211,3 +211,23 @@ def test_the_import_command_answers_deep_lines_without_a_traceback(db_path, tmp_
     assert main(["--db", db_path, "import", str(source)]) == 1
     err = capsys.readouterr().err
     assert "line 1" in err and "Traceback" not in err
+
+
+def test_every_tool_declares_an_output_schema_and_answers_structured_content(raw):
+    """Answers were JSON text only (no structuredContent, no outputSchema), and capture's
+    content and context had an empty schema, which the MCP Inspector's --strict warns about."""
+    raw.send({"jsonrpc": "2.0", "id": 30, "method": "tools/list"})
+    tools = {t["name"]: t for t in raw.answer()["result"]["tools"]}
+    assert all(t["outputSchema"]["type"] == "object" for t in tools.values()), tools
+    capture = tools["capture"]["inputSchema"]["properties"]
+    assert "object" in capture["content"]["type"] and "null" not in capture["content"]["type"]
+    assert "null" in capture["context"]["type"]
+    raw.send({"jsonrpc": "2.0", "id": 31, "method": "tools/call", "params": {"name": "recall",
+                                                                            "arguments": {"query": "tea"}}})
+    got = raw.answer()["result"]
+    assert got["structuredContent"]["hits"][0]["text"] == "Mara likes green tea."
+    assert json.loads(got["content"][0]["text"]) == got["structuredContent"]
+    raw.send({"jsonrpc": "2.0", "id": 32, "method": "tools/call", "params": {"name": "capture", "arguments": {
+        "content": {"subject": "Mara", "predicate": "drinks", "object": "oolong"}, "context": ["a", 1]}}})
+    got = raw.answer()["result"]
+    assert not got["isError"] and got["structuredContent"]["created"] is True, got

@@ -2,6 +2,8 @@
 
 Every tool is one method of :class:`~mnemoscope.serve.operations.Operations`; the SDK builds
 each tool's input schema from that method's signature and checks every call against it.
+Each declares an output schema (an object) and answers with ``structuredContent`` (the
+answer as an object) beside the same answer as JSON text, for clients before 2025-06-18.
 A call the store refuses comes back as a tool error (``isError``) with the store's
 message; the server keeps running and writes nothing for it but its line in the
 activity log.
@@ -123,7 +125,7 @@ def build_server(ops: Operations) -> MCPServer:
     for name in Operations.TOOLS:
         annotations = ToolAnnotations(readOnlyHint=name in READ_ONLY, destructiveHint=name in DESTRUCTIVE,
                                       idempotentHint=name in READ_ONLY, openWorldHint=False)
-        server.add_tool(_tool(ops, name), name=name, annotations=annotations, structured_output=False)
+        server.add_tool(_tool(ops, name), name=name, annotations=annotations, structured_output=True)
     return server
 
 

@@ -66,6 +66,11 @@ TICK_WITHHELD = ("layers",)  # of a tick's answer (see tick)
 CALLER: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("mnemoscope_caller", default=None)
 
 
+# What "any JSON" is in a JSON Schema: an empty schema says nothing, and the MCP
+# Inspector's --strict warns about it. Validation stays the store's own (capture's).
+JSON_TYPES = ["string", "number", "integer", "boolean", "object", "array", "null"]
+
+
 class ScopeRefused(StoreError):
     """The call named a scope this server may not read or write."""
 
@@ -274,10 +279,12 @@ class Operations:
     def capture(
         self,
         content: Annotated[Any, Field(description="any JSON: a sentence, a tool's output, an "
-                                      "observation {subject, predicate, object}, a working state")],
+                                      "observation {subject, predicate, object}, a working state",
+                                      json_schema_extra={"type": JSON_TYPES[:-1]})],
         source_kind: Literal[SOURCE_KINDS] = "event",  # type: ignore[valid-type]
         source: Short = "",
-        context: Annotated[Any, Field(description="what was going on (any JSON), kept with the memory")] = None,
+        context: Annotated[Any, Field(description="what was going on (any JSON), kept with the memory",
+                                      json_schema_extra={"type": JSON_TYPES})] = None,
         reason_to_remember: Annotated[str, Field(max_length=MAX_REASON_CHARS, description="why this is worth keeping")] = "",
         summary: Annotated[str, Field(max_length=MAX_TEXT, description="one sentence to store instead of "
                                       "the raw content")] = "",
