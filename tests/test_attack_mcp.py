@@ -165,6 +165,15 @@ def test_a_batch_is_answered_as_one_array_in_protocol_2025_03_26(db_path):
         client.send([{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}}])
         client.send({"jsonrpc": "2.0", "id": 4, "method": "ping"})  # a batch of notifications gets no answer
         assert client.answer()["id"] == 4
+        # Up to 1,000 messages, ids repeated too, come back in one array; a bigger batch is refused whole.
+        client.send([{"jsonrpc": "2.0", "id": i % 10, "method": "ping"} for i in range(1000)])
+        got = client.answer(timeout=60)
+        assert len(got) == 1000 and sorted(item["id"] for item in got) == sorted(i % 10 for i in range(1000))
+        client.send([{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(100_001)])
+        got = client.answer()
+        assert got["error"]["code"] == -32600 and "at most 1000" in got["error"]["message"]
+        client.send({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+        assert client.answer()["id"] == 5
     finally:
         client.close()
 

@@ -15,6 +15,7 @@ import json
 import re
 import sys
 import time
+from collections import Counter
 from io import TextIOWrapper
 from typing import Any
 
@@ -46,6 +47,9 @@ def refusal(line: str, *, batches: bool = False) -> dict[str, Any] | None:
             return _error(None, types.PARSE_ERROR, f"Parse error: {exc}")
         return _error(_echoable(_unparsed_id(line)), types.INVALID_REQUEST, f"Invalid request: the message {exc}")
     if batches and isinstance(message, list) and message:
+        if len(message) > MAX_BATCH:
+            return _error(None, types.INVALID_REQUEST, f"Invalid request: a batch of {len(message)} messages; "
+                          f"send at most {MAX_BATCH} in one")
         return None
     return refusal_of(message)
 
@@ -170,12 +174,19 @@ def called_tool(line: str) -> str | None:
 BATCH_PROTOCOL = "2025-03-26"
 
 
+# A batch's messages are answered together; more than this many in one is refused whole
+# (each is a task of the SDK's at once).
+MAX_BATCH = 1000
+
+
 class _Batch:
-    """One batch being answered: the answers so far and the ids still to come from the SDK."""
+    """One batch being answered: the answers so far and the ids still to come from the SDK
+    (id -> how many times: a batch may repeat one)."""
 
     def __init__(self, answers: list[dict[str, Any]], awaited: list[Any]) -> None:
         self.answers = answers
-        self.awaited = awaited
+        self.awaited = Counter(awaited)
+        self.left = len(awaited)
 
 
 class _Out:
@@ -213,11 +224,15 @@ class _Out:
         if not isinstance(message, dict) or "method" in message or ("result" not in message
                                                                      and "error" not in message):
             return False
+        ident = message.get("id")
+        if not isinstance(ident, (str, int)):
+            return False
         for batch in self.batches:
-            if message.get("id") in batch.awaited:
-                batch.awaited.remove(message["id"])
+            if batch.awaited[ident] > 0:
+                batch.awaited[ident] -= 1
+                batch.left -= 1
                 batch.answers.append(message)
-                if not batch.awaited:
+                if not batch.left:
                     self.batches.remove(batch)
                     await self.line(batch.answers)
                 return True
