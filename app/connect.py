@@ -298,6 +298,8 @@ def connect(client: str, db: str, *, scopes: list[str] | tuple[str, ...] = (), t
     """Write (or with ``remove`` take out) the entry in ``client``'s configuration file;
     with ``dry_run`` only say what would be written. ``where``: see :func:`config_path`."""
     path = path or config_path(client, **where)
+    if not os.path.basename(path) or os.path.basename(path) in (".", ".."):
+        raise ConnectError(f"{path} names a folder; give the configuration file itself; nothing was written")
     key = CLIENTS[client][1]
     new = entry(client, db, _check_entry(scopes, trust), trust, command)
     snippet = config_text(client, new)

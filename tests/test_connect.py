@@ -256,3 +256,10 @@ def test_the_backup_and_the_file_keep_the_files_permissions(tmp_path):
     connect("cursor", str(tmp_path / "m.db"), path=str(path))
     assert oct(path.stat().st_mode & 0o777) == oct(0o600)
     assert oct((tmp_path / "mcp.json.bak").stat().st_mode & 0o777) == oct(0o600)
+
+
+@pytest.mark.parametrize("name", ["new/", ".", "sub/.."])
+def test_a_config_that_names_a_folder_is_refused_and_nothing_is_made(tmp_path, name, capsys):
+    target = f"{tmp_path}/{name}"
+    assert main(["--db", str(tmp_path / "m.db"), "connect", "cursor", "--config", target]) == 1
+    assert "names a folder" in capsys.readouterr().err and not (tmp_path / "new").exists()
