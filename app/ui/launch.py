@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
+import re
+import shutil
+import subprocess
 import sys
 import traceback
 
@@ -107,8 +111,98 @@ def no_display_reason() -> str | None:
             "command-line tools (mnemoscope --help), or QT_QPA_PLATFORM=offscreen mnemoscope --selftest.")
 
 
+# The system libraries Qt's X11 plugin needs that a desktop may lack, by the file the loader
+# looks for: (Debian/Ubuntu package, Fedora package). Qt itself names only the plugin when
+# one is missing ("could not load the Qt platform plugin xcb"), and its hint names another.
+XCB_PACKAGES = {
+    "libxcb-cursor.so.0": ("libxcb-cursor0", "xcb-util-cursor"),
+    "libxcb-icccm.so.4": ("libxcb-icccm4", "xcb-util-wm"),
+    "libxcb-keysyms.so.1": ("libxcb-keysyms1", "xcb-util-keysyms"),
+    "libxcb-image.so.0": ("libxcb-image0", "xcb-util-image"),
+    "libxcb-render-util.so.0": ("libxcb-render-util0", "xcb-util-renderutil"),
+    "libxcb-util.so.1": ("libxcb-util1", "xcb-util"),
+    "libxkbcommon-x11.so.0": ("libxkbcommon-x11-0", "libxkbcommon-x11"),
+    "libxkbcommon.so.0": ("libxkbcommon0", "libxkbcommon"),
+    "libX11-xcb.so.1": ("libx11-xcb1", "libX11-xcb"),
+    "libEGL.so.1": ("libegl1", "libglvnd-egl"),
+    "libGL.so.1": ("libgl1", "libglvnd-glx"),
+    "libfontconfig.so.1": ("libfontconfig1", "fontconfig"),
+    "libdbus-1.so.3": ("libdbus-1-3", "dbus-libs"),
+}
+# What README's install line says, and this message, for a desktop without any of them.
+XCB_APT = "libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxkbcommon-x11-0"
+
+
+def _package(soname: str) -> tuple[str, str]:
+    """Debian's and Fedora's package for a missing library; by Debian's naming rule (name
+    and version: libxcb-shape.so.0 is libxcb-shape0) for one not listed, and the libxcb
+    package on Fedora, which holds every libxcb-* that xcb-util does not."""
+    if soname in XCB_PACKAGES:
+        return XCB_PACKAGES[soname]
+    m = re.fullmatch(r"(lib[\w+.-]+?)\.so\.(\d+)", soname)
+    if not m:
+        return soname, soname
+    name, version = m.groups()
+    debian = f"{name.lower()}{'-' if name[-1].isdigit() else ''}{version}"
+    return debian, "libxcb" if name.startswith("libxcb-") else name
+
+
+def _xcb_plugin() -> str | None:
+    from PySide6.QtCore import QLibraryInfo  # QtCore needs no display
+
+    path = os.path.join(QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath), "platforms", "libqxcb.so")
+    return path if os.path.exists(path) else None
+
+
+def missing_libraries(plugin: str | None = None) -> list[str]:
+    """The libraries the X11 platform plugin needs that this system's loader cannot find,
+    [] when all are there or it cannot be told. Loading the plugin is the quick test (Qt
+    loads it next anyway: nothing is loaded twice); only when that fails does ``ldd`` list
+    every one missing (the loader names the first only), which takes ~0.1 s."""
+    plugin = plugin or _xcb_plugin()
+    if plugin is None:
+        return []
+    try:
+        ctypes.CDLL(plugin)
+        return []
+    except OSError as exc:
+        first = re.match(r"([^:\s]+\.so[.\d]*): cannot open shared object file", str(exc))
+    ldd = shutil.which("ldd")
+    if ldd is None:
+        return [first.group(1)] if first else []
+    try:
+        out = subprocess.run([ldd, plugin], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    found = sorted({m.group(1) for m in re.finditer(r"^\s*(\S+)\s+=>\s+not found", out, re.MULTILINE)})
+    return found or ([first.group(1)] if first else [])
+
+
+def missing_libraries_reason(missing: list[str]) -> str | None:
+    """What to install, on Debian/Ubuntu and on Fedora, for the ``missing`` libraries."""
+    if not missing:
+        return None
+    debian = " ".join(dict.fromkeys(_package(s)[0] for s in missing))
+    fedora = " ".join(dict.fromkeys(_package(s)[1] for s in missing))
+    return (f"Qt cannot open a window on X11: these system libraries are missing: {', '.join(missing)}.\n"
+            f"  Debian/Ubuntu: sudo apt-get install {debian}\n"
+            f"  Fedora:        sudo dnf install {fedora}\n"
+            f"(the command-line tools and `mnemoscope mcp` work without them)")
+
+
+def uses_x11() -> bool:
+    """Whether Qt will open its window through the X11 (xcb) plugin here."""
+    if not sys.platform.startswith("linux"):
+        return False
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform:
+        return platform.split(":", 1)[0] == "xcb"
+    wayland = os.environ.get("WAYLAND_DISPLAY") and os.environ.get("XDG_SESSION_TYPE") == "wayland"
+    return bool(os.environ.get("DISPLAY")) and not wayland
+
+
 def run_gui(db_path: str | None = None) -> int:
-    reason = no_display_reason()
+    reason = no_display_reason() or (missing_libraries_reason(missing_libraries()) if uses_x11() else None)
     if reason:
         print(f"mnemoscope: {reason}", file=sys.stderr)
         return 2
