@@ -286,3 +286,12 @@ def test_search_returns_the_namespaces_matches_and_reinforces_only_them(lg, stor
         assert found[0].score is not None
     assert {m.recall_count for m in store.list() if m.scope == "global"} == {0}
     assert store.get(memory_id(scope_of(("memories", "ana")), "tea")).recall_count == 5
+
+
+def test_a_prefix_given_as_a_list_is_read_as_langgraph_reads_it(lg):
+    """LangGraph's own store tests search with ["test"]: it was refused as not a tuple."""
+    lg.put(("test", "docs"), "k", {"content": "a list prefix"})
+    assert [i.key for i in lg.search(["test"])] == ["k"]
+    assert [i.key for i in lg.search(["test", "docs"], query="list prefix")] == ["k"]
+    with pytest.raises(InvalidNamespaceError, match="NUL"):
+        lg.put(("test", "a\x00b"), "k", {"v": 1})

@@ -71,9 +71,11 @@ _MISSING = object()
 
 def check_namespace(namespace: Any, *, empty_ok: bool = False) -> tuple[str, ...]:
     """``namespace`` as LangGraph's own ``put`` takes it (InvalidNamespaceError otherwise):
-    a tuple of non-empty string labels without a period; empty only where ``empty_ok``."""
-    if not isinstance(namespace, tuple):
+    a tuple (or list, as callers pass to ``search``) of non-empty string labels without a
+    period or a NUL; empty only where ``empty_ok``."""
+    if not isinstance(namespace, (tuple, list)):
         raise InvalidNamespaceError(f"namespace must be a tuple of strings, got {namespace!r}")
+    namespace = tuple(namespace)
     if not namespace and not empty_ok:
         raise InvalidNamespaceError("namespace cannot be empty")
     for label in namespace:
@@ -83,6 +85,8 @@ def check_namespace(namespace: Any, *, empty_ok: bool = False) -> tuple[str, ...
             raise InvalidNamespaceError(f"namespace labels cannot be empty strings: {namespace}")
         if "." in label:
             raise InvalidNamespaceError(f"namespace labels cannot contain periods ('.'): {label!r} in {namespace}")
+        if "\x00" in label:
+            raise InvalidNamespaceError(f"namespace labels cannot contain NUL bytes: {label!r} in {namespace}")
     return namespace
 
 
