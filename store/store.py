@@ -210,7 +210,7 @@ class MemoryStore:
             where.append(f"scope IN ({','.join('?' * len(names))})")
             params += names
         if trust is not None:
-            levels = _readable(trust)
+            levels = readable_at(trust)
             where.append(f"sensitivity IN ({','.join('?' * len(levels))})")
             params += levels
         if newest not in ("created", "updated"):
@@ -300,7 +300,7 @@ class MemoryStore:
             where.append("substr(scope, 1, ?) = ?")  # not LIKE (its wildcards, its case) nor a collation's range
             params += [len(prefix), prefix]
         if trust is not None:
-            levels = _readable(trust)
+            levels = readable_at(trust)
             where.append(f"sensitivity IN ({','.join('?' * len(levels))})")
             params += levels
         sql = "SELECT DISTINCT scope FROM memories" + (" WHERE " + " AND ".join(where) if where else "")
@@ -669,10 +669,3 @@ def _bounded(text: str, needle: str) -> bool:
 
 __all__ = ["MemoryStore", "RememberResult", "UpdateResult", "DeletedMemory", "TickReport", "Entity",
            "SENSITIVITIES"]
-
-
-def _readable(trust: str) -> list[str]:
-    """The sensitivities a caller of ``trust`` may read."""
-    if trust not in SENSITIVITY_RANK:
-        raise ValidationError("trust", f"must be one of {', '.join(SENSITIVITY_RANK)}, got {trust!r}")
-    return [s for s, rank in SENSITIVITY_RANK.items() if rank <= SENSITIVITY_RANK[trust]]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mnemoscope.store import Memory
 from mnemoscope.store.tables import TOUCHED
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -29,6 +29,7 @@ from ..prompt_future import ARCHIVED, NOT_RECALLED, REASON_WORDS, Change, Prompt
 from .commands import StoreCommand
 from .session import StoreSession
 from .theme import ARRIVAL_COLOUR, REFUSED_COLOUR
+from .widgets import RowsModel
 
 PINNABLE = (ARCHIVED, NOT_RECALLED)  # pinning keeps these; a trimmed one needs budget instead
 HINT = ("Move the Time travel slider in the toolbar: the prompt is recalled and compiled as of that "
@@ -56,8 +57,10 @@ class PinCommand(StoreCommand):
         self.session.notify({self.memory_id})
 
 
-class FutureModel(QAbstractTableModel):
+class FutureModel(RowsModel):
     """One row per memory that leaves the prompt, then one per memory that enters it."""
+
+    columns = COLUMNS
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -69,18 +72,6 @@ class FutureModel(QAbstractTableModel):
         self.future = future
         self.rows = [(c, True) for c in future.left] + [(c, False) for c in future.entered] if future else []
         self.endResetModel()
-
-    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
 
     def change_at(self, row: int) -> tuple[Change, bool]:
         return self.rows[row]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QModelIndex, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from ..recall_why import BELOW_K, DUPLICATE, KEPT, REDACTED, SIGNAL_WORDS, TRIMMED, WhyRow, parts_words
 from .theme import KIND_COLOURS
+from .widgets import RowsModel
 
 # One colour per signal (ColorBrewer's Set2: tells five apart, on light and dark, and none
 # is a kind's colour, so a part is never read as a kind).
@@ -35,7 +36,9 @@ PARTS_COLUMN = 3
 HINT = "Type a user message: this tab says why each memory is in the prompt, or is not."
 
 
-class WhyModel(QAbstractTableModel):
+class WhyModel(RowsModel):
+    columns = COLUMNS
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.rows: list[WhyRow] = []
@@ -46,18 +49,6 @@ class WhyModel(QAbstractTableModel):
         self.rows = list(rows)
         self.top = max([sum(p.weighted for p in r.parts) for r in self.rows] + [r.score for r in self.rows] + [1e-9])
         self.endResetModel()
-
-    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
 
     def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self.rows):

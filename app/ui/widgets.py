@@ -1,10 +1,11 @@
 """Small widgets shared by the panes: a label that elides instead of widening the window,
 a label whose height never changes with its text, tabs the mouse wheel does not flip, a
-scroll area that lets a pane shrink below its natural height, and the time-travel slider."""
+scroll area that lets a pane shrink below its natural height, the time-travel slider, and
+the base of the panes' small read-only tables."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, Qt, QTimer
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QFrame,
@@ -139,3 +140,26 @@ class PreviewSlider(QSlider):
         if event.reason() not in (Qt.FocusReason.PopupFocusReason, Qt.FocusReason.ActiveWindowFocusReason):
             self.return_to_start()
         super().focusOutEvent(event)
+
+
+class RowsModel(QAbstractTableModel):
+    """A table of ``self.rows`` under the header ``columns``: what the Why and Future tabs'
+    models share (each says how a row reads in ``data``)."""
+
+    columns: tuple[str, ...] = ()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rows: list = []
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
+                and 0 <= section < len(self.columns):
+            return self.columns[section]
+        return None
