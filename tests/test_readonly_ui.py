@@ -41,7 +41,7 @@ def write_controls(w):
     privacy, conflicts = w.owner.privacy, w.owner.conflicts
     return {
         "tick": w.tick_action, "save": w.save_action, "delete": w.delete_action, "import": w.import_action,
-        "advance": w.advance_button, "restore snapshot": w.owner.restore_action,
+        "advance": w.advance_button, "advance a day (Ctrl+D)": w.advance_actions[0], "restore snapshot": w.owner.restore_action,
         "editor new": w.editor.new_button, "editor save": w.editor.save_button,
         "editor delete": w.editor.delete_button,
         "activity restore": w.activity.restore_button, "forgotten restore": w.activity.restore_forgotten_button,

@@ -10,7 +10,8 @@ import sqlite3
 from importlib import metadata
 
 from mnemoscope.store.demo import default_db_path
-from PySide6.QtGui import QAction
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
 
 from .. import __version__
 
@@ -46,12 +47,34 @@ def about_html() -> str:
             f"<p>Data folder (default database and log): <code>{html.escape(folder)}</code></p>")
 
 
-def shortcuts_html(actions: list[QAction]) -> str:
-    """A table of every action that has a key, read from the actions themselves."""
-    rows = []
+# A keyboard's media and function buttons (Qt names Key_Redo, Key_Help, Key_Back… "Redo",
+# "Help", "Back") from Key_Super_L up: a platform's standard keys include them, but they are
+# not keys a person types, and "Redo" among Redo's keys reads as a mistake.
+_FIRST_MEDIA_KEY = Qt.Key.Key_Super_L.value
+
+
+def _typed(sequence: QKeySequence) -> bool:
+    return not sequence.isEmpty() and all(
+        combination.key().value < _FIRST_MEDIA_KEY for combination in sequence)
+
+
+def action_name(action: QAction) -> str:
+    """What an action does, in words that stay put: the undo stack's actions name the last
+    edit in their text ("Undo New memory"), so they carry their plain name as a property."""
+    name = action.property("plain_name") or action.text()
+    return name.replace("&", "").rstrip("…")
+
+
+def shortcuts_html(actions: list[QAction], more: tuple[tuple[str, str], ...] = ()) -> str:
+    """A table of every action that has a key, read from the actions themselves, then
+    ``more`` (keys, what they do) that no menu holds, such as Esc."""
+    rows, seen = [], set()
     for action in actions:
-        keys = ", ".join(k.toString() for k in action.shortcuts() if not k.isEmpty())
-        if keys:
-            name = action.text().replace("&", "").rstrip("…")
-            rows.append(f"<tr><td><b>{html.escape(keys)}</b></td><td>{html.escape(name)}</td></tr>")
-    return "<table cellspacing='6'>" + "".join(rows) + "</table>"
+        keys = ", ".join(k.toString() for k in action.shortcuts() if _typed(k))
+        if keys and action not in seen:
+            seen.add(action)
+            rows.append((keys, action_name(action)))
+    rows += more
+    return "<table cellspacing='6'>" + "".join(
+        f"<tr><td><b>{html.escape(keys)}</b></td><td>{html.escape(name)}</td></tr>" for keys, name in rows) \
+        + "</table>"

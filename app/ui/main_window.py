@@ -62,6 +62,12 @@ def recent_files() -> list[str]:
         recent = [recent]
     return [p for p in recent if isinstance(p, str) and p] if isinstance(recent, (list, tuple)) else []
 PREVIEW_MAX_DAYS = 365
+# Keys that no menu action holds, listed by Help › Keyboard shortcuts after the menus' own
+KEYS_OUTSIDE_MENUS = (
+    ("Esc", "Cancel the running job; bring time travel back to now"),
+    ("Ctrl+Enter", "Save the memory (in the editor)"),
+    ("←, →, Page Up, Page Down", "Time travel by a day or 30 days (slider in focus)"),
+)
 
 
 class MainWindow(QMainWindow):
@@ -197,7 +203,9 @@ class MainWindow(QMainWindow):
         stack = self.session.undo_stack
         self.undo_action = stack.createUndoAction(self, "&Undo")
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.undo_action.setProperty("plain_name", "Undo")  # its text names the last edit
         self.redo_action = stack.createRedoAction(self, "&Redo")
+        self.redo_action.setProperty("plain_name", "Redo")
         # Ctrl+Y as well as the platform's own (Ctrl+Shift+Z here): people reach for either
         redo_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)
         self.redo_action.setShortcuts([*redo_keys, *([QKeySequence("Ctrl+Y")] if QKeySequence("Ctrl+Y") not in
@@ -207,8 +215,20 @@ class MainWindow(QMainWindow):
         self.new_memory_action.setToolTip("Write a new memory in the editor (Ctrl+N makes a new database)")
         self.new_memory_action.triggered.connect(self._new_memory)
         self.tick_action = QAction("Tick", self)
-        self.tick_action.setToolTip("Run the forgetting clock now: write every memory's strength and layer")
+        self.tick_action.setShortcut(QKeySequence("Ctrl+T"))
+        self.tick_action.setToolTip("Run the forgetting clock now: write every memory's strength and layer (Ctrl+T)")
         self.tick_action.triggered.connect(lambda: self.advance(0))
+        # Time › Advance and the toolbar's Advance… button share these actions (and their keys)
+        self.advance_actions = []
+        for days, key in ((1, "Ctrl+D"), (7, "Ctrl+Shift+D"), (30, None)):
+            action = QAction(f"Advance +{days} day{'s' if days > 1 else ''}", self)
+            if key:
+                action.setShortcut(QKeySequence(key))
+            action.triggered.connect(lambda _checked=False, d=days: self.advance(d))
+            self.advance_actions.append(action)
+        other = QAction("Advance by other…", self)
+        other.triggered.connect(self._advance_other)
+        self.advance_actions.append(other)
         self.save_action = QAction("&Save memory", self)
         self.save_action.setShortcut(QKeySequence.StandardKey.Save)
         self.save_action.setToolTip("Save the memory in the editor")
@@ -241,12 +261,10 @@ class MainWindow(QMainWindow):
         bar.addAction(self.tick_action)
         self.advance_button = QToolButton(self)
         self.advance_button.setText("Advance…")
-        self.advance_button.setToolTip("Move the store's clock forward and tick")
         self.advance_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.advance_button.setToolTip("Move the store's clock forward and tick (Ctrl+D: one day)")
         menu = QMenu(self.advance_button)
-        for days in (1, 7, 30):
-            menu.addAction(f"+{days} day{'s' if days > 1 else ''}", lambda d=days: self.advance(d))
-        menu.addAction("Other…", self._advance_other)
+        menu.addActions(self.advance_actions)
         self.advance_button.setMenu(menu)
         bar.addWidget(self.advance_button)
         bar.addSeparator()
@@ -315,6 +333,9 @@ class MainWindow(QMainWindow):
         view_menu.addAction("&Fit map view", QKeySequence(Qt.Key.Key_Home), self.map.fit_view)
         view_menu.addAction(self.map.meaning_action)
         view_menu.addAction("&Reset layout", self.reset_layout)
+        time_menu = self.menuBar().addMenu("&Time")
+        time_menu.addAction(self.tick_action)
+        time_menu.addActions(self.advance_actions)
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction("&Keyboard shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts)
         help_menu.addAction("&About Mnemoscope", self.show_about)
@@ -377,7 +398,7 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> QMessageBox:
         actions = [a for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()]
-        return self._show_text("shortcuts_dialog", "Keyboard shortcuts", shortcuts_html(actions))
+        return self._show_text("shortcuts_dialog", "Keyboard shortcuts", shortcuts_html(actions, KEYS_OUTSIDE_MENUS))
 
     def show_error(self, title: str, message: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
@@ -553,7 +574,7 @@ class MainWindow(QMainWindow):
         reading, previewing and exporting only need one open."""
         writable = self.session.writable
         for control in (self.tick_action, self.save_action, self.delete_action, self.import_action,
-                        self.advance_button):
+                        self.advance_button, *self.advance_actions):
             control.setEnabled(writable)
         self.owner.enable_actions()
         has_store = self.session.store is not None
