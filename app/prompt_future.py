@@ -105,7 +105,7 @@ def prompt_future(store: MemoryStore, request: PreviewRequest, days: float, now:
     memory says why it was)."""
     if isinstance(days, bool) or not isinstance(days, (int, float)) or not 0 <= days <= 36500:
         raise StoreError(f"days ahead must be a number from 0 to 36500, got {days!r}")
-    start = store.tables.now(now)
+    start = store.now(now)
     later = start + days * store_decay.DAY
     today = preview(store, request, start, explain=explain)
     then = preview(store, request, later, explain=explain)

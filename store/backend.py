@@ -603,30 +603,6 @@ class PostgresConnection:
                 "vectors": describe(state(self))}
 
 
-def insert_many(conn: Any, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
-    """Insert the rows (a value for each of ``columns``) inside the caller's transaction:
-    ``executemany`` on SQLite, one COPY on PostgreSQL."""
-    if not rows:
-        return
-    if getattr(conn, "dialect", "sqlite") == "postgresql":
-        conn.insert_many(table, columns, rows)
-    else:
-        conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                         rows)
-
-
-def update_many(conn: Any, table: str, key: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
-    """``UPDATE table SET columns WHERE key`` for each row (the columns' values, then the
-    key's), inside the caller's transaction: ``executemany`` on SQLite, one bulk update on
-    PostgreSQL (a statement per row there is a round of the protocol each)."""
-    if not rows:
-        return
-    if getattr(conn, "dialect", "sqlite") == "postgresql":
-        conn.update_many(table, key, columns, rows)
-    else:
-        conn.executemany(f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns)} WHERE {key} = ?", rows)
-
-
 def wall_time(conn: Any) -> float:
     """Real time as every process sharing this database counts it: the PostgreSQL server's
     clock (through the skew its connection measured), else this machine's."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .backend import insert_many
 from .columns import BODY, COPIED, STATE_COLUMNS
 from .errors import StoreError
 
@@ -71,8 +70,7 @@ def copy_memory(src: MemoryStore, dst: MemoryStore) -> CopyReport:
             counts["memories"] = _copy_memories(src, dst)
             for table, columns in TABLES.items():
                 counts[table] = _copy_table(src, dst, table, columns)
-        if hasattr(dst.conn, "renumber"):  # PostgreSQL: the numbering goes on after the copied ids
-            dst.conn.renumber()
+        dst.tables.backend.after_copy()  # the numbering goes on after the copied ids
     return CopyReport(src.path, dst.path, counts)
 
 
@@ -84,10 +82,10 @@ def _copy_memories(src: MemoryStore, dst: MemoryStore) -> int:
                             "LEFT JOIN vectors v ON v.rowid = m.rowid ORDER BY m.rowid").fetchall()
     rowids = dst.tables.new_rowids(len(rows))
     state = slice(len(MEMORY_BODY), len(MEMORY_BODY) + len(STATE))
-    insert_many(dst.conn, "memories", ("rowid", *MEMORY_BODY),
+    dst.tables.backend.insert_many("memories", ("rowid", *MEMORY_BODY),
                 [(rowid, *row[:len(MEMORY_BODY)]) for rowid, row in zip(rowids, rows)])
-    insert_many(dst.conn, "memory_state", ("rowid", *STATE), [(rowid, *row[state]) for rowid, row in zip(rowids, rows)])
-    insert_many(dst.conn, "vectors", ("rowid", "vec"),
+    dst.tables.backend.insert_many("memory_state", ("rowid", *STATE), [(rowid, *row[state]) for rowid, row in zip(rowids, rows)])
+    dst.tables.backend.insert_many("vectors", ("rowid", "vec"),
                 [(rowid, bytes(row[-1])) for rowid, row in zip(rowids, rows) if row[-1] is not None])
     return len(rows)
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import json_input, vectors
-from .backend import insert_many
 from .columns import COLUMN, EDITABLE_COLUMNS, EXPORTED, MEMORY_COLUMNS
 from .edges import KEPT, MENTIONS, REFERENCES, SUPERSEDED_BY, SUPERSEDES
 from .errors import ImportRefused, StoreError, ValidationError
@@ -364,7 +363,7 @@ def _insert(store: MemoryStore, fresh: list[dict[str, Any]], now: float, blobs: 
     written = [(rowid, blobs[rec["id"]]) for rowid, rec in zip(rowids, fresh) if rec["id"] in blobs]
     if written and vectors.writable_for(store):
         vectors.claim(store)
-        insert_many(store.conn, "vectors", ("rowid", "vec"), written)
+        store.tables.backend.insert_many("vectors", ("rowid", "vec"), written)
 
 
 def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:

@@ -34,10 +34,6 @@ class Listener:
         self._conn: Any = None
         self.connect()
 
-    @classmethod
-    def for_store(cls, store) -> Listener:
-        return cls(store.conn.params, own=store.conn)
-
     def _note_own_pid(self) -> None:
         if self._own is not None:
             with contextlib.suppress(Exception):  # its connection is down: its last process is noted

@@ -110,8 +110,8 @@ def call_of(store: MemoryStore, turn: Turn, *, trust: str = "hyper") -> Activity
     """The activity log's row of the ``compile_prompt`` call that kept ``turn`` (None when
     the log has pruned it), read at ``trust``."""
     caller_trust = turn.context.split("|", 1)[0] if turn.context else None
-    where = ("tool = 'compile_prompt' AND ok = 1 AND at >= ? AND json_extract(args, '$.conversation_id') = ?"
-             + (" AND trust = ?" if caller_trust else ""))
+    where = (f"tool = 'compile_prompt' AND ok = 1 AND at >= ? AND "
+             f"{store.tables.backend.json_text('args', 'conversation_id')} = ?" + (" AND trust = ?" if caller_trust else ""))
     params: list = [turn.at, turn.conversation_id, *([caller_trust] if caller_trust else [])]
     found = activity.find(store, where, params, trust=trust, limit=1, oldest_first=True)
     return found[0] if found else None

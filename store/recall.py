@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import decay, pg_terms, vectors
-from .backend import on_postgres
+from . import decay, vectors
 from .edges import MENTIONED_IN, MENTIONS
 from .embedding import EmbeddingError, embed_queries, prepare
 from .errors import StoreError, ValidationError
@@ -92,12 +91,10 @@ def _candidate_query(store: MemoryStore, q_terms: Sequence[str], scopes: Sequenc
     """The full-text query that finds the keyword candidates: any of the terms; on
     PostgreSQL, any of those not too common among what the caller may search
     (``limits.common_term_rows``), or all of them when every one is (store/pg_terms.py)."""
-    wanted, join = list(q_terms), " OR "
-    if on_postgres(store):
-        common = pg_terms.too_common(store, q_terms, store.config.limits.common_term_rows, scopes, known)
-        wanted = [t for t in q_terms if t not in common]
-        if not wanted:
-            wanted, join = list(q_terms), " AND "
+    common = store.tables.backend.common_terms(store, q_terms, store.config.limits.common_term_rows, scopes, known)
+    wanted, join = [t for t in q_terms if t not in common], " OR "
+    if not wanted:
+        wanted, join = list(q_terms), " AND "
     return join.join(fts_phrase(t) for t in wanted)
 
 

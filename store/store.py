@@ -11,19 +11,17 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
-from sqlite_utils import Database
-
-from . import decay, pg_schema, pg_vectors, ticking, vectors
-from .backend import connect_postgres, is_url
+from . import decay, ticking, vectors
+from .backends import open_backend
 from .capture import CaptureResult, capture, check_request_keys
 from .columns import MEMORY_FIELDS, stored
 from .config import KINDS, StoreConfig
 from .duplicates import difference
 from .embedding import Embedder, for_config
-from .errors import DatabaseRefused, NotFound, StoreError, ValidationError
-from .files import open_connection
+from .errors import NotFound, StoreError, ValidationError
 from .jsonl import ImportReport, export_jsonl, import_jsonl
 from .model import (
     LAYERS,
@@ -39,7 +37,7 @@ from .model import (
 )
 from .recall import Hit, brief, recall
 from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
-from .schema import SCHEMA_VERSION, migrations
+from .schema import SCHEMA_VERSION
 from .tables import Tables, search_terms
 from .text import cosine, fts_phrase, term_string, vector
 from .vectors import BATCH as VECTOR_BATCH
@@ -54,49 +52,19 @@ class MemoryStore:
                  *, create: bool = True, read_only: bool = False, embedder: Embedder | None = None) -> None:
         self.path = str(path)
         if embedder is not None:  # else the config's (or --embedder's), made when first asked for
-            self.__dict__["_embedder"] = embedder
+            self.embedder = embedder
+        # Recall's index of the stored vectors, held between calls (store/vectors.py ``index``).
+        self.held_vectors: Any = None
         if config is None and os.environ.get(CONFIG_ENV):
             config = StoreConfig.load(os.environ[CONFIG_ENV])
         self.config = config or StoreConfig()
         self._reopen = self.path  # with its password, if any: for another connection of this process only
-        if is_url(self.path):  # PostgreSQL (store/backend.py); the path shown is the URL without its password
-            conn = connect_postgres(self.path, read_only=read_only)
-            self.path = conn.url
-            self.conn = conn
-            self.tables = Tables(conn, self.path, self.config, read_only=read_only)
-            self.db = None
-            try:
-                due = pg_schema.check(conn)
-                if due and read_only:
-                    raise DatabaseRefused(self.path, "unreadable", f"{self.path} has no Mnemoscope schema yet "
-                                          "(or an older one), but it is open read-only; open it once to write")
-                if due:
-                    with self.tables.write():
-                        pg_schema.migrate(conn)
-                found = pg_vectors.state(conn)
-                if not read_only and pg_vectors.due(found):
-                    with self.tables.write():
-                        pg_vectors.set_up(conn)
-                    found = pg_vectors.state(conn)
-                if not read_only and found["column"]:
-                    pg_vectors.build_index(conn, self.embedder.dim)
-                self.__dict__["_pgvector"] = found["column"]
-            except BaseException:
-                conn.close()
-                raise
-            return
-        conn, read_only = open_connection(self.path, create=create, read_only=read_only)
-        self.conn = conn
-        self.tables = Tables(conn, self.path, self.config, read_only=read_only)
-        self.db = Database(conn)
-        if migrations.pending(self.db):
-            if read_only:
-                conn.close()
-                raise DatabaseRefused(self.path, "unreadable",
-                                      f"{self.path} was written by an older Mnemoscope and must be upgraded, "
-                                      "but it is read-only here; open it once where it may be written")
-            with self.tables.write():
-                migrations.apply(self.db)
+        backend = open_backend(self.path, create=create, read_only=read_only)
+        self.path = backend.path  # a URL is shown without its password
+        self.conn = backend.conn
+        self.tables = Tables(backend, self.config)
+        backend.migrate(self.tables.write)
+        backend.prepare_vectors(self.tables.write, lambda: self.embedder.dim)
 
     def reopen_target(self) -> str:
         """What opens this database again from another thread of this process: the path, or
@@ -104,19 +72,19 @@ class MemoryStore:
         the shown form)."""
         return self._reopen
 
-    @property
+    @cached_property
     def embedder(self) -> Embedder:
         """The embedder that gives recall its meaning (``[embedder]`` in the config, or
         ``--embedder``); its model loads on its first ``embed``, not here."""
-        if "_embedder" not in self.__dict__:
-            self.__dict__["_embedder"] = for_config(self.config)
-        return self.__dict__["_embedder"]
+        return for_config(self.config)
+
+    @cached_property
+    def _embedder_id(self) -> str:
+        return self.embedder.id
 
     def embedder_id(self) -> str:
         """The embedder's id (model, version, dimension), as its vectors record it."""
-        if "_embedder_id" not in self.__dict__:
-            self.__dict__["_embedder_id"] = self.embedder.id
-        return self.__dict__["_embedder_id"]
+        return self._embedder_id
 
     def vectors(self, ids: list[str] | None = None):
         """``(ids, matrix)``: the stored unit vectors (float32 rows) of ``ids``, or of every
@@ -153,19 +121,42 @@ class MemoryStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def transaction(self) -> Any:
+        """One write transaction round several operations (``with store.transaction():``):
+        all of them are written, or none (an exception rolls every one back)."""
+        return self.tables.write()
+
+    def cancellable(self, cancelled: Any) -> Any:
+        """``with store.cancellable(lambda: flag) as stop:`` statements of the block stop soon
+        after ``cancelled()`` turns true (the operation fails; its transaction rolls back);
+        ``stop()`` stops the running one at once, from any thread."""
+        return self.tables.backend.cancellable(cancelled)
+
+    @property
+    def hears_other_writers(self) -> bool:
+        """True when :meth:`listen` hears every other writer's commit at once; else watch
+        :meth:`data_version`."""
+        return self.tables.backend.hears_other_writers
+
+    def listen(self) -> Any:
+        """A :class:`~mnemoscope.store.notify.Listener` of other writers' commits (when
+        :attr:`hears_other_writers`); raises ``notify.ListenerLost`` when it cannot connect."""
+        return self.tables.backend.watch()
+
     def data_version(self) -> int:
         """Changes whenever another connection commits a write (for live refresh)."""
         with self.tables.reading():
-            return self.conn.execute("PRAGMA data_version").fetchone()[0]
+            return self.tables.backend.data_version()
 
     # -- the clock -----------------------------------------------------------------------
     @property
     def clock_offset(self) -> float:
         return self.tables.clock_offset()
 
-    def now(self) -> float:
-        """The store's clock: real time plus the offset the user advanced it by."""
-        return self.tables.now()
+    def now(self, now: Any = None) -> float:
+        """The store's clock: real time plus the offset the user advanced it by (``now``,
+        when given, checked as every ``now`` is: a time of 1970…9999 as seconds or ISO 8601)."""
+        return self.tables.now(now)
 
     def advance(self, days: float) -> float:
         """Move the clock ``days`` forward; returns the new offset in seconds."""
@@ -284,12 +275,7 @@ class MemoryStore:
     def backend(self) -> dict[str, Any]:
         """Which engine holds the memory: ``sqlite`` or ``postgresql``, its version and extensions."""
         with self.tables.reading():
-            if self.tables.dialect == "sqlite":
-                import sqlite3
-
-                return {"backend": "sqlite", "server_version": sqlite3.sqlite_version, "extensions": {},
-                        "vectors": "numpy over stored vectors"}
-            return self.conn.server()
+            return self.tables.backend.describe()
 
     def scopes(self, *, prefix: str | None = None, trust: str | None = None) -> list[str]:
         """The scopes that hold a memory, in order; ``prefix``: only those that start with

@@ -15,20 +15,23 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import decay
-from .backend import insert_many, wall_time
+from .backend import wall_time
 from .columns import BODY, COLUMN, MEMORY_FIELDS, STATE_COLUMNS, stored
 from .config import StoreConfig
 from .edges import MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
 from .errors import StoreError, ValidationError
-from .files import READ_CACHE_KIB, WRITE_CACHE_KIB, sqlite_error
+from .files import sqlite_error
 from .model import ENTITY_KINDS, LATEST, Entity, Memory, parse_time
 from .text import term_string
+
+if TYPE_CHECKING:
+    from .backends import Backend
 
 # What a reinforcement (one recall) writes, and what a person's edit writes beside the
 # fields it changes (``update`` with ``touch``): what their undo puts back, and no more.
@@ -51,14 +54,13 @@ class Tables:
     transaction, so an operation made of several is still one transaction.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: str, config: StoreConfig, *, read_only: bool) -> None:
-        self.conn = conn
-        self.path = path
+    def __init__(self, backend: Backend, config: StoreConfig) -> None:
+        self.backend = backend  # every difference between the engines (store/backends/)
+        self.conn = backend.conn
+        self.path = backend.path
         self.config = config
-        self.read_only = read_only
+        self.read_only = backend.read_only
         self._lock = threading.RLock()
-        self.dialect = getattr(conn, "dialect", "sqlite")  # store/backend.py
-        self._wal_checked = read_only or path == ":memory:" or self.dialect != "sqlite"
         self._decay_noted = False
         self._fingerprint = json.dumps(asdict(config.decay), sort_keys=True)  # the config is frozen
 
@@ -67,14 +69,13 @@ class Tables:
     def reading(self) -> Iterator[sqlite3.Connection]:
         """Hold the connection for a read; an SQLite error becomes a :class:`StoreError`.
 
-        On PostgreSQL, a read while another thread holds the connection (a write, or another
-        read) takes a connection of a pool instead of waiting (store/backend.py): readers of
-        one process run side by side, and see what is committed, as a reader in another
-        process does."""
+        A read while another thread holds the connection (a write, or another read) runs
+        on a connection of its own where the backend has one (PostgreSQL's pool) instead of
+        waiting."""
         with ExitStack() as held:
             if self._lock.acquire(blocking=False):
                 held.callback(self._lock.release)
-            elif not (self.dialect == "postgresql" and held.enter_context(self.conn.pooled())):
+            elif not held.enter_context(self.backend.aside()):
                 self._lock.acquire()
                 held.callback(self._lock.release)
             try:
@@ -84,9 +85,9 @@ class Tables:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction. ``BEGIN IMMEDIATE`` takes the write lock up front, so a
-        writer in another process makes us wait (busy timeout) instead of failing. Nested
-        calls are part of the outer transaction."""
+        """One write transaction, which takes the write lock up front (a writer in another
+        process makes us wait instead of failing). Nested calls are part of the outer
+        transaction."""
         with self._lock:
             if self.read_only:
                 raise StoreError(f"{self.path} is open read-only; nothing was written. Copy it somewhere you "
@@ -94,36 +95,12 @@ class Tables:
             if self.conn.in_transaction:
                 yield self.conn
                 return
-            raised = self._write_cache(True)
-            try:
-                with self.conn.own() if self.dialect == "postgresql" else nullcontext():
-                    yield from self._transaction()
-            finally:
-                if raised:
-                    self._write_cache(False)
-
-    def _write_cache(self, writing: bool) -> bool:
-        """Give the connection the page cache of a write (``writing``) or of reads again
-        (see store/files.py); True when it was raised. A cache someone set to another size
-        (a test that makes a write spill its pages) is left as it is."""
-        if self.dialect != "sqlite":
-            return False
-        try:
-            if writing and self.conn.execute("PRAGMA cache_size").fetchone()[0] != -READ_CACHE_KIB:
-                return False
-            self.conn.execute(f"PRAGMA cache_size = -{WRITE_CACHE_KIB if writing else READ_CACHE_KIB}")
-        except sqlite3.Error:
-            return False  # the write itself says what is wrong with the connection
-        return True
+            with self.backend.writing():
+                yield from self._transaction()
 
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         try:
-            if not self._wal_checked:
-                # Writing is the moment to move a rollback-journal file to WAL: looking never writes.
-                if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                    self.conn.execute("PRAGMA journal_mode = WAL")
-                self._wal_checked = True
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.backend.begin_write()
         except sqlite3.Error as exc:
             raise sqlite_error(self.path, exc) from None
         try:
@@ -337,41 +314,19 @@ class Tables:
             return []
         self._note_decay_config()
         rowids = self.new_rowids(len(values))
-        # On PostgreSQL each insert is one COPY: one statement, so the triggers that keep
-        # counts (schema 13) write each count once, not once per memory. SQLite's full-text
-        # index takes the batch in one INSERT … SELECT, its insert trigger set aside
-        # meanwhile (in this transaction: a rollback brings it back too). Row by row through
-        # the trigger was five times slower than the bulk insert at 100,000.
-        trigger = None
-        if self.dialect == "sqlite" and self.conn.in_transaction:
-            found = self.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
-                                      "AND name = 'memories_ai'").fetchone()
-            if found is not None:
-                trigger = found[0]
-                self.conn.execute('DROP TRIGGER "memories_ai"')
-        try:
-            insert_many(self.conn, "memories", ("rowid", *BODY),
-                        [(rowid, *row) for rowid, row in zip(rowids, values)])
-            if trigger is not None:
-                self.conn.execute('INSERT INTO memories_fts (rowid, terms) SELECT rowid, terms FROM memories '
-                                  'WHERE rowid BETWEEN ? AND ?', (rowids[0], rowids[-1]))
-        finally:
-            if trigger is not None:
-                self.conn.execute(trigger)
-        insert_many(self.conn, "memory_state", ("rowid", *STATE_COLUMNS),
-                    [(rowid, *st) for rowid, st in zip(rowids, states)])
+        # One statement each (on PostgreSQL one COPY: the triggers that keep counts, schema
+        # 13, write each count once, not once per memory); the full-text index takes the
+        # batch at once (store/backends/: bulk_memories).
+        with self.backend.bulk_memories() as indexed:
+            self.backend.insert_many("memories", ("rowid", *BODY), [(rowid, *row) for rowid, row in zip(rowids, values)])
+            indexed(rowids[0], rowids[-1])
+        self.backend.insert_many("memory_state", ("rowid", *STATE_COLUMNS),
+                                 [(rowid, *st) for rowid, st in zip(rowids, states)])
         return rowids
 
     def new_rowids(self, n: int) -> list[int]:
-        """Numbers for ``n`` memories about to be inserted with them, in one statement: on
-        PostgreSQL from the server's own sequence, as a single insert takes one (numbers of
-        our own left it behind, and the next remember took one of them: "duplicate key")."""
-        if self.dialect == "postgresql":
-            return [r[0] for r in self.conn.execute(
-                "SELECT nextval(pg_get_serial_sequence('memories', 'rowid')) FROM generate_series(1, ?)",
-                (n,)).fetchall()]
-        first = (self.conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) + 1
-        return list(range(first, first + n))
+        """Numbers for ``n`` memories about to be inserted with them, in one statement."""
+        return self.backend.new_rowids(n)
 
     def insert_row(self, row: dict[str, Any]) -> None:
         """Insert a memory's stored columns as given: its decay state into memory_state,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import activity, decay
-from .backend import insert_many, update_many, wall_time
+from .backend import wall_time
 from .errors import NotFound, StoreError, ValidationError
 from .model import LAYERS, iso
 from .results import TickReport, transition_label
@@ -100,9 +100,9 @@ def tick(store: MemoryStore, now: Any = None, *, advance_days: float | None = No
         # The updates in rowid order: they touch the table's pages (and each index's runs) in order.
         moves = sorted(zip(strength_now, layer_now, [now] * len(rowids), next_now, rowids), key=lambda m: m[4])
         renext = renext[np.argsort(due.rowid[renext], kind="stable")]
-        update_many(store.conn, "memory_state", "rowid", ("strength", "layer", "ticked_at", "next_change_at"),
+        store.tables.backend.update_many("memory_state", "rowid", ("strength", "layer", "ticked_at", "next_change_at"),
                     moves)
-        update_many(store.conn, "memory_state", "rowid", ("next_change_at",),
+        store.tables.backend.update_many("memory_state", "rowid", ("next_change_at",),
                     list(zip(_nones(next_at[renext]), due.rowid[renext].tolist())))
         tables.set_meta("ticked_at", repr(now))
         tables.set_meta("decay_config", tables.decay_fingerprint())
@@ -113,7 +113,7 @@ def tick(store: MemoryStore, now: Any = None, *, advance_days: float | None = No
             "INSERT INTO ticks (at, offset_before, offset_after, created, summary, undo) VALUES (?,?,?,?,?,?)",
             (now, offset_before, offset_after, wall_time(store.conn), json.dumps(info, ensure_ascii=False),
              _pack_undo(undo))).lastrowid
-        insert_many(store.conn, "tick_log", ("tick_id", "memory_id", "from_layer", "to_layer", "strength_before",
+        store.tables.backend.insert_many("tick_log", ("tick_id", "memory_id", "from_layer", "to_layer", "strength_before",
                                              "strength_after"), [(tick_id, *t) for t in transitions])
         # Only the last ``undoable_ticks`` keep their undo record: the history stays bounded.
         store.conn.execute(
@@ -143,50 +143,12 @@ class _Due:
 
 def _due(store: MemoryStore, now: float, full: bool, only: list[str] | None = None) -> _Due:
     """Every memory (``full``) or those whose next change has come by ``now``; or, given
-    ``only``, the memories of those ids that still exist (an undo's, in any order). On
-    PostgreSQL the numbers come as one binary COPY straight into numpy arrays and only
-    the ids of the memories that change are read (at 1,000,000 memories, reading them as
-    rows of Python objects took longer than the rest of the tick; tests/perf/pg_scale_bench.py);
-    on SQLite, rows in rowid order (one sorted walk through the table)."""
-    conn, config = store.conn, store.config.decay
+    ``only``, the memories of those ids that still exist (an undo's, in any order), read
+    as the backend reads many rows fastest (store/backends/: ``decay_columns``)."""
+    config = store.config.decay
     kinds = tuple(config.half_life_days)
-    if getattr(conn, "dialect", "sqlite") == "postgresql":
-        def texts(values: tuple[str, ...]) -> str:
-            return "ARRAY[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]::text[]"
-
-        # Every value a non-NULL 8-byte number: a kind and a layer by their place (1-based; 0 not found).
-        rowid, kind, rc, own, pinned, base, ref, strength, layer, ticked, due_at = conn.columns(
-            f"SELECT s.rowid, coalesce(array_position({texts(kinds)}, m.kind), 0)::int8, m.recall_count, "
-            "coalesce(m.half_life_days, 'NaN'), m.pinned, m.base, m.ref_time, s.strength, "
-            f"coalesce(array_position({texts(LAYERS)}, s.layer), 0)::int8, coalesce(s.ticked_at, 'NaN'), "
-            "coalesce(s.next_change_at, 'NaN') FROM memory_state s JOIN memories m ON m.rowid = s.rowid"
-            + (" WHERE m.id = ANY(?)" if only is not None else "" if full
-               else f" WHERE s.next_change_at <= {float(now)!r}"), "iiififffiff", () if only is None else (only,))
-        layer = layer - 1
-
-        def ids(which: Any) -> list[str]:
-            wanted = rowid[which].tolist()
-            if not wanted:
-                return []
-            found = dict(conn.execute("SELECT rowid, id FROM memories WHERE rowid = ANY(?)", (wanted,)).fetchall())
-            return [found[r] for r in wanted]
-    else:
-        rows = conn.execute(
-            "SELECT s.rowid, m.id, m.kind, m.recall_count, m.half_life_days, m.pinned, m.base, m.ref_time, "
-            "s.strength, s.layer, s.ticked_at, s.next_change_at FROM memory_state s "
-            "JOIN memories m ON m.rowid = s.rowid"
-            + (" WHERE m.id IN (SELECT value FROM json_each(?))" if only is not None else "" if full
-               else " WHERE s.rowid IN (SELECT rowid FROM memory_state WHERE next_change_at <= ?)"),
-            (json.dumps(only),) if only is not None else () if full else (now,)).fetchall()
-        rowid, names, kind_names, rc, own, pinned, base, ref, strength, layer_names, ticked, due_at = \
-            zip(*rows) if rows else ((),) * 12
-        places = {k: i + 1 for i, k in enumerate(kinds)}
-        kind = np.array([places.get(k, 0) for k in kind_names], dtype=np.int64)
-        codes = {name: i for i, name in enumerate(LAYERS)}
-        layer = np.array([codes.get(name, -1) for name in layer_names], dtype=np.int64)
-
-        def ids(which: Any) -> list[str]:
-            return [names[i] for i in which.tolist()]
+    (rowid, kind, rc, own, pinned, base, ref, strength, layer, ticked, due_at), ids = \
+        store.tables.backend.decay_columns(kinds, LAYERS, now, full, only)
     if np.any(kind == 0):
         raise StoreError(f"a memory's kind is not one of the decay settings' kinds ({', '.join(kinds)}); "
                          "add it to decay.half_life_days in the store's TOML settings")
@@ -270,7 +232,7 @@ def _put_back(store: MemoryStore, undo: list[tuple[str, float, str, float | None
     next_at = decay.tick_arrays(*(a[still] for a in due.inputs), since, store.config.decay)[2]
     next_at[np.isinf(next_at)] = np.nan  # never: stored as NULL
     rows = sorted(zip(strength, layer, ticked, _nones(next_at), due.rowid[still].tolist()), key=lambda r: r[4])
-    update_many(store.conn, "memory_state", "rowid", ("strength", "layer", "ticked_at", "next_change_at"), rows)
+    store.tables.backend.update_many("memory_state", "rowid", ("strength", "layer", "ticked_at", "next_change_at"), rows)
 
 
 def redo_tick(store: MemoryStore, tick_id: int) -> TickReport:

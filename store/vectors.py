@@ -537,29 +537,28 @@ def index(store: MemoryStore) -> Index | Search | None:
         if store.tables.meta(META_KEY) != store.embedder_id():
             return None
         key = (store.embedder_id(), int(store.tables.meta("vectors_generation") or 0))
-        if store.__dict__.get("_pgvector"):  # PostgreSQL with pgvector: searched in the server
-            from .pg_vectors import Search
-
-            return Search(store, store.embedder.dim, key)
-        cached = store.__dict__.get("_vector_index")
+        search = store.tables.backend.vector_search(store, key)  # pgvector's: searched in the server
+        if search is not None:
+            return search
+        cached = store.held_vectors
         if cached is not None and cached.key == key:
             return cached
         if cached is not None and cached.key[0] == key[0] and key[1] > cached.key[1]:
             rows = store.conn.execute(_ROWS + "WHERE v.rowid > ? ORDER BY v.rowid", (cached.last_rowid,)).fetchall()
             if len(rows) == key[1] - cached.key[1]:
-                if store.tables.dialect == "postgresql":
+                if store.tables.backend.reads_beside_writes:
                     # Readers of other threads may be searching the held index at once (a
                     # pooled read, store/tables.py): they keep theirs, the appended one is new.
                     cached = replace(cached, ids=list(cached.ids), position=dict(cached.position), _allowed={})
                 cached.append(rows, key)
-                store.__dict__["_vector_index"] = cached
+                store.held_vectors = cached
                 return cached
         # Let go of the old index before the new one is read: both at once would hold twice.
-        store.__dict__.pop("_vector_index", None)
+        store.held_vectors = None
         del cached
         built = _read(store, key)
     if built is not None:
-        store.__dict__["_vector_index"] = built
+        store.held_vectors = built
     return built
 
 

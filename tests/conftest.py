@@ -24,7 +24,7 @@ def pytest_generate_tests(metafunc):
     ``store_target``, where it lives) once on
     SQLite and once on PostgreSQL (a server the run starts itself: tests/pg_server.py);
     one marked ``sqlite_only`` (it reads SQLite's own catalogue) runs on SQLite."""
-    if {"store", "store_target"} & set(metafunc.fixturenames) and metafunc.definition.get_closest_marker("both_backends") \
+    if "db_path" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends") \
             and not metafunc.definition.get_closest_marker("sqlite_only"):
         metafunc.parametrize("backend", ["sqlite", "postgresql"])
 

@@ -241,6 +241,7 @@ def _as_schema_8(db_path):
     conn.close()
 
 
+@pytest.mark.sqlite_only("builds an older SQLite schema by hand")
 def test_a_store_from_before_the_layer_index_change_is_upgraded_with_the_same_answers(db_path):
     import sqlite3
 
@@ -283,6 +284,7 @@ def _answers(s):
             s.export_jsonl())
 
 
+@pytest.mark.sqlite_only("builds an older SQLite schema by hand")
 def test_a_store_at_schema_8_is_upgraded_in_place_with_the_same_answers(db_path, tmp_path):
     import shutil
 

@@ -92,7 +92,7 @@ def test_recall_searches_in_the_server_and_answers_as_numpy_does(sqlite_and_pgve
             want = _answers(lite, query, scope, trust)
             assert any(w[3]["semantic_by"] == TopicEmbedder.id for w in want if not w[2])
             assert _answers(pg, query, scope, trust) == want, (query, scope, trust)
-    assert "_vector_index" not in pg.__dict__  # nothing was loaded into the process
+    assert pg.held_vectors is None  # nothing was loaded into the process
 
 
 def test_through_the_hnsw_index_the_answers_are_the_same(sqlite_and_pgvector):

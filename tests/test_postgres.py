@@ -19,7 +19,6 @@ from mnemoscope.store.backend import (
     CONNECT_TIMEOUT_S,
     KEEPALIVE,
     fts_to_tsquery,
-    insert_many,
     parse_url,
     redact,
     translate,
@@ -215,7 +214,7 @@ def test_a_schema_12_memory_moves_the_vectors_count_once_per_statement_after_ope
         with s.tables.write():
             before = s.conn.execute(meta_updates).fetchone()[0]
             s.conn.execute("DELETE FROM vectors")
-            insert_many(s.conn, "vectors", ("rowid", "vec"), [(r, bytes(v)) for r, v in rows])
+            s.tables.backend.insert_many("vectors", ("rowid", "vec"), [(r, bytes(v)) for r, v in rows])
             meta_writes = s.conn.execute(meta_updates).fetchone()[0] - before
         assert meta_writes == 2, f"meta was updated {meta_writes} times by two statements writing 5 vectors each"
         assert int(s.tables.meta("vectors_generation")) == generation + 10
@@ -683,10 +682,9 @@ def test_the_http_api_serves_a_postgres_memory(pg_url, tmp_path):
 def test_a_committed_write_is_heard_by_a_listener_and_a_rolled_back_one_is_not(pg_url):
     import select
 
-    from mnemoscope.store.notify import Listener
 
     with MemoryStore(pg_url) as s, MemoryStore(pg_url) as window:
-        listener = Listener.for_store(window)  # another process's window
+        listener = window.listen()  # another process's window
         try:
             assert listener.pending() == 0
             with pytest.raises(RuntimeError), s.tables.write():
@@ -696,7 +694,7 @@ def test_a_committed_write_is_heard_by_a_listener_and_a_rolled_back_one_is_not(p
             s.remember("Mara likes green tea.")
             assert select.select([listener.fileno()], [], [], 2)[0]
             assert listener.pending() == 1
-            own = Listener.for_store(s)  # the store's own commits are not news to its own window
+            own = s.listen()  # the store's own commits are not news to its own window
             s.remember("Mara likes black tea too.")
             assert select.select([own.fileno()], [], [], 2)[0] and own.pending() == 0
             # ... nor after its connection broke and it reconnected (a new server process)

@@ -6,6 +6,7 @@ fetched it; from a memory, which prompts carried it."""
 import pytest
 
 pytest.importorskip("starlette")
+pytestmark = pytest.mark.both_backends
 
 from helpers import PLANTED, plant_write, settle, unwritten_unless  # noqa: E402
 from mnemoscope.serve.http_api import build_app  # noqa: E402
@@ -17,9 +18,9 @@ QUESTION = "What snacks can I bring for Mara?"
 
 
 @pytest.fixture
-def compiled(tmp_path):
+def compiled(db_path):
     """A database where an agent compiled two prompts of one conversation over HTTP."""
-    path = str(tmp_path / "mara.db")
+    path = db_path
     with MemoryStore(path) as store:
         store.remember("Mara is allergic to peanuts.", importance=0.9, memory_id="peanuts")
         store.remember("Mara loves dark chocolate snacks.", memory_id="chocolate")

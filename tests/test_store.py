@@ -13,12 +13,13 @@ pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and Pos
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.sqlite_only("reads SQLite's own pragmas and catalogue")
 def test_new_database_has_wal_foreign_keys_and_schema(db_path):
     with MemoryStore(db_path) as s:
         assert s.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert s.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         assert s.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
-        tables = set(s.db.table_names())
+        tables = {r[0] for r in s.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert {"memories", "entities", "edges", "ticks", "tick_log", "meta", "_sqlite_migrations"} <= tables
         assert s.stats()["schema_version"] == SCHEMA_VERSION
 
@@ -113,6 +114,7 @@ def test_a_text_file_is_refused_and_left_untouched(tmp_path):
     assert_refused_untouched(path, "not_a_database", "not a SQLite database")
 
 
+@pytest.mark.sqlite_only("damages the bytes of a database file")
 def test_a_corrupt_database_is_refused_and_left_untouched(tmp_path, db_path):
     with MemoryStore(db_path) as s:
         for i in range(200):
@@ -144,8 +146,9 @@ def test_another_programs_sqlite_file_is_refused(tmp_path):
         MemoryStore(path)
 
 
-def test_opening_and_reading_leave_the_file_unchanged(demo_store, db_path):
-    demo_store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+def test_opening_and_reading_leave_the_file_unchanged(demo_store, db_path, backend):
+    if backend == "sqlite":
+        demo_store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     demo_store.close()
     with unwritten(db_path), MemoryStore(db_path) as s:
         s.list()
@@ -249,6 +252,7 @@ def test_sqlite_utils_is_pinned_to_the_version_with_migrations():
     assert any(d.replace(" ", "").startswith("sqlite-utils>=4.") for d in deps)
 
 
+@pytest.mark.sqlite_only("measures this process's heap while SQLite reads in it")
 def test_reading_every_memory_holds_little_beyond_what_it_returns(db_path, monkeypatch):
     """The window reads every memory of its database again after each change (100,000 in a
     big one): each row as a dict of its columns held all at once was twice the memories'

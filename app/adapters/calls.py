@@ -32,7 +32,7 @@ def logged(store: MemoryStore, client: str, tool: str, scope: str, trust: str, a
 
     try:
         if writes and not store.read_only:
-            with store.tables.write():
+            with store.transaction():
                 yield ids
                 record()
             return

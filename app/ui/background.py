@@ -27,7 +27,6 @@ from . import heap
 PROGRESS_AFTER_MS = 300  # a job that lasts longer shows its progress line
 DROP_AFTER_S = 0.5
 FREE_SLICE = 2000  # objects freed at once when letting go of a big list
-CHECK_EVERY = 20_000  # SQLite virtual-machine steps between two looks at the cancel flag
 
 
 class Cancelled(Exception):
@@ -61,28 +60,27 @@ class _Task(QRunnable):
             self._emit("failed", exc)
             return
         try:
-            if hasattr(store.conn, "set_progress_handler"):
-                store.conn.set_progress_handler(lambda: 1 if job.cancelled else 0, CHECK_EVERY)
-            else:  # PostgreSQL: a cancel asks the server to stop the running statement
-                job.interrupt = store.conn.interrupt
-            try:
-                if job.cancelled:
-                    raise Cancelled()
-                if job.writes:
-                    # One transaction round the whole write: a cancel that comes before its
-                    # end rolls everything back, however short each statement was.
-                    with store.tables.write():
+            # A cancel stops the running statement (SQLite looks at the flag as it runs; a
+            # PostgreSQL server is asked to stop it).
+            with store.cancellable(lambda: job.cancelled) as stop:
+                job.interrupt = stop
+                try:
+                    if job.cancelled:
+                        raise Cancelled()
+                    if job.writes:
+                        # One transaction round the whole write: a cancel that comes before its
+                        # end rolls everything back, however short each statement was.
+                        with store.transaction():
+                            written = job.call(store)
+                            if job.cancelled:
+                                raise Cancelled()
+                    else:
                         written = job.call(store)
-                        if job.cancelled:
-                            raise Cancelled()
-                else:
-                    written = job.call(store)
-            except Exception as exc:
-                self._emit("failed", Cancelled() if job.cancelled else exc)
-                return
-            if hasattr(store.conn, "set_progress_handler"):
-                store.conn.set_progress_handler(None, 0)
-            job.interrupt = None  # the read after the write is never cancelled
+                except Exception as exc:
+                    self._emit("failed", Cancelled() if job.cancelled else exc)
+                    return
+                finally:
+                    job.interrupt = None  # the read after the write is never cancelled
             try:
                 read = job.read(store, written) if job.read is not None else None
             except Exception as exc:  # the write stands; the window reads again itself

@@ -231,7 +231,7 @@ class StoreSession(QObject):
         self.undo_stack.clear()
         self._data_version = store.data_version()
         self._stop_listening()
-        if getattr(store.conn, "dialect", "sqlite") == "postgresql":
+        if store.hears_other_writers:
             self._watch.stop()
             self._listen(store)
         else:
@@ -333,10 +333,10 @@ class StoreSession(QObject):
         return self._heard is not None
 
     def _listen(self, store: MemoryStore) -> bool:
-        from mnemoscope.store.notify import Listener, ListenerLost
+        from mnemoscope.store.notify import ListenerLost
 
         try:
-            self._listener = Listener.for_store(store)
+            self._listener = store.listen()
         except ListenerLost as exc:
             log.warning("cannot listen for other writers of %s: %s", store.path, exc)
             self._relisten.start()

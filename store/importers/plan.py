@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import embedding_workers, model, privacy, vectors
-from ..backend import insert_many
 from ..capture import ENTITY_TYPES
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
 from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
@@ -388,7 +387,7 @@ def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dic
         if blobs and vectors.writable_for(store):
             vectors.claim(store)
             # One statement on PostgreSQL (COPY): the count of vectors written moves once (schema 13).
-            insert_many(store.conn, "vectors", ("rowid", "vec"),
+            store.tables.backend.insert_many("vectors", ("rowid", "vec"),
                         [(rowid, blobs[mid]) for rowid, mid in written if mid in blobs])
 
 

@@ -30,7 +30,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from import_bench import NOW, close_workers, cpu_seconds, generate  # noqa: E402
 from mnemoscope.store import MemoryStore, StoreConfig  # noqa: E402
-from mnemoscope.store.backend import insert_many  # noqa: E402
 from mnemoscope.store.copying import copy_memory  # noqa: E402
 from mnemoscope.store.importers import import_file  # noqa: E402
 from pg_server import start  # noqa: E402
@@ -70,7 +69,7 @@ def main() -> None:
                 g0, t0 = generation(store), time.perf_counter()
                 with store.tables.write():
                     store.conn.execute("DELETE FROM vectors")
-                    insert_many(store.conn, "vectors", ("rowid", "vec"), [(r, bytes(v)) for r, v in rows])
+                    store.tables.backend.insert_many("vectors", ("rowid", "vec"), [(r, bytes(v)) for r, v in rows])
                 times.append(time.perf_counter() - t0)
                 moved = generation(store) - g0
             print(f"every vector dropped and written again in one transaction: {sorted(times)[len(times) // 2]:.3f} s "

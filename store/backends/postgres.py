@@ -1,0 +1,158 @@
+"""The PostgreSQL backend: a server's database, through store/backend.py's connection
+(psycopg 3, an sqlite3-like face), migrated by store/pg_schema.py's steps of the same
+migrations; pgvector's search in the server where it is installed (store/pg_vectors.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from typing import Any
+
+from .. import pg_schema, pg_vectors
+from ..backend import connect_postgres
+from ..errors import DatabaseRefused
+
+
+class PostgresBackend:
+    name = "postgresql"
+    hears_other_writers = True  # every write transaction notifies before it commits (LISTEN)
+    reads_beside_writes = True  # a read of another thread takes a pooled connection
+
+    def __init__(self, url: str, *, read_only: bool) -> None:
+        self.conn = connect_postgres(url, read_only=read_only)
+        self.path = self.conn.url  # without its password
+        self.read_only = read_only
+        self._pgvector = False  # pgvector's column is there: recall searches in the server
+
+    # -- opening ------------------------------------------------------------------------
+    def migrate(self, write: Callable[[], Any]) -> None:
+        try:
+            due = pg_schema.check(self.conn)
+            if due and self.read_only:
+                raise DatabaseRefused(self.path, "unreadable", f"{self.path} has no Mnemoscope schema yet "
+                                      "(or an older one), but it is open read-only; open it once to write")
+            if due:
+                with write():
+                    pg_schema.migrate(self.conn)
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def prepare_vectors(self, write: Callable[[], Any], dim: Callable[[], int]) -> None:
+        try:
+            found = pg_vectors.state(self.conn)
+            if not self.read_only and pg_vectors.due(found):
+                with write():
+                    pg_vectors.set_up(self.conn)
+                found = pg_vectors.state(self.conn)
+            if not self.read_only and found["column"]:
+                pg_vectors.build_index(self.conn, dim())
+            self._pgvector = bool(found["column"])
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- transactions -------------------------------------------------------------------
+    def aside(self) -> Any:
+        """A connection of the pool (store/backend.py ``pooled``): readers of one process
+        run side by side, and see what is committed, as a reader in another process does."""
+        return self.conn.pooled()
+
+    def writing(self) -> Any:
+        return self.conn.own()
+
+    def begin_write(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")  # BEGIN and the store's advisory write lock
+
+    def data_version(self) -> int:
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]  # the server's WAL position
+
+    # -- bulk writes --------------------------------------------------------------------
+    def new_rowids(self, n: int) -> list[int]:
+        """From the server's own sequence, as a single insert takes one (numbers of our own
+        left it behind, and the next remember took one of them: "duplicate key")."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT nextval(pg_get_serial_sequence('memories', 'rowid')) FROM generate_series(1, ?)",
+            (n,)).fetchall()]
+
+    def insert_many(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        """One COPY: the triggers that keep counts (schema 13) write each count once."""
+        if rows:
+            self.conn.insert_many(table, columns, rows)
+
+    def update_many(self, table: str, key: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        """One bulk update (a statement per row is a round of the protocol each)."""
+        if rows:
+            self.conn.update_many(table, key, columns, rows)
+
+    def bulk_memories(self) -> Any:
+        """Nothing to set aside: the full-text vector is a generated column."""
+        return nullcontext(lambda first, last: None)
+
+    def after_copy(self) -> None:
+        self.conn.renumber()
+
+    # -- reads of many rows ---------------------------------------------------------------
+    def decay_columns(self, kinds: tuple[str, ...], layers: tuple[str, ...], now: float, full: bool,
+                      only: list[str] | None) -> tuple[tuple, Callable[[Any], list[str]]]:
+        """As SQLiteBackend's, read as one binary COPY straight into numpy arrays; only the
+        ids of the memories that change are read (at 1,000,000 memories, reading them as rows
+        of Python objects took longer than the rest of the tick; tests/perf/pg_scale_bench.py)."""
+        conn = self.conn
+
+        def texts(values: tuple[str, ...]) -> str:
+            return "ARRAY[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]::text[]"
+
+        # Every value a non-NULL 8-byte number: a kind and a layer by their place (1-based; 0 not found).
+        rowid, kind, rc, own, pinned, base, ref, strength, layer, ticked, due_at = conn.columns(
+            f"SELECT s.rowid, coalesce(array_position({texts(kinds)}, m.kind), 0)::int8, m.recall_count, "
+            "coalesce(m.half_life_days, 'NaN'), m.pinned, m.base, m.ref_time, s.strength, "
+            f"coalesce(array_position({texts(layers)}, s.layer), 0)::int8, coalesce(s.ticked_at, 'NaN'), "
+            "coalesce(s.next_change_at, 'NaN') FROM memory_state s JOIN memories m ON m.rowid = s.rowid"
+            + (" WHERE m.id = ANY(?)" if only is not None else "" if full
+               else f" WHERE s.next_change_at <= {float(now)!r}"), "iiififffiff", () if only is None else (only,))
+
+        def ids(which: Any) -> list[str]:
+            wanted = rowid[which].tolist()
+            if not wanted:
+                return []
+            found = dict(conn.execute("SELECT rowid, id FROM memories WHERE rowid = ANY(?)", (wanted,)).fetchall())
+            return [found[r] for r in wanted]
+
+        return (rowid, kind, rc, own, pinned, base, ref, strength, layer - 1, ticked, due_at), ids
+
+    # -- cancelling and watching ----------------------------------------------------------
+    @contextmanager
+    def cancellable(self, cancelled: Callable[[], bool]) -> Iterator[Callable[[], None]]:
+        """The server stops the running statement when asked (its transaction rolls back)."""
+        yield self.conn.interrupt
+
+    def watch(self) -> Any:
+        from ..notify import Listener
+
+        return Listener(self.conn.params, own=self.conn)
+
+    # -- what recall asks -----------------------------------------------------------------
+    def common_terms(self, store: Any, terms: list[str], limit: int, scopes: Any, readable: Any) -> set[str]:
+        """The terms held by more than ``limit`` memories the caller may search (store/pg_terms.py):
+        ts_rank does not weigh a term by its rarity, and a common word's candidates crowd out the rest."""
+        from .. import pg_terms
+
+        return pg_terms.too_common(store, terms, limit, scopes, readable)
+
+    def vector_search(self, store: Any, key: tuple) -> Any:
+        if not self._pgvector:
+            return None
+        return pg_vectors.Search(store, store.embedder.dim, key)
+
+    # -- SQL that differs ---------------------------------------------------------------
+    def json_text(self, expr: str, key: str) -> str:
+        from .sqlite import _key
+
+        return f"(CAST({expr} AS jsonb) ->> '{_key(key)}')"
+
+    def describe(self) -> dict[str, Any]:
+        return self.conn.server()

@@ -1,0 +1,191 @@
+"""The SQLite backend: one file (or ``:memory:``), opened by store/files.py, migrated by
+sqlite-utils' migrations (store/schema.py); the connection is sqlite3's own, untouched, so
+a file stays byte-for-byte what it was until something is written."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from typing import Any
+
+import numpy as np
+from sqlite_utils import Database
+
+from ..errors import DatabaseRefused, StoreError
+from ..files import READ_CACHE_KIB, WRITE_CACHE_KIB, open_connection
+from ..schema import migrations
+
+
+class SQLiteBackend:
+    name = "sqlite"
+    hears_other_writers = False  # the window polls data_version
+    reads_beside_writes = False  # one connection: a read takes its turn
+
+    def __init__(self, path: str, *, create: bool, read_only: bool) -> None:
+        self.path = path
+        self.conn, self.read_only = open_connection(path, create=create, read_only=read_only)
+        # Writing is the moment to move a rollback-journal file to WAL: looking never writes.
+        self._wal_checked = self.read_only or path == ":memory:"
+
+    # -- opening ------------------------------------------------------------------------
+    def migrate(self, write: Callable[[], Any]) -> None:
+        db = Database(self.conn)
+        if not migrations.pending(db):
+            return
+        if self.read_only:
+            self.conn.close()
+            raise DatabaseRefused(self.path, "unreadable",
+                                  f"{self.path} was written by an older Mnemoscope and must be upgraded, "
+                                  "but it is read-only here; open it once where it may be written")
+        with write():
+            migrations.apply(db)
+
+    def prepare_vectors(self, write: Callable[[], Any], dim: Callable[[], int]) -> None:
+        """Nothing: recall searches the stored vectors with numpy (store/vectors.py)."""
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- transactions -------------------------------------------------------------------
+    def aside(self) -> Any:
+        return nullcontext(False)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """The page cache of a write while it lasts (see store/files.py), unless someone set
+        the cache to another size (a test that makes a write spill its pages)."""
+        raised = self._write_cache(True)
+        try:
+            yield
+        finally:
+            if raised:
+                self._write_cache(False)
+
+    def _write_cache(self, writing: bool) -> bool:
+        try:
+            if writing and self.conn.execute("PRAGMA cache_size").fetchone()[0] != -READ_CACHE_KIB:
+                return False
+            self.conn.execute(f"PRAGMA cache_size = -{WRITE_CACHE_KIB if writing else READ_CACHE_KIB}")
+        except sqlite3.Error:
+            return False  # the write itself says what is wrong with the connection
+        return True
+
+    def begin_write(self) -> None:
+        """``BEGIN IMMEDIATE``: a writer in another process makes us wait (busy timeout)
+        instead of failing later."""
+        if not self._wal_checked:
+            if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                self.conn.execute("PRAGMA journal_mode = WAL")
+            self._wal_checked = True
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def data_version(self) -> int:
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
+    # -- bulk writes --------------------------------------------------------------------
+    def new_rowids(self, n: int) -> list[int]:
+        first = (self.conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) + 1
+        return list(range(first, first + n))
+
+    def insert_many(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        if rows:
+            self.conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) "
+                                  f"VALUES ({', '.join('?' * len(columns))})", rows)
+
+    def update_many(self, table: str, key: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        if rows:
+            self.conn.executemany(f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns)} WHERE {key} = ?",
+                                  rows)
+
+    @contextmanager
+    def bulk_memories(self) -> Iterator[Callable[[int, int], None]]:
+        """The full-text index takes the batch in one INSERT … SELECT, its insert trigger set
+        aside meanwhile (in this transaction: a rollback brings it back too). Row by row
+        through the trigger was five times slower than the bulk insert at 100,000."""
+        trigger = None
+        if self.conn.in_transaction:
+            found = self.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
+                                      "AND name = 'memories_ai'").fetchone()
+            if found is not None:
+                trigger = found[0]
+                self.conn.execute('DROP TRIGGER "memories_ai"')
+
+        def indexed(first: int, last: int) -> None:
+            if trigger is not None:
+                self.conn.execute("INSERT INTO memories_fts (rowid, terms) SELECT rowid, terms FROM memories "
+                                  "WHERE rowid BETWEEN ? AND ?", (first, last))
+
+        try:
+            yield indexed
+        finally:
+            if trigger is not None:
+                self.conn.execute(trigger)
+
+    def after_copy(self) -> None:
+        """Nothing: SQLite numbers on from the highest rowid by itself."""
+
+    # -- reads of many rows ---------------------------------------------------------------
+    def decay_columns(self, kinds: tuple[str, ...], layers: tuple[str, ...], now: float, full: bool,
+                      only: list[str] | None) -> tuple[tuple, Callable[[Any], list[str]]]:
+        """Rows in rowid order (one sorted walk through the table), made into numpy columns:
+        rowid, kind's place in ``kinds`` (1-based, 0 not found), recall count, own half-life,
+        pinned, base, ref time, strength, layer's place in ``layers`` (-1 not found), ticked at,
+        next change (NaN for NULL where the column allows it)."""
+        rows = self.conn.execute(
+            "SELECT s.rowid, m.id, m.kind, m.recall_count, m.half_life_days, m.pinned, m.base, m.ref_time, "
+            "s.strength, s.layer, s.ticked_at, s.next_change_at FROM memory_state s "
+            "JOIN memories m ON m.rowid = s.rowid"
+            + (" WHERE m.id IN (SELECT value FROM json_each(?))" if only is not None else "" if full
+               else " WHERE s.rowid IN (SELECT rowid FROM memory_state WHERE next_change_at <= ?)"),
+            (json.dumps(only),) if only is not None else () if full else (now,)).fetchall()
+        rowid, names, kind_names, rc, own, pinned, base, ref, strength, layer_names, ticked, due_at = \
+            zip(*rows) if rows else ((),) * 12
+        places = {k: i + 1 for i, k in enumerate(kinds)}
+        kind = np.array([places.get(k, 0) for k in kind_names], dtype=np.int64)
+        codes = {name: i for i, name in enumerate(layers)}
+        layer = np.array([codes.get(name, -1) for name in layer_names], dtype=np.int64)
+
+        def ids(which: Any) -> list[str]:
+            return [names[i] for i in which.tolist()]
+
+        return (rowid, kind, rc, own, pinned, base, ref, strength, layer, ticked, due_at), ids
+
+    # -- cancelling and watching ----------------------------------------------------------
+    @contextmanager
+    def cancellable(self, cancelled: Callable[[], bool]) -> Iterator[Callable[[], None]]:
+        """SQLite asks ``cancelled`` every CHECK_EVERY virtual-machine steps of a statement."""
+        self.conn.set_progress_handler(lambda: 1 if cancelled() else 0, CHECK_EVERY)
+        try:
+            yield self.conn.interrupt
+        finally:
+            self.conn.set_progress_handler(None, 0)
+
+    def watch(self) -> Any:
+        raise StoreError(f"{self.path}: SQLite sends no notice of other writers' commits; poll data_version")
+
+    # -- what recall asks -----------------------------------------------------------------
+    def common_terms(self, store: Any, terms: list[str], limit: int, scopes: Any, readable: Any) -> set[str]:
+        """None: FTS5's bm25 weighs each term by its rarity itself."""
+        return set()
+
+    def vector_search(self, store: Any, key: tuple) -> Any:
+        return None  # numpy over the stored vectors (store/vectors.py)
+
+    # -- SQL that differs ---------------------------------------------------------------
+    def json_text(self, expr: str, key: str) -> str:
+        return f"json_extract({expr}, '$.{_key(key)}')"
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "sqlite", "server_version": sqlite3.sqlite_version, "extensions": {},
+                "vectors": "numpy over stored vectors"}
+
+
+CHECK_EVERY = 20_000  # virtual-machine steps between two looks at a cancel
+
+
+def _key(key: str) -> str:
+    if not key.replace("_", "").isalnum():
+        raise ValueError(f"a JSON key the store's SQL names must be a plain word, got {key!r}")
+    return key
