@@ -13,3 +13,4 @@ REFERENCED_BY = "referenced_by"   # memory → a memory that cites it
 SUPERSEDES = "supersedes"         # newer memory → the older one it replaced (store.conflicts)
 SUPERSEDED_BY = "superseded_by"   # older memory → the newer one that replaced it
 KEPT = "kept_with"                # a person read both memories and keeps both: they are not a conflict
+RELATION = "relation:"           # entity → entity: relation:<type> (an MCP memory or basic-memory relation)

@@ -4,6 +4,7 @@ user can act on what an SQLite or OS error means."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
@@ -189,3 +190,60 @@ def check_file(path: str) -> None:
                               f"{path} is corrupt or not a database ({exc}); restore it from a backup") from None
     finally:
         conn.close()
+
+
+def write_whole(path: str | os.PathLike, data: bytes) -> None:
+    """Put ``data`` at ``path`` whole or not at all, never through a link: written to a new
+    file beside it (created exclusively, without following a link, so a link planted under
+    any name there is never written through), flushed to the disk, then renamed over
+    ``path``. A ``path`` that is a link, a folder or anything but a plain file is refused.
+    A full disk or a kill midway leaves ``path`` as it was (the new file is removed; after
+    a kill, a hidden ``.NAME.*.tmp`` may stay beside it). An existing file keeps its
+    permissions. Raises :class:`StoreError` saying what was wrong."""
+    import secrets
+
+    path = os.fspath(path)
+    folder, name = os.path.split(os.path.abspath(path))
+    if not os.path.isdir(folder):  # a link above the file is the person's own: followed
+        raise StoreError(f"cannot write {path}: the folder {folder} does not exist")
+    at = hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY) if at else None
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+
+    def where(n: str) -> str:
+        return n if dir_fd is not None else os.path.join(folder, n)
+
+    tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+    made = False
+    try:
+        try:
+            st = os.stat(where(name), dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise StoreError(f"cannot write {path}: it is a link; Mnemoscope never writes through a link "
+                             "(remove it, or name the file it points to)")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise StoreError(f"cannot write {path}: it is {'a folder' if stat.S_ISDIR(st.st_mode) else 'not a plain file'}")
+        mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
+        fd = os.open(where(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow | getattr(os, "O_BINARY", 0),
+                     mode, dir_fd=dir_fd)
+        made = True
+        with os.fdopen(fd, "wb") as fh:
+            if st is not None and hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)  # the umask does not take an existing file's bits away
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(where(tmp), where(name), src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        made = False
+        if dir_fd is not None:
+            os.fsync(dir_fd)  # the rename itself survives a power cut
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if made:
+            with contextlib.suppress(OSError):
+                os.unlink(where(tmp), dir_fd=dir_fd)
+        if dir_fd is not None:
+            os.close(dir_fd)

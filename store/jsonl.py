@@ -1,4 +1,14 @@
-"""JSONL import and export: one memory per line, every field, with its entities.
+"""JSONL import and export: one memory per line, every field, with its entities; then
+the graph the memories hang on, so that nothing stored is left behind:
+
+- one line ``{"entity": {"name", "kind", "scope", "aliases", "created_at"}}`` per entity
+  (an entity no memory names included), and
+- one line ``{"relation": {"from", "from_scope", "type", "to", "to_scope", "created_at"}}``
+  per relation between two entities (the ``relation:<type>`` edges an MCP memory server
+  file or a basic-memory note brings).
+
+An import makes the entities first (so each memory links to the entity of the scope it
+linked to), then the memories, then the relations.
 
 Export is canonical (sorted keys, fixed time format, memories ordered by creation time
 then id), so export → import into an empty store → export gives the same bytes.
@@ -14,14 +24,25 @@ import io
 import json
 import os
 import re
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import json_input, vectors
 from .columns import COLUMN, EDITABLE_COLUMNS, EXPORTED, MEMORY_COLUMNS
-from .edges import KEPT, MENTIONS, REFERENCES, SUPERSEDED_BY, SUPERSEDES
+from .edges import KEPT, MENTIONS, REFERENCES, RELATION, SUPERSEDED_BY, SUPERSEDES
 from .errors import ImportRefused, StoreError, ValidationError
-from .model import ENTITY_KINDS, check_text, iso, parse_time, validate_fields, validate_half_life, validate_id
+from .model import (
+    ENTITY_KINDS,
+    check_name,
+    check_text,
+    iso,
+    parse_time,
+    validate_fields,
+    validate_half_life,
+    validate_id,
+    validate_scope,
+)
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -44,12 +65,17 @@ class ImportReport:
     merged: int = 0
     errors: list[tuple[int, str]] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
+    entities: int = 0  # entity lines whose entity was made (not there before)
+    relations: int = 0  # relation lines whose edge was written (not there before)
 
     def summary(self) -> str:
         parts = [f"{self.imported} imported"]
         for name in ("skipped", "overwritten", "merged"):
             if getattr(self, name):
                 parts.append(f"{getattr(self, name)} {name}")
+        for name in ("entities", "relations"):
+            if getattr(self, name):
+                parts.append(f"{getattr(self, name)} {name} made")
         if self.errors:
             parts.append(f"{len(self.errors)} bad line(s)")
         return ", ".join(parts)
@@ -58,6 +84,7 @@ class ImportReport:
         """The report as every door gives it in JSON (not the ids: an import may hold many)."""
         return {"summary": self.summary(), "imported": self.imported, "skipped": self.skipped,
                 "overwritten": self.overwritten, "merged": self.merged,
+                "entities": self.entities, "relations": self.relations,
                 "errors": [{"line": n, "reason": r} for n, r in self.errors]}
 
 
@@ -128,13 +155,17 @@ def _line(record: dict[str, Any]) -> str:
 def export_jsonl(store: MemoryStore, out: Any = None, *, kind: str | None = None, layer: str | None = None,
                  scope: str | None = None, text: str | None = None, min_strength: float | None = None) -> str:
     """Write memories (all, or those matching the filters) as JSONL to ``out`` (a path or
-    a text stream); returns the text when ``out`` is None."""
+    a text stream); returns the text. Unless filtered by more than ``scope``, the entity
+    and relation lines follow the memories (see the module's docstring)."""
     ids = [m.id for m in store.list(kind=kind, layer=layer, scope=scope, text=text, min_strength=min_strength,
                                     with_links=False)]
     wanted = set(ids)
+    whole = kind is None and layer is None and text is None and min_strength is None
     with store.tables.reading():
         rows = store.tables.rows("SELECT * FROM memory_rows ORDER BY created_at, id")
         lines = [_line(memory_record(store, r)) for r in rows if r["id"] in wanted]
+        if whole:  # a filtered export is memories only; a whole one (or a scope's) has its graph
+            lines += graph_lines(store, wanted, scope=scope)
     data = "".join(line + "\n" for line in lines)
     if out is None:
         return data
@@ -145,20 +176,54 @@ def export_jsonl(store: MemoryStore, out: Any = None, *, kind: str | None = None
     return data
 
 
+GRAPH_LINE_STARTS = ('{"entity":', '{"relation":')  # how an export writes them (sorted keys: one key)
+
+
+def count_lines(data: str) -> tuple[int, int, int]:
+    """(memories, entities, relations) an export's text holds."""
+    memories = entities = relations = 0
+    for line in data.splitlines():
+        if line.startswith(GRAPH_LINE_STARTS[0]):
+            entities += 1
+        elif line.startswith(GRAPH_LINE_STARTS[1]):
+            relations += 1
+        elif line.strip():
+            memories += 1
+    return memories, entities, relations
+
+
+def graph_lines(store: MemoryStore, memory_ids: set[str], *, scope: str | None = None) -> list[str]:
+    """The entity and relation lines of an export: every entity (of ``scope``, when given)
+    and every entity the exported memories name; then each relation between two of them.
+    (Inside a read.)"""
+    named = {dst for src, dst in store.conn.execute(
+        f"SELECT src, dst FROM edges WHERE edge = '{MENTIONS}'") if src in memory_ids}
+    entities = {}
+    for eid, name, kind, escope, aliases, created in store.conn.execute(
+            "SELECT id, name, kind, scope, aliases, created_at FROM entities ORDER BY created_at, lower(name), name, scope"):
+        if eid in named or scope is None or escope == scope:
+            entities[eid] = {"name": name, "kind": kind, "scope": escope, "aliases": json.loads(aliases or "[]"),
+                             **({"created_at": _time(created)} if created is not None else {})}
+    lines = [_line({"entity": e}) for e in entities.values()]
+    relations = []
+    for src, edge, dst, created in store.conn.execute(
+            f"SELECT src, edge, dst, created_at FROM edges WHERE edge LIKE '{RELATION}%'"):
+        if src in entities and dst in entities:
+            a, b = entities[src], entities[dst]
+            relations.append({"from": a["name"], "from_scope": a["scope"], "type": edge[len(RELATION):],
+                              "to": b["name"], "to_scope": b["scope"],
+                              **({"created_at": _time(created)} if created is not None else {})})
+    relations.sort(key=lambda r: (str(r.get("created_at")), r["from"].lower(), r["from_scope"], r["type"],
+                                  r["to"].lower(), r["to_scope"]))
+    return lines + [_line({"relation": r}) for r in relations]
+
+
 def _write_file(path: str, data: str) -> None:
-    """Write ``data`` to ``path`` whole or not at all (a temporary file, then a rename)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise StoreError(f"cannot write {path}: the folder {folder} does not exist")
-    tmp = f"{path}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+    """Write ``data`` to ``path`` whole or not at all (files.write_whole: a new file beside
+    it, never through a link, then a rename)."""
+    from .files import write_whole
+
+    write_whole(path, data.encode("utf-8"))
 
 
 def _id_of(obj: dict[str, Any]) -> str:
@@ -288,6 +353,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     text, name = _read(source)
     report = ImportReport()
     parsed: list[tuple[int, dict[str, Any]]] = []
+    graph = Graph()
     seen: dict[str, int] = {}
     created = store.now()  # of the lines that do not say when they were written
     for number, line in enumerate(_lines(text), 1):
@@ -303,6 +369,8 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
             report.errors.append((number, str(exc).replace(" at line 1 column", " at column")))
             continue
         try:
+            if graph.read(number, obj, created):
+                continue
             rec = _parse_line(store, obj, created)
         except ValidationError as exc:
             report.errors.append((number, str(exc)))
@@ -317,6 +385,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
     tick_now = store.tables.now(now)
     blobs = vectors.for_records(store, [rec for _, rec in parsed], progress)
     with store.tables.write():
+        report.entities = graph.make_entities(store, policy)
         fresh: list[dict[str, Any]] = []
         stored = store.tables.stored_ids([rec["id"] for _, rec in parsed])
         for _, rec in parsed:
@@ -347,7 +416,104 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                         store.tables.edge_pair(rec["id"], edge, other, inverse, rec["updated_at"], [])
                         if edge == SUPERSEDES:  # the replaced memory stays archived
                             store.tables.refresh_state(other)
+        report.relations = graph.make_relations(store, tick_now)
     return report
+
+
+class Graph:
+    """The entity and relation lines of an import (see the module's docstring): read with
+    the memory lines, written around them."""
+
+    def __init__(self) -> None:
+        self.entities: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}  # (lower name, scope) -> line, entity
+        self.relations: list[dict[str, Any]] = []
+
+    def read(self, number: int, obj: Any, now: float) -> bool:
+        """Take ``obj`` if it is an entity or relation line (True); raises ValidationError."""
+        if not isinstance(obj, dict) or not ({"entity", "relation"} & set(obj)) or "text" in obj:
+            return False
+        if len(obj) != 1:
+            raise ValidationError(sorted(set(obj) - {"entity", "relation"})[0],
+                                  "is not a field of an entity or relation line")
+        key, value = next(iter(obj.items()))
+        if not isinstance(value, dict):
+            raise ValidationError(key, "must be an object")
+        created = parse_time(value["created_at"], f"{key}.created_at") if value.get("created_at") is not None else now
+        if key == "entity":
+            unknown = set(value) - {"name", "kind", "scope", "aliases", "created_at"}
+            if unknown:
+                raise ValidationError(f"entity.{sorted(unknown)[0]}", "is not a field of an entity")
+            name = check_name(value.get("name"), "entity.name")
+            kind = value.get("kind", "other")
+            if kind not in ENTITY_KINDS:
+                raise ValidationError("entity.kind", f"must be one of {', '.join(ENTITY_KINDS)}, got {kind!r}")
+            scope = validate_scope(value.get("scope"), "entity.scope")
+            aliases = value.get("aliases") or []
+            if not isinstance(aliases, list):
+                raise ValidationError("entity.aliases", "must be a list of names")
+            aliases = [check_name(a, "entity.aliases") for a in aliases]
+            ident = (name.lower(), scope)
+            if ident in self.entities:
+                raise ValidationError("entity", f"{name!r} of scope {scope!r} already appears on line "
+                                                f"{self.entities[ident][0]}")
+            self.entities[ident] = (number, {"name": name, "kind": kind, "scope": scope, "aliases": aliases,
+                                             "created_at": created})
+            return True
+        unknown = set(value) - {"from", "from_scope", "type", "to", "to_scope", "created_at"}
+        if unknown:
+            raise ValidationError(f"relation.{sorted(unknown)[0]}", "is not a field of a relation")
+        rtype = value.get("type")
+        if not isinstance(rtype, str) or not rtype.strip() or len(rtype) > 100:
+            raise ValidationError("relation.type", f"must be a name of 1 to 100 characters, got {rtype!r}"[:200])
+        self.relations.append({"from": check_name(value.get("from"), "relation.from"),
+                               "from_scope": validate_scope(value.get("from_scope"), "relation.from_scope"),
+                               "type": check_name(rtype, "relation.type"),
+                               "to": check_name(value.get("to"), "relation.to"),
+                               "to_scope": validate_scope(value.get("to_scope"), "relation.to_scope"),
+                               "created_at": created})
+        return True
+
+    @staticmethod
+    def _find(store: MemoryStore, name: str, scope: str) -> str | None:
+        row = store.conn.execute("SELECT id FROM entities WHERE lower(name) = ? AND scope = ? LIMIT 1",
+                                 (name.lower(), scope)).fetchone()
+        return row[0] if row else None
+
+    def make_entities(self, store: MemoryStore, policy: str) -> int:
+        """Make each entity line's entity that is not there (same name, same scope); one
+        that is keeps its kind, and takes the line's aliases too unless ``policy`` is skip.
+        Returns how many were made. (Inside the import's write.)"""
+        made = 0
+        for _, ent in self.entities.values():
+            eid = self._find(store, ent["name"], ent["scope"])
+            if eid is None:
+                store.conn.execute(
+                    "INSERT INTO entities (id, name, kind, scope, aliases, created_at) VALUES (?,?,?,?,?,?)",
+                    ("e-" + uuid.uuid4().hex[:12], ent["name"], ent["kind"], ent["scope"],
+                     json.dumps(ent["aliases"], ensure_ascii=False), ent["created_at"]))
+                made += 1
+            elif policy != "skip" and ent["aliases"]:
+                (have,) = store.conn.execute("SELECT aliases FROM entities WHERE id = ?", (eid,)).fetchone()
+                both = list(dict.fromkeys([*json.loads(have or "[]"), *ent["aliases"]]))
+                store.conn.execute("UPDATE entities SET aliases = ? WHERE id = ?",
+                                   (json.dumps(both, ensure_ascii=False), eid))
+        return made
+
+    def make_relations(self, store: MemoryStore, now: float) -> int:
+        """Write each relation line's edge (an end no entity has yet is made, of kind
+        other, in its scope); returns how many edges were new."""
+        made = 0
+        for rel in self.relations:
+            ends = []
+            for end in ("from", "to"):
+                eid = self._find(store, rel[end], rel[f"{end}_scope"])
+                if eid is None:
+                    eid = store.tables.resolve_entity(rel[end], "other", rel[f"{end}_scope"], now, [])
+                ends.append(eid)
+            cur = store.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
+                                     (ends[0], RELATION + rel["type"], ends[1], rel["created_at"]))
+            made += bool(cur.rowcount)
+        return made
 
 
 def _insert(store: MemoryStore, fresh: list[dict[str, Any]], now: float, blobs: dict[str, bytes]) -> None:

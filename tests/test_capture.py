@@ -29,7 +29,7 @@ def test_context_and_reason_are_kept_on_the_record_and_exported(store, tmp_path)
     memory = store.get(result.primary.id)
     assert memory.context == context and memory.reason_to_remember.startswith("Keep successful")
     assert memory.scope == "project-auth"
-    record = json.loads(store.export_jsonl())
+    record = json.loads(store.export_jsonl().splitlines()[0])  # (then the entity lines)
     assert record["context"] == context and record["reason_to_remember"].startswith("Keep successful")
     with MemoryStore(str(tmp_path / "copy.db")) as copy:
         copy.import_jsonl(store.export_jsonl())

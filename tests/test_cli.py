@@ -139,7 +139,8 @@ def test_store_commands_end_to_end(tmp_path, capsys):
     assert "Mara prefers language Rust" in capsys.readouterr().out
     out_file = tmp_path / "out.jsonl"
     assert main(["--db", db, "export", "--out", str(out_file)]) == 0
-    assert len(out_file.read_text().splitlines()) == 67
+    lines = out_file.read_text().splitlines()  # the memories, then their entities
+    assert sum(not line.startswith('{"entity":') for line in lines) == 67 and len(lines) == 67 + 21
     db2 = str(tmp_path / "copy.db")
     assert main(["--db", db2, "import", str(out_file)]) == 0
     assert "67 imported" in capsys.readouterr().out

@@ -11,9 +11,10 @@ import os
 
 import click
 from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES, privacy
-from mnemoscope.store.importers import detect, export_mcp_memory, formats, import_file
+from mnemoscope.store.importers import detect, formats, import_file, mcp_memory
 from mnemoscope.store.importers.jsonl_preview import preview_jsonl
-from mnemoscope.store.jsonl import POLICIES
+from mnemoscope.store.importers.report import ExportReport
+from mnemoscope.store.jsonl import POLICIES, count_lines
 
 from .group import cli, client_option, db_option, db_path, emit_json, json_option, open_store
 from .store_commands import _snapshot_first, logged
@@ -175,30 +176,48 @@ def _import_jsonl(path: str, on_conflict: str, partial: bool, client_name: str, 
 
 @cli.command("export")
 @db_option
-@click.option("--out", metavar="FILE", help="file to write (default: standard output)")
+@click.option("--out", metavar="FILE", help="file to write (default: standard output); written whole or not at "
+              "all, never through a link")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "mcp-memory"]), default="jsonl", show_default=True,
-              help="jsonl: every field of every memory; mcp-memory: the MCP memory server's memory.jsonl "
-              "(entities, their observations, relations)")
+              help="jsonl: everything (every field of every memory, every entity and relation); mcp-memory: the "
+              "MCP memory server's memory.jsonl (every memory as an observation; the report counts what it "
+              "cannot carry)")
 @click.option("--kind", type=click.Choice(KINDS), help="jsonl only")
 @click.option("--layer", type=click.Choice(LAYERS), help="jsonl only")
 @click.option("--scope")
-def export_command(out: str | None, fmt: str, kind: str | None, layer: str | None, scope: str | None) -> None:
-    """Export memories as JSONL (one memory per line), or as an MCP memory server file."""
+@json_option
+def export_command(out: str | None, fmt: str, kind: str | None, layer: str | None, scope: str | None,
+                   as_json: bool) -> None:
+    """Export memories: as JSONL (every memory, entity and relation, so an import gives
+    the same back), or as an MCP memory server file. A report on standard error (with
+    --json, on standard output when --out is given) says what went where and what the
+    format could not carry."""
+    if fmt != "jsonl" and (kind or layer):
+        raise click.UsageError("--kind and --layer are for the jsonl format")
     with open_store() as store:
         if fmt == "mcp-memory":
-            if kind or layer:
-                raise click.UsageError("--kind and --layer are for the jsonl format")
-            data = export_mcp_memory(store, out, scope=scope)
-            texts = [m.text for m in store.list(scope=scope, with_links=False)]
-            count = f"{data.count(chr(10)) + bool(data)} lines"
+            report = mcp_memory.export(store, out, scope=scope)
         else:
-            data = store.export_jsonl(out, kind=kind, layer=layer, scope=scope)
-            texts = [m.text for m in store.list(kind=kind, layer=layer, scope=scope, with_links=False)]
-            count = f"{data.count(chr(10))} memories"
+            report = _jsonl_export(store, out, kind, layer, scope)
+        texts = [m.text for m in store.list(kind=kind, layer=layer, scope=scope, with_links=False)]
     if out is None:
-        click.echo(data, nl=fmt == "mcp-memory" and bool(data))
+        click.echo(report.data, nl=fmt == "mcp-memory" and bool(report.data))
+    if as_json and out is not None:
+        emit_json(report.to_dict())
     else:
-        click.echo(f"exported {count} to {out}", err=True)
+        for line in report.lines():
+            click.echo(line, err=True)
     warning = privacy.output_warning(texts, "the export")
     if warning:
         click.echo(f"warning: {warning}; see 'mnemoscope privacy-check --all'", err=True)
+
+
+def _jsonl_export(store, out: str | None, kind: str | None, layer: str | None, scope: str | None) -> ExportReport:
+    data = store.export_jsonl(out, kind=kind, layer=layer, scope=scope)
+    report = ExportReport("jsonl", out, data=data)
+    report.written, report.entities, report.relations = count_lines(data)
+    report.memories = report.written
+    report.place("memory -> line with every field, its entities and links", report.written)
+    report.place("entity -> entity line", report.entities)
+    report.place("relation -> relation line", report.relations)
+    return report

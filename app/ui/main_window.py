@@ -13,6 +13,7 @@ from mnemoscope.store.backup import is_bulk_change
 from mnemoscope.store.demo import rebased_demo
 from mnemoscope.store.errors import ImportRefused
 from mnemoscope.store.importers.jsonl_preview import preview_jsonl
+from mnemoscope.store.jsonl import count_lines
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
@@ -512,7 +513,9 @@ class MainWindow(QMainWindow):
             except (StoreError, OSError) as exc:
                 self.show_error("Export failed", str(exc))
                 return
-            self.statusBar().showMessage(f"Exported {data.count(chr(10))} memories to {path}", 8000)
+            memories, entities, relations = count_lines(data)
+            self.statusBar().showMessage(f"Exported {memories} memories, {entities} entities and {relations} "
+                                         f"relations to {path}", 8000)
 
     def _remember_recent(self, path: str) -> None:
         s = settings()

@@ -90,7 +90,8 @@ def import_file(store: MemoryStore, path: str | os.PathLike, fmt: str | None = N
 
 
 def export_mcp_memory(store: MemoryStore, out: str | os.PathLike | None = None, *, scope: str | None = None) -> str:
-    return mcp_memory.export(store, out, scope=scope)
+    """The MCP memory server file's text (see :func:`mcp_memory.export` for its report)."""
+    return mcp_memory.export(store, out, scope=scope).data
 
 
 __all__ = ["FORMATS", "FORMAT_RECORDS", "FileRefused", "Format", "ImportPlan", "ImportRefused", "ImportResult", "LeftOut", "apply", "detect",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .. import json_input
 from ..errors import ImportRefused, ValidationError
-from ..jsonl import _lines, _parse_line, _read, _undecodable
+from ..jsonl import Graph, _lines, _parse_line, _read, _undecodable
 from .plan import ImportResult
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ def preview_jsonl(store: MemoryStore, path: str | os.PathLike) -> ImportResult:
     ids: list[str] = []
     seen: dict[str, int] = {}
     created = store.now()
+    graph = Graph()
     for number, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
@@ -28,7 +29,10 @@ def preview_jsonl(store: MemoryStore, path: str | os.PathLike) -> ImportResult:
             errors.append((number, _undecodable(line)))
             continue
         try:  # as import_jsonl reads a line: nesting too deep, a huge number are bad lines too
-            rec = _parse_line(store, json_input.loads(line, surrogates=False), created)
+            obj = json_input.loads(line, surrogates=False)
+            if graph.read(number, obj, created):
+                continue
+            rec = _parse_line(store, obj, created)
         except json_input.BadJson as exc:
             errors.append((number, str(exc).replace(" at line 1 column", " at column")))
             continue
@@ -47,4 +51,8 @@ def preview_jsonl(store: MemoryStore, path: str | os.PathLike) -> ImportResult:
     result = ImportResult("jsonl", name, "", True, memories_new=len(set(ids) - existing),
                           memories_existing=len(existing & set(ids)))
     result.placed["line -> memory"] = len(ids)
+    if graph.entities:
+        result.placed["entity line -> entity"] = len(graph.entities)
+    if graph.relations:
+        result.placed["relation line -> edge relation:<type> between entities"] = len(graph.relations)
     return result

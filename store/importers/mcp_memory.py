@@ -17,10 +17,13 @@ Import:
 - an entity with no observation is an entity only; if its type fits none of our kinds
   the report lists it, because that type cannot come back on export.
 
-Export writes the same shape: every entity (of ``scope``, when given) with the texts of
-the memories that mention it as observations, oldest first, and its original type where
-an import kept one (else its kind); then every ``relation:`` edge between them. Lines
-are written the way the server writes them.
+Export carries every memory (of ``scope``, when given), each once, as an observation: of
+the entity it names (the one an import took it from, else the first by name), or, when
+it names none, of an entity standing for its scope (type ``mnemoscope_scope``; importing
+the file puts those back in that scope, naming no entity). Then every entity with its
+original type where an import kept one (else its kind), and every ``relation:`` edge
+between them. Lines are written the way the server writes them; the export's report
+counts what the format has no place for (times, sensitivity, kinds, a second entity …).
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
-from .plan import RELATION_PREFIX, ImportPlan, check_name, check_relation, entity_kind
+from ..model import validate_scope
+from .plan import ImportPlan, check_name, check_relation, entity_kind
+from .report import ExportReport, snapshot
 from .source import jsonl_lines, read_text
 
 if TYPE_CHECKING:
@@ -109,6 +114,9 @@ def _entity(store: MemoryStore, plan: ImportPlan, number: int, obj: dict[str, An
     for i, text in enumerate(observations):
         if not isinstance(text, str):
             raise ValidationError(f"observations[{i}]", f"must be a string, got {type(text).__name__}")
+    if etype == SCOPE_TYPE:
+        _scope_entity(store, plan, number, validate_scope(name, "name"), observations, at)
+        return
     if name.lower() in defined:
         first = plan.entities[name.lower()]["name"]
         plan.leave_out(f"line {number}", f"entity {name!r} as an entity of its own",
@@ -137,40 +145,92 @@ def _entity(store: MemoryStore, plan: ImportPlan, number: int, obj: dict[str, An
             plan.leave_out(f"line {number}", f"observation {i + 1} of {name!r}", "the same text twice")
 
 
-def export(store: MemoryStore, out: str | os.PathLike | None = None, *, scope: str | None = None) -> str:
-    """The store's entities, observations and relations as an MCP memory file (to ``out``
-    when given); returns the text."""
-    from ..jsonl import _write_file
+# An entity of this type stands for a scope: its observations are the scope's memories that
+# name no entity (an MCP memory file has nothing else to hold them), and an import of the
+# file puts them back in that scope, naming no entity.
+SCOPE_TYPE = "mnemoscope_scope"
 
-    with store.tables.reading():
-        where, params = ("WHERE scope = ?", (scope,)) if scope else ("", ())
-        entities: dict[str, dict[str, Any]] = {
-            eid: {"name": name, "entityType": kind, "observations": []}
-            for eid, name, kind in store.conn.execute(
-                f"SELECT id, name, kind FROM entities {where} ORDER BY created_at, rowid", params)}
-        rows = store.conn.execute(
-            "SELECT x.dst, m.text, m.context FROM memories m "
-            "JOIN edges x ON x.src = m.id AND x.edge = 'mentions_entity' "
-            f"{where.replace('scope', 'm.scope')} ORDER BY m.created_at, m.id", params).fetchall()
-        for eid, text, context in rows:
-            ent = entities.get(eid)
-            if ent is None:  # an entity of another scope (a global one a scoped memory mentions)
-                continue
-            ctx = json.loads(context) if context else None
-            origin = ctx.get(CONTEXT_KEY) if isinstance(ctx, dict) else None
+
+def _scope_entity(store: MemoryStore, plan: ImportPlan, number: int, scope: str, observations: list[str],
+                  at: float) -> None:
+    """A scope's memories that name no entity (as :func:`export` writes them): in that
+    scope, naming no entity."""
+    own = plan.scope
+    plan.scope = scope
+    try:
+        for i, text in enumerate(observations):
+            try:
+                rec = plan.memory(store, f"\x1f{text}", text=text, created=at + i * 0.001, kind="fact",
+                                  source=f"mcp-memory:{os.path.basename(plan.source)}")
+            except ValidationError as exc:
+                raise ValidationError(f"observations[{i}]", str(exc).split(": ", 1)[-1]) from None
+            if rec:
+                plan.place(f"observation of an entity of type {SCOPE_TYPE} -> memory of that scope, naming no entity")
+            else:
+                plan.leave_out(f"line {number}", f"observation {i + 1} of scope {scope!r}", "the same text twice")
+    finally:
+        plan.scope = own
+
+
+def export(store: MemoryStore, out: str | os.PathLike | None = None, *, scope: str | None = None) -> ExportReport:
+    """Every memory (of ``scope``, when given) as an observation, each once: under the
+    entity it names (the one an import took it from, else the first by name), or, naming
+    none, under an entity for its scope (type :data:`SCOPE_TYPE`); every entity (of
+    ``scope``), with its original type where an import kept one (else its kind); then
+    every ``relation:`` edge between them. Written (to ``out`` when given) the way the
+    server writes its file; the report says what the format could not carry."""
+    from ..files import write_whole
+
+    snap = snapshot(store, scope)
+    report = ExportReport(FORMAT, None if out is None else str(out), memories=len(snap.memories))
+    entities: dict[str, dict[str, Any]] = {
+        eid: {"name": e["name"], "entityType": e["kind"], "observations": []}
+        for eid, e in snap.entities.items() if scope is None or e["scope"] == scope}
+    scopes: dict[str, dict[str, Any]] = {}
+    extra_links = moved_scope = 0
+    for row in snap.memories:
+        ctx = json.loads(row["context"]) if row["context"] else None
+        origin = ctx.get(CONTEXT_KEY) if isinstance(ctx, dict) else None
+        named = snap.mentions.get(row["id"], [])
+        if named:
+            eid = next((e for e in named if isinstance(origin, dict)
+                        and origin.get("entity") == snap.entities[e]["name"]), named[0])
+            ent = entities.setdefault(eid, {"name": snap.entities[eid]["name"],
+                                            "entityType": snap.entities[eid]["kind"], "observations": []})
             if isinstance(origin, dict) and origin.get("entity") == ent["name"] \
                     and isinstance(origin.get("entityType"), str):
                 ent["entityType"] = origin["entityType"]
-            if text not in ent["observations"]:
-                ent["observations"].append(text)
-        relations = [{"from": entities[a]["name"], "to": entities[b]["name"], "relationType": edge[len(RELATION_PREFIX):]}
-                     for a, edge, b in store.conn.execute(
-                         "SELECT src, edge, dst FROM edges WHERE edge LIKE ? ORDER BY rowid", (RELATION_PREFIX + "%",))
-                     if a in entities and b in entities]
+            report.place("memory -> observation of the entity it names")
+            extra_links += len(named) - 1
+            moved_scope += row["scope"] != "global"
+        else:
+            ent = scopes.setdefault(row["scope"], {"name": row["scope"], "entityType": SCOPE_TYPE,
+                                                   "observations": []})
+            report.place(f"memory naming no entity -> observation of the entity for its scope ({SCOPE_TYPE})")
+        ent["observations"].append(row["text"])
+        report.written += 1
+    relations = [{"from": entities[a]["name"], "to": entities[b]["name"], "relationType": rel}
+                 for a, rel, b in snap.relations if a in entities and b in entities]
+    report.entities, report.relations = len(entities), len(relations)
+    if scopes:
+        report.place(f"scope -> entity of type {SCOPE_TYPE}", len(scopes))
+    rows = snap.memories
+    report.lose("scope of memories that name an entity", moved_scope,
+                "an entity has no scope here; an import puts them in its --scope")
+    report.lose("links to a second entity", extra_links, "an observation belongs to one entity")
+    report.lose("sensitivity above low", sum(r["sensitivity"] not in ("low", "public") for r in rows),
+                "imported at the import's --sensitivity")
+    report.lose("kind other than fact", sum(r["kind"] != "fact" for r in rows), "an observation is a fact")
+    report.lose("times (created, updated, recalled)", len(rows), "observations have none")
+    report.lose("tags, topic, who or importance", sum(bool(json.loads(r["tags"] or "[]") or r["topic"] or r["who"])
+                                                      for r in rows), "observations are text only")
+    report.lose("pinned", sum(bool(r["pinned"]) for r in rows), "observations are text only")
+    report.lose("entity aliases", sum(bool(e["aliases"]) for eid, e in snap.entities.items() if eid in entities),
+                "an entity has one name here")
     lines = [json.dumps({"type": "entity", **e}, ensure_ascii=False, separators=(",", ":"))
-             for e in entities.values()]
+             for e in [*entities.values(), *(scopes[s] for s in sorted(scopes))]]
     lines += [json.dumps({"type": "relation", **r}, ensure_ascii=False, separators=(",", ":")) for r in relations]
-    data = "\n".join(lines)
+    report.data = "\n".join(lines)
     if out is not None:
-        _write_file(str(out), data)
-    return data
+        write_whole(out, report.data.encode("utf-8"))
+    return report

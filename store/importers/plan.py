@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import embedding_workers, model, privacy, vectors
 from ..capture import ENTITY_TYPES
+from ..edges import RELATION
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
 from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 # Entity-to-entity relations are stored as one edge ``relation:<type>`` from the first
 # entity to the second (memories link to entities with mentions_entity as before).
-RELATION_PREFIX = "relation:"
+RELATION_PREFIX = RELATION
 MAX_RELATION_CHARS = 100
 Progress = Callable[[int, int], None]
 
@@ -130,7 +131,9 @@ class ImportPlan:
         if mid in self._ids:
             return {}
         self._ids.add(mid)
-        updated = created if updated is None or updated < created else updated
+        # To the millisecond, as every export writes a time: what comes back is what is stored.
+        created = round(created, 3)
+        updated = created if updated is None or updated < created else round(updated, 3)
         specs = [{"name": n, "kind": self.entities.get(n.lower(), {}).get("kind", "other"), "aliases": []}
                  for n in entities]
         rec = dict(values, id=mid, created_at=created, updated_at=updated, ref_time=updated, base=1.0,

@@ -1,0 +1,192 @@
+"""A complete way out (#35.2): every export carries every memory, each once, and says what
+its format could not carry; what Mnemoscope exports in a format it imports back equal.
+Driven through the real command line, on SQLite and PostgreSQL; the files are written
+whole or not at all, never through a link."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import uuid
+
+import pytest
+from mnemoscope.cli import main
+from mnemoscope.store import MemoryStore
+from mnemoscope.store.importers import import_file
+
+pytestmark = pytest.mark.both_backends
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+MCP_FILE = os.path.join(DATA, "mcp_memory", "memory.jsonl")
+BM_PROJECT = os.path.join(DATA, "basic_memory", "project")
+NOW = "2026-06-01T12:00:00Z"
+
+
+@pytest.fixture
+def second_db(request, backend, tmp_path):
+    """Another empty database on the same engine: where an export is imported back."""
+    if backend == "postgresql":
+        return request.getfixturevalue("pg_server").new_database(f"second_{uuid.uuid4().hex[:12]}")
+    return str(tmp_path / "second.db")
+
+
+def rich(db: str) -> None:
+    """A store with what people keep: imported graphs (relations, aliases, an entity no
+    memory names), plain remembers in several scopes and sensitivities, a memory naming
+    two entities, pinned, tags, recalls."""
+    with MemoryStore(db) as store:
+        import_file(store, MCP_FILE, now=NOW)
+        import_file(store, BM_PROJECT, now=NOW, scope="group:coffee")
+        store.remember("The VPN rotates monthly", scope="private:ana", sensitivity="high", kind="lesson",
+                       tags=["ops"], importance=0.8, now=NOW)
+        store.remember("Zig and the Parser Team ship on Fridays", entities=["Zig", "Parser Team"],
+                       kind="event", pinned=True, who="Ana", topic="release", now=NOW)
+        store.remember("TCP/IP notes live in the wiki", entities=["TCP/IP"], now=NOW)
+        store.remember("A plain thought", now=NOW)
+        store.recall("plain thought", now="2026-06-02T12:00:00Z")
+
+
+def graph(db: str) -> dict:
+    """Everything a store holds that an export is about, ids of entities aside."""
+    with MemoryStore(db) as store:
+        ents = {eid: (name, scope) for eid, name, scope in store.conn.execute("SELECT id, name, scope FROM entities")}
+        return {
+            "entities": sorted((n, k, s, a, c) for n, k, s, a, c in store.conn.execute(
+                "SELECT name, kind, scope, aliases, created_at FROM entities")),
+            "relations": sorted((ents[a], e, ents[b]) for a, e, b in store.conn.execute(
+                "SELECT src, edge, dst FROM edges WHERE edge LIKE 'relation:%'")),
+            "mentions": sorted((m, ents[e]) for m, e in store.conn.execute(
+                "SELECT src, dst FROM edges WHERE edge = 'mentions_entity'")),
+            "memories": sorted(json.dumps(m, sort_keys=True, default=str) for m in (
+                {k: v for k, v in vars(x).items() if k not in ("strength", "layer", "ticked_at", "next_change_at")} for x in store.list())),
+        }
+
+
+def test_jsonl_export_carries_everything_and_imports_back_equal(db_path, second_db, tmp_path, capsys):
+    rich(db_path)
+    with MemoryStore(db_path) as store:
+        assert store.conn.execute("SELECT count(*) FROM entities e WHERE NOT EXISTS (SELECT 1 FROM edges x "
+                                  "WHERE x.dst = e.id AND x.edge = 'mentions_entity')").fetchone()[0] >= 1
+    out = tmp_path / "all.jsonl"
+    assert main(["--db", db_path, "export", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "exported 16 of 16 memories" in err and "entities" in err and "relations" in err
+    assert main(["--db", second_db, "import", str(out)]) == 0
+    assert graph(second_db) == graph(db_path)
+    again = tmp_path / "again.jsonl"
+    assert main(["--db", second_db, "export", "--out", str(again)]) == 0
+    assert again.read_bytes() == out.read_bytes()
+    # importing it again adds nothing
+    assert main(["--db", second_db, "import", str(out)]) == 0
+    assert graph(second_db) == graph(db_path)
+
+
+def test_mcp_memory_export_carries_every_memory_once_and_imports_back(db_path, second_db, tmp_path, capsys):
+    rich(db_path)
+    out = tmp_path / "memory.jsonl"
+    assert main(["--db", db_path, "export", "--format", "mcp-memory", "--out", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    with MemoryStore(db_path) as store:
+        texts = sorted(m.text for m in store.list())
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    observations = sorted(o for e in lines if e["type"] == "entity" for o in e["observations"])
+    assert observations == texts  # every memory, each once
+    assert report["written"] == report["memories"] == len(texts)
+    lost = {x["what"]: x["count"] for x in report["not_carried"]}
+    assert lost["links to a second entity"] == 2  # (who="Ana" names Ana too) and lost["sensitivity above low"] == 1
+    assert lost["times (created, updated, recalled)"] == len(texts)
+    scopes = {e["name"]: e["observations"] for e in lines if e.get("entityType") == "mnemoscope_scope"}
+    assert scopes == {"private:ana": ["The VPN rotates monthly"], "global": ["A plain thought"]}
+    # Imported back: the same memories under the same entities, the unnamed ones in their scopes ...
+    assert main(["--db", second_db, "import", str(out)]) == 0
+    with MemoryStore(second_db) as store:
+        back = {m.text: m for m in store.list()}
+    assert sorted(back) == texts
+    assert back["The VPN rotates monthly"].scope == "private:ana" and back["The VPN rotates monthly"].entities == []
+    assert back["TCP/IP notes live in the wiki"].entities == ["TCP/IP"]
+    # ... and exported again, the same file (what the format carries, it carries both ways).
+    again = tmp_path / "again.jsonl"
+    assert main(["--db", second_db, "export", "--format", "mcp-memory", "--out", str(again)]) == 0
+    assert sorted(again.read_text(encoding="utf-8").splitlines()) == sorted(out.read_text(encoding="utf-8").splitlines())
+
+
+def test_the_real_memory_server_reads_the_complete_export(db_path, tmp_path):
+    from mcp_memory_server import INSTALL, result, server_script, session
+
+    if server_script() is None:
+        pytest.skip(f"the MCP memory server is not installed ({INSTALL})")
+    rich(db_path)
+    out = tmp_path / "memory.jsonl"
+    assert main(["--db", db_path, "export", "--format", "mcp-memory", "--out", str(out)]) == 0
+
+    async def body(client):
+        return result(await client.call_tool("read_graph", {}))
+
+    graph_ = session(str(out), body)
+    with MemoryStore(db_path) as store:
+        texts = sorted(m.text for m in store.list())
+    assert sorted(o for e in graph_["entities"] for o in e["observations"]) == texts
+
+
+# -- writing the file: whole or not at all, never through a link -----------------------------------
+@pytest.mark.parametrize("fmt", ["jsonl", "mcp-memory"])
+def test_an_export_never_writes_through_a_link(db_path, tmp_path, fmt, capsys):
+    rich(db_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    out.symlink_to(victim)
+    assert main(["--db", db_path, "export", "--format", fmt, "--out", str(out)]) == 1
+    assert "is a link; Mnemoscope never writes through a link" in capsys.readouterr().err
+    assert victim.read_text(encoding="utf-8") == "keep me" and out.is_symlink()
+    # a link planted where the old writer put its temporary file is not followed either
+    out.unlink()
+    (tmp_path / "out.jsonl.tmp").symlink_to(victim)
+    assert main(["--db", db_path, "export", "--format", fmt, "--out", str(out)]) == 0
+    assert victim.read_text(encoding="utf-8") == "keep me" and out.stat().st_size > 0
+
+
+def test_a_full_disk_or_a_kill_mid_write_leaves_the_old_file(db_path, tmp_path, monkeypatch, capsys):
+    rich(db_path)
+    out = tmp_path / "out.jsonl"
+    out.write_text("the old export\n", encoding="utf-8")
+    os.chmod(out, 0o600)
+    real_fsync = os.fsync
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    assert main(["--db", db_path, "export", "--out", str(out)]) == 1
+    assert "cannot write" in (err := capsys.readouterr().err) and "No space left on device" in err
+    assert out.read_text(encoding="utf-8") == "the old export\n"
+    assert sorted(os.listdir(tmp_path)) == sorted(n for n in os.listdir(tmp_path) if not n.endswith(".tmp"))
+
+    monkeypatch.setattr(os, "fsync", real_fsync)
+
+    def killed(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", killed)
+    assert main(["--db", db_path, "export", "--out", str(out)]) != 0  # (the command line says "aborted")
+    assert out.read_text(encoding="utf-8") == "the old export\n"
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+    monkeypatch.undo()
+    assert main(["--db", db_path, "export", "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8").count("\n") > 16 and (out.stat().st_mode & 0o777) == 0o600
+
+
+def test_graph_lines_that_are_bad_are_refused_by_line(store, tmp_path):
+    from mnemoscope.store import ImportRefused
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"text": "fine", "kind": "fact"}\n'
+                    '{"entity": {"name": "A", "kind": "wizard"}}\n'
+                    '{"entity": {"name": "B\\u202e"}}\n'
+                    '{"relation": {"from": "A", "to": "B", "type": ""}}\n'
+                    '{"entity": {"name": "A"}, "extra": 1}\n', encoding="utf-8")
+    with pytest.raises(ImportRefused) as caught:
+        store.import_jsonl(str(path))
+    assert [n for n, _ in caught.value.errors] == [2, 3, 4, 5] and store.count() == 0
+    assert "entity.kind" in caught.value.errors[0][1] and "U+202E" in caught.value.errors[1][1]
