@@ -80,7 +80,7 @@ def _through_the_index(store):
     idx = vectors.index(store)
     q = pg_vectors._literal(TopicEmbedder().embed(["coffee"])[0])
     return "\n".join(r[0] for r in store.conn.execute(
-        "EXPLAIN " + idx.query(2, 3), (q, "global", "group:a", "public", "low", "medium", q, 40)).fetchall())
+        "EXPLAIN " + idx.query(6), (q, *(f"{s} {r}" for s in ("global", "group:a") for r in ("public", "low", "medium")), q, 40)).fetchall())
 
 
 def test_recall_searches_in_the_server_and_answers_as_numpy_does(sqlite_and_pgvector):
@@ -95,24 +95,29 @@ def test_recall_searches_in_the_server_and_answers_as_numpy_does(sqlite_and_pgve
     assert pg.held_vectors is None  # nothing was loaded into the process
 
 
-def test_through_the_hnsw_index_the_answers_are_the_same(sqlite_and_pgvector):
+def test_through_the_hnsw_index_the_answers_are_the_same(sqlite_and_pgvector, monkeypatch):
     lite, pg = sqlite_and_pgvector
+    monkeypatch.setattr(pg_vectors, "EXACT_UP_TO", 0)  # the walk, as when the caller may see many
     assert f"Index Scan using {pg_vectors.index_name(DIM)}" in _through_the_index(pg)
     for query in QUERIES:
         for scope, trust in CONTEXTS:
             assert _answers(pg, query, scope, trust) == _answers(lite, query, scope, trust), (query, scope, trust)
 
 
-def test_a_memory_the_caller_may_not_see_is_never_a_candidate(tmp_path, pgvector_server):
+@pytest.mark.parametrize("walk", [True, False])
+def test_a_memory_the_caller_may_not_see_is_never_a_candidate(tmp_path, pgvector_server, monkeypatch, walk):
     """The nearest vectors to the query are all hidden (too sensitive, or another scope); the
-    visible ones are farther. Every one of the k answers is visible, and they are numpy's."""
+    visible ones are farther. Every one of the k answers is visible, and they are numpy's,
+    through the HNSW walk and through the exact search (tests/test_attack_pgvector.py)."""
+    if walk:
+        monkeypatch.setattr(pg_vectors, "EXACT_UP_TO", 0)
     lite = MemoryStore(str(tmp_path / "m.db"), embedder=TopicEmbedder())
     for i in range(300):
         lite.remember(f"coffee hidden {i}", memory_id=f"h{i:03d}", sensitivity="hyper" if i % 2 else "low",
                       scope="global" if i % 2 else "group:b", dedupe=False)
     for i in range(40):
         lite.remember(f"{TOPICS[1 + i % 5]} visible {i}", memory_id=f"v{i:03d}", scope="group:a", dedupe=False)
-    pg = MemoryStore(pgvector_server.new_database("hidden"), embedder=TopicEmbedder())
+    pg = MemoryStore(pgvector_server.new_database(f"hidden_{walk}".lower()), embedder=TopicEmbedder())
     copy_memory(lite, pg)
     assert f"Index Scan using {pg_vectors.index_name(DIM)}" in _through_the_index(pg)
     query = TopicEmbedder().embed(["coffee"])[0]
