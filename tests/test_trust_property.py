@@ -17,7 +17,7 @@ import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mnemoscope.serve.operations import Operations
-from mnemoscope.store import SENSITIVITIES, MemoryStore, StoreError
+from mnemoscope.store import SENSITIVITIES, MemoryStore, StoreError, pg_vectors, vectors
 from mnemoscope.store import activity as activity_log
 from mnemoscope.store.decay import DAY
 from pydantic import ValidationError as PydanticValidationError
@@ -103,11 +103,16 @@ def calls(visible, hidden, queries):
     return out
 
 
-def drive(path, scopes, trust, visible, hidden, queries):
-    """Every answer (or refusal) and the log as a reader at the caller's trust sees it."""
+def drive(path, scopes, trust, visible, hidden, queries, *, with_hidden=None):
+    """Every answer (or refusal) and the log as a reader at the caller's trust sees it (the
+    hidden memories are seeded into a file named ``b.db``, or when ``with_hidden``). On
+    PostgreSQL the planner gets its statistics first, as a memory in use has them."""
     frozen = mock.Mock(return_value=T0 + 3600)  # the store's clock; the activity log keeps the wall clock
     with mock.patch("mnemoscope.store.tables.wall_time", frozen), MemoryStore(path) as store:
-        seed(store, visible, hidden if path.endswith("b.db") else [])
+        seed(store, visible, hidden if (path.endswith("b.db") if with_hidden is None else with_hidden) else [])
+        if path.startswith("postgresql:"):
+            store.conn.execute("ANALYZE")
+            assert isinstance(vectors.index(store), pg_vectors.Search)  # searched in the server
         ops = Operations(store, scopes=scopes, trust=trust)
         answers = []
         for tool, args in calls(visible, hidden, queries):
@@ -136,6 +141,25 @@ def test_no_answer_count_or_log_line_depends_on_a_hidden_memory(world):
     with tempfile.TemporaryDirectory() as folder:
         without = drive(os.path.join(folder, "a.db"), scopes, trust, visible, hidden, queries)
         with_hidden = drive(os.path.join(folder, "b.db"), scopes, trust, visible, hidden, queries)
+    for name in ("answers", "log"):
+        for i, (a, b) in enumerate(zip(without[name], with_hidden[name], strict=True)):
+            assert a == b, (name, i, a, b)
+
+
+_databases = iter(range(1_000_000))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds())
+def test_on_pgvector_no_answer_count_or_log_line_depends_on_a_hidden_memory(pgvector_server, world):
+    """The same, on PostgreSQL with pgvector (recall by meaning searched in the server,
+    store/pg_vectors.py) with the planner's statistics in place (issue #32)."""
+    scopes, trust, visible, hidden, queries = world
+    n = next(_databases)
+    without = drive(pgvector_server.new_database(f"prop{n}a"), scopes, trust, visible, hidden, queries,
+                    with_hidden=False)
+    with_hidden = drive(pgvector_server.new_database(f"prop{n}b"), scopes, trust, visible, hidden, queries,
+                        with_hidden=True)
     for name in ("answers", "log"):
         for i, (a, b) in enumerate(zip(without[name], with_hidden[name], strict=True)):
             assert a == b, (name, i, a, b)
