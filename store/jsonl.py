@@ -73,9 +73,9 @@ class ImportReport:
         for name in ("skipped", "overwritten", "merged"):
             if getattr(self, name):
                 parts.append(f"{getattr(self, name)} {name}")
-        for name in ("entities", "relations"):
-            if getattr(self, name):
-                parts.append(f"{getattr(self, name)} {name} made")
+        for name, one in (("entities", "entity"), ("relations", "relation")):
+            if count := getattr(self, name):
+                parts.append(f"{count} {one if count == 1 else name} made")
         if self.errors:
             parts.append(f"{len(self.errors)} bad line(s)")
         return ", ".join(parts)

@@ -98,7 +98,7 @@ def test_the_readmes_store_examples_run(tmp_path, monkeypatch, capsys):
     assert said[0].startswith("ready: notes.db (0 memories)")
     assert said[1].startswith("remembered ") and said[2].startswith("captured ")
     assert "Mara is allergic to peanuts." in said[3]
-    assert said[5].strip() == "2 imported"
+    assert said[5].strip() == "2 imported, 1 entity made"  # the export carries Mara's entity
     assert said[6].startswith("updated mem-006") and said[8].startswith("restored mem-011")
     habits = [json.loads(line) for line in said[9].splitlines()]
     assert habits and {(m["kind"], m["scope"]) for m in habits} == {("fact", "global")}
