@@ -20,13 +20,18 @@ def pytest_collection_modifyitems(items):
 
 
 def pytest_generate_tests(metafunc):
-    """A module marked ``both_backends`` runs each of its tests that use ``store`` (or
-    ``store_target``, where it lives) once on
-    SQLite and once on PostgreSQL (a server the run starts itself: tests/pg_server.py);
-    one marked ``sqlite_only`` (it reads SQLite's own catalogue) runs on SQLite."""
-    if "db_path" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends") \
-            and not metafunc.definition.get_closest_marker("sqlite_only"):
+    """Every test whose database comes from ``db_path`` (``store``, ``store_target`` and
+    ``demo_store`` do) runs once on SQLite and once on PostgreSQL (a server the run starts
+    itself: tests/pg_server.py), unless it is marked ``sqlite_only("why")``: it reads
+    SQLite's own file, catalogue or pragmas. The reason is required, so an opt-out says why."""
+    if "db_path" not in metafunc.fixturenames:
+        return
+    only = metafunc.definition.get_closest_marker("sqlite_only")
+    if only is None:
         metafunc.parametrize("backend", ["sqlite", "postgresql"])
+    elif not (only.args and isinstance(only.args[0], str) and only.args[0].strip()):
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: sqlite_only needs a reason, "
+                                "e.g. @pytest.mark.sqlite_only(\"reads SQLite's own pragmas\")")
 
 
 @pytest.fixture(scope="session")

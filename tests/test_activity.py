@@ -12,8 +12,8 @@ from mnemoscope.store.config import Activity
 from mnemoscope.store.schema import SCHEMA_VERSION
 
 
-def test_record_and_filter_newest_first(tmp_path):
-    with MemoryStore(tmp_path / "a.db") as store:
+def test_record_and_filter_newest_first(db_path):
+    with MemoryStore(db_path) as store:
         for i, (client, tool) in enumerate([("claude", "recall"), ("cursor", "remember"), ("claude", "remember")]):
             activity_log.record(store, client=client, door="mcp", tool=tool, scope="global",
                                 summary=f"call {i}", memory_ids=[f"m-{i}"], duration_ms=1.5)
@@ -35,9 +35,9 @@ def test_summary_is_short_and_one_line():
     assert text.startswith("text=a very long memory with lines") and text.endswith("k=5")
 
 
-def test_log_is_bounded_by_entries_and_days_and_pruned_by_tick(tmp_path):
+def test_log_is_bounded_by_entries_and_days_and_pruned_by_tick(db_path):
     config = StoreConfig(activity=Activity(keep_entries=50, keep_days=10, forgotten_keep_days=20))
-    with MemoryStore(tmp_path / "a.db", config=config) as store:
+    with MemoryStore(db_path, config=config) as store:
         start = store.now()
         for i in range(120):
             activity_log.record(store, client="agent", door="http", tool="recall", at=start + i)
@@ -56,16 +56,16 @@ def test_log_is_bounded_by_entries_and_days_and_pruned_by_tick(tmp_path):
         assert activity_log.forgotten(store) == []
 
 
-def test_log_stays_bounded_without_ticks(tmp_path):
+def test_log_stays_bounded_without_ticks(db_path):
     config = StoreConfig(activity=Activity(keep_entries=100))
-    with MemoryStore(tmp_path / "a.db", config=config) as store:
+    with MemoryStore(db_path, config=config) as store:
         for _ in range(activity_log.PRUNE_EVERY * 2):
             activity_log.record(store, client="agent", door="mcp", tool="brief")
         assert len(activity_log.recent(store, 10_000)) <= 100 + activity_log.PRUNE_EVERY
 
 
-def test_forget_and_restore_bring_back_links_and_history(tmp_path):
-    with MemoryStore(tmp_path / "a.db") as store:
+def test_forget_and_restore_bring_back_links_and_history(db_path):
+    with MemoryStore(db_path) as store:
         memory = store.remember("Mara's cat is called Pixel.", entities=["Mara", "Pixel"]).memory
         store.reinforce(memory.id)
         activity_log.forget(store, memory.id, client="claude")
@@ -82,8 +82,8 @@ def test_forget_and_restore_bring_back_links_and_history(tmp_path):
             activity_log.forget(store, "no-such-memory")
 
 
-def test_citation_maps_per_conversation(tmp_path):
-    with MemoryStore(tmp_path / "a.db") as store:
+def test_citation_maps_per_conversation(db_path):
+    with MemoryStore(db_path) as store:
         keep = store.remember("Mara is allergic to peanuts.").memory.id
         lose = store.remember("Mara's flight lands at 9.").memory.id
         first = conversations.save_turn(store, "chat-1", {"1": keep, "2": lose}, model="openai/gpt-4o")
@@ -127,8 +127,8 @@ def test_a_version_1_database_upgrades_in_place(tmp_path):
         assert len(activity_log.recent(store)) == 1
 
 
-def test_cli_write_commands_are_logged_and_looking_writes_nothing(tmp_path, capsys):
-    db = str(tmp_path / "cli.db")
+def test_cli_write_commands_are_logged_and_looking_writes_nothing(db_path, capsys):
+    db = db_path
     assert main(["--db", db, "init"]) == 0
     assert main(["--db", db, "remember", "Mara likes green tea.", "--client-name", "my-script"]) == 0
     assert main(["--db", db, "remember", "   "]) == 1  # refused, and logged as refused
@@ -151,8 +151,8 @@ def test_cli_write_commands_are_logged_and_looking_writes_nothing(tmp_path, caps
     assert main(["--db", db, "update", memory_id]) == 2  # nothing to change is a usage error
 
 
-def test_cli_capture_refuses_unknown_keys(tmp_path, capsys):
-    db = str(tmp_path / "c.db")
+def test_cli_capture_refuses_unknown_keys(db_path, tmp_path, capsys):
+    db = db_path
     request = tmp_path / "req.json"
     request.write_text('{"content": "Mara\'s bank PIN", "sensitivty": "hyper"}')
     assert main(["--db", db, "capture", str(request)]) == 1

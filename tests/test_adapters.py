@@ -133,6 +133,7 @@ def test_readme_example_runs(capsys):
     assert "{'content': 'Ana drinks green tea every morning'}" in out and "lg-" in out and "keyword" in out
 
 
+@pytest.mark.sqlite_only("counts commits with sqlite3's set_trace_callback")
 def test_a_retriever_call_and_its_log_entry_are_one_commit_and_a_failure_is_still_logged(store):
     # Its second commit (the log entry's own transaction) was most of what the retriever
     # added to a recall (tests/perf/adapter_bench.py).

@@ -9,8 +9,6 @@ from mnemoscope.serve.operations import Operations
 from mnemoscope.store import ValidationError
 from mnemoscope.store.model import NAME_FORBIDDEN, check_name
 
-pytestmark = pytest.mark.both_backends
-
 # Each shows a name in another order than it is spelt, or breaks a line where
 # str.splitlines (and so a listing or a log) breaks one.
 HOSTILE_NAMES = ["invoice\u202efdp.exe", "a\u0085b", "x\u2028y", "p\u2029q", "tab\there", "new\nline",

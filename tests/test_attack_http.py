@@ -73,11 +73,8 @@ def post(port, path, args, **headers):
 
 
 def table_rows(path, *tables):
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in tables}
-    finally:
-        conn.close()
+    with MemoryStore(path, read_only=True) as s:
+        return {t: [tuple(r) for r in s.conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()] for t in tables}
 
 
 # -- 10. /health counts ----------------------------------------------------------------------

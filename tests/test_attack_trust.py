@@ -15,8 +15,6 @@ from mnemoscope.store.mirror import build_mirror
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 PIN = "The door code of the lab is 4711."
 TOKEN = "ghp_" + "Zk3QvT8mWb2Lr6Yp0Hs4Nd9Xc1Fg5Ja7Ue2x"
 
@@ -267,7 +265,7 @@ def test_an_alias_the_caller_may_see_still_names_its_entity(store):
     assert logged(ops, "remember", text="NJ has a new logo.", entities=["NJ"])["memory"]["entities"] == ["Nightjar"]
 
 
-@pytest.mark.sqlite_only
+@pytest.mark.sqlite_only("traces statements with sqlite3's set_trace_callback")
 @pytest.mark.parametrize("tool", ["update", "forget"])
 def test_a_hidden_id_costs_the_same_statements_as_a_missing_one(store, tool):
     """An id that exists above the caller's trust or outside its scopes must not answer

@@ -7,8 +7,6 @@ from mnemoscope.cli import main
 from mnemoscope.store import MemoryStore, ValidationError
 from mnemoscope.store.capture import parse_capture_request
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 
 def test_proposed_type_is_an_alias_of_the_kind(store):
     assert store.capture("use retries with jitter", proposed_type="competence").primary.kind == "skill"

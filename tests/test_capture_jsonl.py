@@ -4,8 +4,6 @@ import pytest
 from mnemoscope.store import MemoryStore, ValidationError
 from mnemoscope.store.demo import rebased_demo
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 
 def test_capture_observation_becomes_a_fact_with_entities(store):
     store.add_entity("Go", kind="topic")

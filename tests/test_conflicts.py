@@ -5,8 +5,6 @@ import pytest
 from mnemoscope.store import NotFound, ValidationError
 from mnemoscope.store.conflicts import scan, supersede, undo_supersede
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 T0 = 1_790_000_000
 DAY = 86400
 EVAL = Path(__file__).parent / "perf" / "conflicts_eval.py"

@@ -5,8 +5,6 @@ from mnemoscope.store import MemoryStore, StoreError
 from mnemoscope.store.decay import DAY
 from mnemoscope.store.schema import SCHEMA_VERSION
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 T0 = 1_790_000_000.0
 
 
@@ -212,7 +210,7 @@ def _indexes_with(conn, column):
     return sorted(n for n in names if column in [c[2] for c in conn.execute(f"PRAGMA index_info({n})")])
 
 
-@pytest.mark.sqlite_only
+@pytest.mark.sqlite_only("reads SQLite's index list (PRAGMA index_list)")
 def test_a_tick_keeps_one_index_up_to_date_per_column_it_changes(store):
     # Every index a tick's UPDATE touches is pages written for each moved memory.
     assert _indexes_with(store.conn, "layer") == ["idx_memory_state_layer"]

@@ -15,8 +15,6 @@ from mnemoscope.cli import main
 from mnemoscope.store import MemoryStore
 from mnemoscope.store.importers import import_file
 
-pytestmark = pytest.mark.both_backends
-
 DATA = os.path.join(os.path.dirname(__file__), "data")
 MCP_FILE = os.path.join(DATA, "mcp_memory", "memory.jsonl")
 BM_PROJECT = os.path.join(DATA, "basic_memory", "project")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from mnemoscope.store import MemoryStore
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -76,6 +77,7 @@ def kill_mid_write(code, timeout=120):
     return said
 
 
+@pytest.mark.sqlite_only("stops inside SQLite's -wal; on PostgreSQL: tests/test_pg_faults.py")
 def test_tick_killed_mid_write_leaves_every_memory_as_before(db_path):
     before = make_db(db_path, 20000)
     kill_mid_write(f"""
@@ -93,6 +95,7 @@ def test_tick_killed_mid_write_leaves_every_memory_as_before(db_path):
     conn.close()
 
 
+@pytest.mark.sqlite_only("stops inside SQLite's -wal; on PostgreSQL: tests/test_pg_faults.py")
 def test_import_killed_mid_write_leaves_the_store_as_before(db_path, tmp_path):
     make_db(db_path, 10)
     big = tmp_path / "big.jsonl"

@@ -26,6 +26,7 @@ def test_recall_k_out_of_range_is_a_field_error(demo_store, k):
         demo_store.recall("tea", k=k)
 
 
+@pytest.mark.sqlite_only("SQLite's own message for a damaged file")
 def test_sqlite_errors_during_an_operation_become_store_errors(store, monkeypatch):
     store.remember("a memory to read back")
     store.conn.execute("DROP TABLE recall_events")  # what a damaged file would look like mid-way
@@ -33,6 +34,7 @@ def test_sqlite_errors_during_an_operation_become_store_errors(store, monkeypatc
         store.reinforce(store.list()[0].id)
 
 
+@pytest.mark.sqlite_only('fills the file with PRAGMA max_page_count')
 def test_a_disk_full_error_says_so_and_writes_nothing(db_path):
     with MemoryStore(db_path) as s:
         s.remember("keep me")
@@ -91,6 +93,7 @@ def test_a_database_in_a_read_only_folder_opens_read_only(read_only_db):
     assert "corrupt" not in out and "backup" not in out
 
 
+@pytest.mark.sqlite_only('a read-only file; on PostgreSQL: tests/test_postgres.py')
 def test_a_database_can_be_opened_read_only_on_purpose(db_path):
     with MemoryStore(db_path) as s:
         s.remember("Theo studies in Porto.")
@@ -111,6 +114,7 @@ def test_a_read_only_store_cannot_be_created(tmp_path):
 
 # -- looking never writes -------------------------------------------------------------------
 
+@pytest.mark.sqlite_only("SQLite's -wal and -shm files")
 def test_a_refused_wal_database_leaves_no_wal_or_shm_files(db_path):
     with MemoryStore(db_path) as s:
         s.remember("a memory")
@@ -121,6 +125,7 @@ def test_a_refused_wal_database_leaves_no_wal_or_shm_files(db_path):
         MemoryStore(db_path)
 
 
+@pytest.mark.sqlite_only("SQLite's journal mode")
 def test_stats_does_not_convert_a_rollback_journal_database_to_wal(db_path):
     with MemoryStore(db_path) as s:
         s.remember("a memory")
@@ -147,6 +152,7 @@ def test_an_empty_sqlite_file_of_another_program_is_refused(tmp_path, pragma):
     assert exc.value.reason == "not_a_database"
 
 
+@pytest.mark.sqlite_only("SQLite's file header")
 def test_a_new_database_carries_mnemoscopes_application_id(db_path):
     with MemoryStore(db_path) as s:
         app_id = s.conn.execute("PRAGMA application_id").fetchone()[0]
@@ -171,6 +177,7 @@ def test_a_memory_deleted_between_recalls_read_and_its_reinforcement_is_skipped(
         assert s.get("b").recall_count == 1 and not s.exists("a")
 
 
+@pytest.mark.sqlite_only("SQLite's -wal file")
 def test_a_newer_versions_mark_still_in_the_wal_is_seen(db_path):
     with MemoryStore(db_path) as s:
         s.remember("a memory")

@@ -9,8 +9,6 @@ import pytest
 from mnemoscope.cli import main
 from mnemoscope.store.importers import detect, formats, import_file, plan_import
 
-pytestmark = pytest.mark.both_backends
-
 
 def _read(store, path, plan, *, now=None):
     with open(path, encoding="utf-8") as fh:

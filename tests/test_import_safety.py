@@ -12,7 +12,7 @@ from mnemoscope.cli import main
 from mnemoscope.store import StoreError, privacy
 from mnemoscope.store.importers import frontmatter, import_file, plan_import
 
-pytestmark = [pytest.mark.both_backends, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.timeout(120)]
 
 NOW = "2026-06-01T12:00:00Z"
 

@@ -13,8 +13,6 @@ from mnemoscope.cli import main
 from mnemoscope.store import ImportRefused, MemoryStore, StoreError
 from mnemoscope.store.importers import detect, export_mcp_memory, import_file, plan_import
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 DATA = os.path.join(os.path.dirname(__file__), "data")
 MCP_FILE = os.path.join(DATA, "mcp_memory", "memory.jsonl")
 LETTA_FILE = os.path.join(DATA, "letta", "agent.af")

@@ -7,8 +7,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mnemoscope.store import ImportRefused, MemoryStore, ValidationError
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 SEPARATORS = "\u2028\u2029\u0085\r\x0b\x0c\x1c\x1d\x1e"
 
 

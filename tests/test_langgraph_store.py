@@ -23,7 +23,7 @@ from langgraph.store.base import (  # noqa: E402
 )
 from mnemoscope.adapters.langgraph import MnemoscopeStore, memory_id, scope_of  # noqa: E402
 
-pytestmark = [pytest.mark.both_backends, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.timeout(300)]
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ from helpers import PLANTED, plant_write, unwritten_unless
 from mnemoscope.store import MemoryStore, StoreError
 from mnemoscope.store.mirror import write_mirror
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 LINK = re.compile(r"\[\[([^\]|]+)(?:\|[^\]]*)?\]\]")
 
 

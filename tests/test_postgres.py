@@ -1,7 +1,7 @@
 """A memory on PostgreSQL (store/backend.py, store/pg_schema.py): the URL ``--db`` takes,
 its refusals, the same behaviour as on SQLite, and what is not supported yet. The server
 is the one the run starts (tests/pg_server.py); the store's core test modules also run on
-it (``both_backends``)."""
+it (every test that opens its store through ``db_path``: tests/conftest.py)."""
 
 import io
 import json
@@ -30,8 +30,6 @@ from mnemoscope.store.embedding import HashEmbedder
 from mnemoscope.store.pg_schema import ORDER, STEPS
 from mnemoscope.store.schema import KNOWN_MIGRATIONS, SCHEMA_VERSION
 from pg_server import PASSWORD, PASSWORD_USER
-
-pytestmark = pytest.mark.both_backends
 
 T0 = 1_790_000_000.0
 

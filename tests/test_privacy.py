@@ -6,8 +6,6 @@ from helpers import PLANTED, plant_write, unwritten_unless
 from mnemoscope.store import StoreError
 from mnemoscope.store.privacy import check, raise_sensitivity, redact, scan_text
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 AWS = "AKIAQ3EGRV7XKJ4PLM2N"
 EVAL = Path(__file__).parent / "perf" / "privacy_eval.py"
 

@@ -6,7 +6,6 @@ fetched it; from a memory, which prompts carried it."""
 import pytest
 
 pytest.importorskip("starlette")
-pytestmark = pytest.mark.both_backends
 
 from helpers import PLANTED, plant_write, settle, unwritten_unless  # noqa: E402
 from mnemoscope.serve.http_api import build_app  # noqa: E402

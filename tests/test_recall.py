@@ -1,8 +1,6 @@
 import pytest
 from mnemoscope.store import ValidationError
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 NOW = "2026-11-19T12:00:00Z"
 
 

@@ -1,11 +1,11 @@
 """The agents' doors, driven by real counterparts: the official MCP SDK's client against
 ``mnemoscope mcp`` over stdio and against ``mnemoscope serve``'s /mcp, and the JSON
-endpoints over a real socket. Every database is a real file on disk."""
+endpoints over a real socket. Every database is a real one: a file on disk, and (the same
+tests again) a database on the PostgreSQL server the run starts (tests/conftest.py)."""
 
 import json
 import os
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.types import Implementation
 from mnemoscope.store import MemoryStore
 from mnemoscope.store import activity as activity_log
+from mnemoscope.store.demo import load_demo
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = {"remember", "recall", "brief", "tick", "stats", "update", "forget", "capture", "compile_prompt",
@@ -26,14 +27,19 @@ TOOLS = {"remember", "recall", "brief", "tick", "stats", "update", "forget", "ca
 ENV = dict(os.environ)
 
 
+@pytest.fixture
+def demo_db(db_path):
+    """The demo memories (ages relative to now) in the test's database, on either engine."""
+    with MemoryStore(db_path) as s:
+        load_demo(s)
+    return db_path
+
+
 def memory_tables(path):
     """Everything a refused call must leave alone."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+    with MemoryStore(path, read_only=True) as s:
+        return {t: [tuple(r) for r in s.conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()]
                 for t in ("memories", "entities", "edges", "recall_events", "ticks", "forgotten", "conversations")}
-    finally:
-        conn.close()
 
 
 def stdio_params(db, *args):

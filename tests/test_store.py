@@ -8,8 +8,6 @@ from mnemoscope.store import DatabaseRefused, MemoryStore, NotFound, StoreConfig
 from mnemoscope.store.config import ConfigError
 from mnemoscope.store.schema import SCHEMA_VERSION
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

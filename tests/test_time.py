@@ -4,8 +4,6 @@ import pytest
 from mnemoscope.store import MemoryStore, StoreConfig, StoreError, ValidationError
 from mnemoscope.store.decay import DAY
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 T0 = 1_790_000_000.0
 
 

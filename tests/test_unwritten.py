@@ -9,6 +9,7 @@ from helpers import Written, plant_write, unwritten, unwritten_unless
 from mnemoscope.store import MemoryStore
 
 
+@pytest.mark.sqlite_only("watches a SQLite file's bytes")
 def test_a_remember_in_wal_mode_is_caught_though_the_main_file_keeps_its_bytes(demo_store, db_path):
     demo_store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     main_file = Path(db_path).read_bytes()
@@ -18,6 +19,7 @@ def test_a_remember_in_wal_mode_is_caught_though_the_main_file_keeps_its_bytes(d
     assert Path(db_path).read_bytes() == main_file  # what the old checks hashed, and why they could not fail
 
 
+@pytest.mark.sqlite_only("watches a SQLite file's bytes")
 def test_a_pure_read_is_not_a_write_though_it_moves_a_read_mark_in_the_shm(demo_store, db_path):
     with MemoryStore(db_path) as agent:
         plant_write(agent)  # the WAL has a frame no reader has marked yet
@@ -29,11 +31,13 @@ def test_a_pure_read_is_not_a_write_though_it_moves_a_read_mark_in_the_shm(demo_
         assert Path(db_path + "-shm").read_bytes() != shm_before  # the reader wrote its read mark
 
 
+@pytest.mark.sqlite_only("watches a SQLite file's folder")
 def test_a_new_file_beside_the_database_is_caught(demo_store, db_path):
     with pytest.raises(Written, match=r"memories\.db\.bak appeared"), unwritten(db_path):
         open(db_path + ".bak", "wb").close()
 
 
+@pytest.mark.sqlite_only("watches a SQLite file's bytes")
 def test_a_write_to_a_rollback_journal_database_is_caught(db_path):
     with MemoryStore(db_path) as s:
         s.remember("a memory")

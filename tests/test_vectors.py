@@ -12,8 +12,6 @@ from mnemoscope.store import MemoryStore
 from mnemoscope.store.backup import backup
 from mnemoscope.store.embedding import HashEmbedder, UseEmbedder
 
-pytestmark = pytest.mark.both_backends  # tests using `store`: on SQLite and PostgreSQL
-
 TEXTS = ["Mara is allergic to peanuts.", "Theo takes oat milk in his coffee.", "玛拉住在里斯本。",
          "The team's standup meeting is at 9:30 every weekday.", "Priya is vegetarian."]
 
@@ -106,7 +104,7 @@ def test_a_read_only_database_recalls_by_meaning_and_writes_nothing(db_path):
         assert fh.read() == before
 
 
-@pytest.mark.sqlite_only  # backups are SQLite files; on PostgreSQL: tests/test_postgres.py
+@pytest.mark.sqlite_only("backups are SQLite files; on PostgreSQL: tests/test_postgres.py")
 def test_vectors_travel_in_backups_and_stay_out_of_exports(store, tmp_path):
     for t in TEXTS:
         store.remember(t)
