@@ -544,8 +544,11 @@ def _merge(store: MemoryStore, rec: dict[str, Any]) -> None:
     changes["entities"] = list(dict.fromkeys(current.entities + [e["name"] for e in rec["entities"]]))
     store.update(rec["id"], now=max(rec["updated_at"], current.updated_at), touch=False, **changes)
     if rec["recall_count"] > current.recall_count or rec["ref_time"] > current.ref_time:
+        # The larger of each, taken here: two-argument max() is SQLite's alone (PostgreSQL's is
+        # GREATEST), and ``current`` was read inside this write transaction.
         store.tables.conn.execute(
-            "UPDATE memories SET recall_count = max(recall_count, ?), ref_time = max(ref_time, ?), "
+            "UPDATE memories SET recall_count = ?, ref_time = ?, "
             "base = CASE WHEN ? > ref_time THEN ? ELSE base END WHERE id = ?",
-            (rec["recall_count"], rec["ref_time"], rec["ref_time"], rec["base"], rec["id"]))
+            (max(rec["recall_count"], current.recall_count), max(rec["ref_time"], current.ref_time),
+             rec["ref_time"], rec["base"], rec["id"]))
         store.tables.refresh_state(rec["id"])

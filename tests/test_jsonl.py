@@ -146,3 +146,15 @@ def test_a_database_with_a_time_written_by_an_older_version_can_still_be_backed_
     with pytest.raises(ImportRefused) as exc:
         MemoryStore().import_jsonl(data)
     assert exc.value.errors[0][1].startswith("created_at:")
+
+
+def test_a_merge_keeps_the_larger_recall_count_and_the_later_reinforcement(store):
+    """A merged record that was recalled more elsewhere brings its recalls (store/jsonl.py
+    ``_merge``); on PostgreSQL this once failed: SQLite's two-argument max() is not there."""
+    store.remember("Mara likes green tea.", memory_id="m1", now="2026-01-01T00:00:00Z")
+    rec = json.loads(store.export_jsonl())
+    rec.update(recall_count=5, ref_time="2026-02-01T00:00:00.000Z")
+    report = store.import_jsonl(json.dumps(rec), policy="merge")
+    assert report.merged == 1 and not report.errors
+    merged = store.get("m1")
+    assert merged.recall_count == 5 and merged.ref_time == 1769904000.0  # 2026-02-01
