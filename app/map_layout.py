@@ -22,7 +22,8 @@ from mnemoscope.store.model import LAYERS
 
 RING_INNER = {"habit": 0.15, "fading": 1.0, "edge": 2.0, "archived": 3.0}
 RING_WIDTH = 1.0
-ENTITY_ORBIT = 4.35
+ENTITY_CLEARANCE = 0.35  # from the outermost ring shown to the first entity orbit
+ENTITY_STAGGER = 0.3  # between the three entity orbits
 SECTOR_SPREAD = 0.42  # radians a group's memories spread over
 
 
@@ -65,10 +66,89 @@ def ring_outer(layer: str) -> float:
     return RING_INNER[LAYERS[LAYERS.index(layer) + 1]]
 
 
-def orbit_for(entity: str) -> float:
-    """An entity's distance from the centre: one of three orbits, picked by its name, so
-    neighbouring diamonds are staggered and no entity moves when another one arrives."""
-    return ENTITY_ORBIT + int(_unit_hash("orbit:" + entity) * 3) * 0.42
+def layer_outer(layer: str) -> float:
+    """How far out a layer's memories reach (the archived ring has no next ring)."""
+    return RING_INNER[layer] + RING_WIDTH
+
+
+def orbit_for(step: int, outer: float) -> float:
+    """An entity's distance from the centre: just outside ``outer`` (the outermost ring
+    shown), ``step`` (0-2) orbits further out. Close to the rings, not far out: the
+    memories' disc is what the map is for, and a far orbit shrinks it when fitted."""
+    return outer + ENTITY_CLEARANCE + (step % 3) * ENTITY_STAGGER
+
+
+def orbit_steps(angles, crowded: float) -> np.ndarray:
+    """Which orbit (0-2) each entity at ``angles`` takes: a lone one the nearest; in a run
+    of neighbours closer than ``crowded`` each a step further out than the last, so
+    side-by-side diamonds and their labels have room. A run is local: an entity that
+    arrives elsewhere moves no other one to another orbit."""
+    a = np.mod(np.asarray(angles, dtype=float), 2 * math.pi)
+    n = len(a)
+    steps = np.zeros(n, dtype=np.int64)
+    if n < 2:
+        return steps
+    order = np.argsort(a, kind="stable")
+    ordered = a[order]
+    gaps = np.diff(np.append(ordered, ordered[0] + 2 * math.pi))  # gaps[i]: from i to the next
+    close = gaps < crowded
+    if close.all():  # one run all round: start it at its widest gap
+        start = int(np.argmax(gaps)) + 1
+    else:  # start at the beginning of a run, i.e. just after a wide gap
+        start = int(np.flatnonzero(~close)[-1]) + 1
+    step = 0
+    for k in range(n):
+        i = (start + k) % n
+        steps[order[i]] = step
+        step = step + 1 if close[i] else 0
+    return steps
+
+
+def _increasing_fit(values: np.ndarray) -> np.ndarray:
+    """The non-decreasing sequence nearest ``values`` (least squares): pool adjacent
+    violators, each block at the mean of what it pools."""
+    means: list[float] = []
+    sizes: list[int] = []
+    for v in values.tolist():
+        means.append(v)
+        sizes.append(1)
+        while len(means) > 1 and means[-2] > means[-1]:
+            n = sizes[-2] + sizes[-1]
+            means[-2] = (means[-2] * sizes[-2] + means[-1] * sizes[-1]) / n
+            sizes[-2] = n
+            means.pop()
+            sizes.pop()
+    return np.repeat(means, sizes)
+
+
+def spread_on_circle(targets, gap: float) -> np.ndarray:
+    """Angles as near ``targets`` as they can be (least squares) with neighbours at least
+    ``gap`` apart (less when the circle has no room for that), keeping their order round
+    the circle: entities that all belong by one sector stand side by side there instead
+    of piling into one diamond. Deterministic; a lone target stays where it is."""
+    t = np.mod(np.asarray(targets, dtype=float), 2 * math.pi)
+    n = len(t)
+    if n < 2:
+        return t
+    gap = min(gap, 2 * math.pi / n)
+    order = np.argsort(t, kind="stable")
+    ordered = t[order]
+    # cut the circle at its widest empty arc, so the sequence has a start and an end
+    gaps = np.diff(np.append(ordered, ordered[0] + 2 * math.pi))
+    start = int(np.argmax(gaps)) + 1
+    order = np.roll(order, -start)
+    seq = np.unwrap(t[order], period=2 * math.pi)
+    steps = np.arange(n) * gap
+    wanted = seq - steps
+    moved = _increasing_fit(wanted) - wanted  # exactly 0 for one that needs no room
+    placed = seq + moved
+    span, room = placed[-1] - placed[0], 2 * math.pi - gap
+    if span > room:  # the ends would meet across the cut: close up evenly round the middle
+        middle = (placed[0] + placed[-1]) / 2
+        moved = middle + (placed - middle) * room / span - seq
+    out = t.copy()
+    out[order] += moved
+    return np.where((out < 0) | (out >= 2 * math.pi), np.mod(out, 2 * math.pi), out)
 
 
 def radius_for(layer: str, strength: float, habit_min: float, edge_below: float) -> float:

@@ -71,3 +71,85 @@ def test_the_density_view_has_a_perceptual_scale_and_a_legend_in_both_themes(spr
         assert abs(lightness[-1] - lightness[0]) > 120
         image = w.map.density.image
         assert image[..., 3].max() == 255 and (image[..., 3] == 0).any()
+
+
+def _pixels(m, x: float, y: float):
+    from PySide6.QtCore import QPointF
+
+    return m.plot.mapFromScene(m.plot.getViewBox().mapViewToScene(QPointF(x, y)))
+
+
+@pytest.fixture
+def gathered_window(qtbot, qt_settings, tmp_path):
+    """A memory as lived ones are: one big topic whose memories mention 40 people, each only
+    there (so all 40 belong by the same sector), and smaller topics beside it."""
+    from mnemoscope.ui.main_window import MainWindow
+
+    rng = random.Random(7)
+    people = [f"Person{i:02d}" for i in range(40)]
+    path = str(tmp_path / "gathered.db")
+    lines = []
+    for i in range(1500):
+        topic = "cooking" if i % 2 else f"topic{i % 7}"
+        entities = [rng.choice(people)] if topic == "cooking" else []
+        lines.append(json.dumps({"id": f"g{i:05d}", "text": f"note {i} on {topic}", "topic": topic,
+                                 "entities": entities}))
+    with MemoryStore(path) as s:
+        s.import_jsonl("\n".join(lines))
+    w = MainWindow(MemoryStore(path))
+    w.resize(1366, 768)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.session.close()
+
+
+def test_entities_of_one_sector_stand_apart_instead_of_piling(gathered_window, qtbot):
+    m = gathered_window.map
+    m.fit_view()
+    qtbot.wait(20)
+    assert len(m.entity_pos) == 40
+    at = [_pixels(m, x, y) for x, y in m.entity_pos.values()]
+    closest = min(math.hypot(a.x() - b.x(), a.y() - b.y()) for i, a in enumerate(at) for b in at[i + 1:])
+    assert closest >= 10, closest  # a diamond is ~10-20 px: two never cover each other
+    # still by their memories: every one within a quarter turn of the sector they are mentioned in
+    cooking = [d for d in m.dots if d.group == "topic:cooking"]
+    xs = [m._positions[d.id][0] for d in cooking]
+    ys = [m._positions[d.id][1] for d in cooking]
+    centre = math.atan2(sum(ys), sum(xs))
+    for x, y in m.entity_pos.values():
+        turn = abs((math.atan2(y, x) - centre + math.pi) % (2 * math.pi) - math.pi)
+        assert turn < math.pi / 2, turn
+
+
+def test_the_memory_disc_takes_most_of_the_fitted_map(spread_window, qtbot):
+    from mnemoscope.map_layout import ring_outer
+
+    m = spread_window.map
+    m.fit_view()
+    qtbot.wait(20)
+    edge = ring_outer("edge")
+    diameter = _pixels(m, edge, 0).x() - _pixels(m, -edge, 0).x()
+    pane = m.plot.viewport().rect()
+    assert diameter >= 0.7 * min(pane.width(), pane.height()), (diameter, pane)
+
+
+def test_spreading_on_the_circle_keeps_apart_keeps_order_and_leaves_lone_ones_be():
+    import numpy as np
+    from mnemoscope.map_layout import spread_on_circle
+
+    def arcs(a):
+        s = np.sort(a)
+        return np.diff(np.append(s, s[0] + 2 * math.pi))
+
+    piled = spread_on_circle([1.0] * 10, 0.1)
+    assert arcs(piled).min() >= 0.1 - 1e-9 and abs(np.angle(np.exp(1j * piled).mean()) - 1.0) < 1e-6
+    across = spread_on_circle([6.25, 0.02, 6.27, 0.0], 0.1)  # a pile across the seam at 0
+    assert arcs(across).min() >= 0.1 - 1e-9 and max(abs(np.angle(np.exp(1j * across)))) < 0.2
+    lone = [0.5, 2.0, 4.0]
+    assert np.allclose(spread_on_circle(lone, 0.1), lone)
+    crowded = spread_on_circle(np.linspace(0, 0.01, 100), 0.2)  # more than the circle holds at 0.2
+    assert arcs(crowded).min() >= 2 * math.pi / 100 - 1e-6
+    three = spread_on_circle([0.3, 0.1, 0.2], 0.5)  # round the circle in the same order
+    assert list(np.argsort((three - 0.2 + math.pi) % (2 * math.pi))) == [1, 2, 0]

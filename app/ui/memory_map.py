@@ -33,7 +33,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..map_layout import group_label, meaning_angles, orbit_for, ring_middle, ring_outer, sector_centre
+from ..map_layout import (
+    group_label,
+    layer_outer,
+    meaning_angles,
+    orbit_for,
+    orbit_steps,
+    ring_middle,
+    ring_outer,
+    sector_centre,
+    spread_on_circle,
+)
 from . import map_memory
 from .background import drop_elsewhere
 from .map_data import Dot, MapData, Positions, map_data
@@ -44,13 +54,16 @@ from .widgets import ElidedLabel
 ANIMATION_MS = 450
 ANIMATION_STEPS = 12
 LABELS_MAX = 40  # entity names drawn at once; the rest show on hover
+ENTITY_LABELS_ALWAYS = 8  # the most mentioned entities are labelled even over a crowd of diamonds
+LABEL_CLEARANCE_PX = 7  # from an entity's centre to its label, outward
 DENSITY_DOTS = 3000  # more dots than this in view: draw their density, labelled by sector
 DENSITY_BINS = 160
 SECTOR_LABELS_MAX = 24
-VIEW_RADIUS = 5.4  # what Fit view shows: the rings and the entity orbits
+VIEW_RADIUS = 4.4  # what Fit view shows: the rings and the entity orbits just outside them
 LINES_MAX = 2500
 HALO_SECONDS = 8.0
 HALO_FRAME_MS = 250
+ENTITY_GAP = 0.06  # radians between neighbouring entities at least (~10 px along a fitted orbit)
 ENTITY_GATHERED = 0.35  # mean resultant length of its memories' directions above which an entity sits by them
 ANIMATE_MAX = 5000  # more dots than this: a change moves them at once (a frame each would stall)
 
@@ -511,27 +524,34 @@ class RadialMap(QWidget):
         norm[norm == 0] = 1.0
         ux, uy = xs / norm, ys / norm
         draw_lines = visible <= LINES_MAX
-        names, ex, ey, lx, ly = [], [], [], [], []
-        self.entity_pos: dict[str, tuple[float, float]] = {}
+        names, targets = [], []
         for name, idx in sorted(members.items()):
             # An entity sits by its memories: at the circular mean of their angles when they
             # gather on one side; when they are all round the map (the mean says nothing, and
             # every such entity would pile into one arc) at an angle of its own name.
             sx, sy = float(ux[idx].sum()), float(uy[idx].sum())
             gathered = math.hypot(sx, sy) >= ENTITY_GATHERED * len(idx)
-            angle = math.atan2(sy, sx) if gathered else sector_centre("entity:" + name.lower())
-            orbit = orbit_for(name)
-            x, y = orbit * math.cos(angle), orbit * math.sin(angle)
             names.append(name)
+            targets.append(math.atan2(sy, sx) if gathered else sector_centre("entity:" + name.lower()))
+        # Side by side where many belong by one sector, not piled into one diamond; in such
+        # a run each a step further out than the last, so neighbours' diamonds have room.
+        angles = spread_on_circle(targets, ENTITY_GAP)
+        steps = orbit_steps(angles, 1.5 * ENTITY_GAP)
+        outer = max((layer_outer(layer) for layer in self.visible_layers), default=layer_outer("edge"))
+        ex, ey, lx, ly = [], [], [], []
+        self.entity_pos: dict[str, tuple[float, float]] = {}
+        for name, angle, step in zip(names, angles.tolist(), steps.tolist(), strict=True):
+            orbit = orbit_for(step, outer)
+            x, y = orbit * math.cos(angle), orbit * math.sin(angle)
             ex.append(x)
             ey.append(y)
             self.entity_pos[name] = (x, y)
             if draw_lines:
-                for i in idx.tolist():
+                for i in members[name].tolist():
                     lx += [x, xs[i]]
                     ly += [y, ys[i]]
         self.entity_names = names
-        sizes = [9 + min(len(members[n]), 12) for n in names]
+        sizes = self._entity_sizes = [9 + min(len(members[n]), 12) for n in names]
         self.entity_scatter.setData(x=ex, y=ey, size=sizes, data=names, symbol="d",
                                     brush=self._entity_brush, pen=self._entity_pen)
         # Thousands of antialiased lines cost most of a frame: above LINES_MAX dots only
@@ -593,15 +613,36 @@ class RadialMap(QWidget):
             sector_pos[(layer, group)] = (radius * math.cos(angle), radius * math.sin(angle))
         self.labelled_sectors = self._place(self.sector_labels, sector_text, sector_pos, taken, (0.5, 0.5), 9,
                                             fill=self._label_fill)
+        # An entity's label goes outward from its diamond (the room outside the map), else
+        # under, above or beside it; over no other diamond where it can help it, since it would
+        # hide it: in a crowded map the most mentioned are labelled even so, on a backing.
+        vb = self.plot.getViewBox()
+        (x0, x1), _ = vb.viewRange()
+        units = LABEL_CLEARANCE_PX * (x1 - x0) / max(self.plot.viewport().width(), 1)
+        diamonds, spots = {}, {}
+        for (name, (x, y)), size in zip(self.entity_pos.items(), self._entity_sizes, strict=True):
+            at = self.plot.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
+            half = 0.3 * size
+            diamonds[name] = QRectF(at.x() - half, at.y() - half, 2 * half, 2 * half)
+            r = math.hypot(x, y) or 1.0
+            c, s_ = x / r, y / r
+            outward = (min(max(0.5 - c, 0.0), 1.0), min(max(0.5 + s_, 0.0), 1.0))  # the side facing the centre
+            spots[name] = [(x + c * units, y + s_ * units, outward), (x, y, (0.5, -0.55)), (x, y, (0.5, 1.55)),
+                           (x + units, y, (0.0, 0.5)), (x - units, y, (1.0, 0.5))]
         names = sorted(self.entity_pos, key=lambda n: (-self.entity_weight.get(n, 0), n))[:LABELS_MAX * 3]
-        # under the diamond, or above it when that is off the view or taken
         self.labelled_entities = self._place(self.entity_labels, {n: n for n in names}, self.entity_pos, taken,
-                                             (0.5, 0.0), 8, limit=LABELS_MAX, other_anchor=(0.5, 1.0))
+                                             (0.5, -0.55), 8, limit=LABELS_MAX, spots=spots, soft=diamonds,
+                                             must=set(names[:ENTITY_LABELS_ALWAYS]) if self.dense else None,
+                                             fill=self._label_fill)
 
     def _place(self, pool: dict, texts: dict, positions: dict, taken: list[QRectF], anchor, z: float,
-               limit: int | None = None, fill=None, other_anchor=None) -> set:
+               limit: int | None = None, fill=None, other_anchor=None, spots: dict | None = None,
+               soft: dict | None = None, must: set | None = None) -> set:
         """Show ``pool``'s labels for ``texts`` (in order) where they overlap nothing in
-        ``taken`` (at ``anchor``, else at ``other_anchor``); hide the others. Returns the keys shown."""
+        ``taken`` and no ``soft`` mark but their own (at ``positions`` with ``anchor``, else
+        ``other_anchor``, or at the first free of their ``spots``: (x, y, anchor) each);
+        one in ``must`` may cover a soft mark when nothing else is free. Hide the others.
+        Returns the keys shown."""
         view = self.plot.viewport().rect()
         shown = set()
         for key, text in texts.items():
@@ -615,13 +656,26 @@ class RadialMap(QWidget):
                 self.plot.addItem(label)
             elif label.textItem.toPlainText() != text:
                 label.setText(text)
-            x, y = positions[key]
-            for at in (anchor, other_anchor) if other_anchor else (anchor,):
-                rect = self._label_rect(label, x, y, at)
-                if view.contains(rect.toRect()) and not any(rect.intersects(r) for r in taken):
-                    break
+            if spots is not None:
+                candidates = spots[key]
             else:
+                x, y = positions[key]
+                candidates = [(x, y, at) for at in ((anchor, other_anchor) if other_anchor else (anchor,))]
+            mine = soft.get(key) if soft else None
+            others = [r for r in soft.values() if r is not mine] if soft else []
+            chosen = None
+            for avoid in (others, []) if must and key in must else (others,):
+                for x, y, at in candidates:
+                    rect = self._label_rect(label, x, y, at)
+                    if view.contains(rect.toRect()) and not any(rect.intersects(r) for r in taken) \
+                            and not any(rect.intersects(r) for r in avoid):
+                        chosen = (x, y, at, rect)
+                        break
+                if chosen:
+                    break
+            if chosen is None:
                 continue
+            x, y, at, rect = chosen
             taken.append(rect)
             shown.add(key)
             label.setAnchor(at)
