@@ -38,7 +38,7 @@ from .model import (
 from .recall import Hit, brief, recall
 from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
 from .schema import SCHEMA_VERSION
-from .tables import Tables, search_terms
+from .tables import REINFORCED, TOUCHED, Tables, search_terms
 from .text import cosine, fts_phrase, term_string, vector
 from .vectors import BATCH as VECTOR_BATCH
 
@@ -46,7 +46,14 @@ CONFIG_ENV = "MNEMOSCOPE_CONFIG"  # a TOML file with the store's numbers
 
 
 class MemoryStore:
-    """The decay store over one SQLite file (``":memory:"`` for an in-memory one)."""
+    """The decay store over one SQLite file (``":memory:"`` for an in-memory one) or a
+    PostgreSQL database (a ``postgresql://`` URL)."""
+
+    # The fields :meth:`restore_state` puts back to undo a reinforcement (one recall), and
+    # those a person's edit writes beside the fields it changes: an undo restores these and
+    # no more, so an agent's change made since stays.
+    REINFORCED = REINFORCED
+    TOUCHED = TOUCHED
 
     def __init__(self, path: str | os.PathLike = ":memory:", config: StoreConfig | None = None,
                  *, create: bool = True, read_only: bool = False, embedder: Embedder | None = None) -> None:
@@ -500,7 +507,7 @@ class MemoryStore:
 
     def restore_state(self, memory: Memory, fields: tuple[str, ...] | None = None) -> Memory:
         """Put a memory back as ``memory`` was (undo of an update or reinforcement): every
-        field, or only ``fields`` (for example ``tables.REINFORCED``), so that whatever else
+        field, or only ``fields`` (for example :attr:`REINFORCED`), so that whatever else
         changed since — an agent's edit — stays. ``"entities"`` puts back its entities."""
         # the text's vector, embedded before the write begins, when the text is put back
         before = self.tables.memory_row(memory.id)

@@ -76,6 +76,15 @@ def test_the_store_imports_nothing_from_app():
     assert found == []
 
 
+def test_the_app_reaches_the_store_through_its_public_face():
+    """app/ talks to MemoryStore and its results; the store's tables, backends and schema
+    are its own to change (#33: the window once imported store.tables' field lists)."""
+    inner = ("tables", "backends", "schema", "pg_schema", "ticking")
+    found = [(p.relative_to(ROOT).as_posix(), m) for p, m in imports_of("app")
+             if any(m == f"mnemoscope.store.{i}" or m.startswith(f"mnemoscope.store.{i}.") for i in inner)]
+    assert found == [], f"app/ imports the store's inner modules: {found}"
+
+
 def test_the_citation_pattern_has_one_home_and_the_store_one_named_twin():
     # The compiler writes [Mem:N]; everything above it reads it with the compiler's pattern.
     # The store sits below the compiler (it may not import it), so it keeps a twin that

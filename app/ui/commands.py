@@ -13,7 +13,6 @@ from typing import Any
 from mnemoscope.store import DeletedMemory, Memory, TickReport, activity, conflicts
 from mnemoscope.store.activity import Forgotten
 from mnemoscope.store.jsonl import ImportReport
-from mnemoscope.store.tables import REINFORCED
 from PySide6.QtGui import QUndoCommand
 
 from .session import StoreSession
@@ -90,7 +89,7 @@ class NewMemoryCommand(StoreCommand):
             self.snapshot = store.delete(self.memory_id)
             self.session.select(None)
         else:  # only what the reinforcement wrote: an agent's edit made since stays
-            store.restore_state(self.before, REINFORCED)
+            store.restore_state(self.before, store.REINFORCED)
         self.session.notify({self.memory_id})
 
 

@@ -11,7 +11,6 @@ write path."""
 from __future__ import annotations
 
 from mnemoscope.store import Memory
-from mnemoscope.store.tables import TOUCHED
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -53,7 +52,8 @@ class PinCommand(StoreCommand):
         self.session.notify({self.memory_id})
 
     def revert(self) -> None:
-        self.session.store.restore_state(self.before, ("pinned", *TOUCHED))
+        store = self.session.store
+        store.restore_state(self.before, ("pinned", *store.TOUCHED))
         self.session.notify({self.memory_id})
 
 
