@@ -153,3 +153,44 @@ def test_spreading_on_the_circle_keeps_apart_keeps_order_and_leaves_lone_ones_be
     assert arcs(crowded).min() >= 2 * math.pi / 100 - 1e-6
     three = spread_on_circle([0.3, 0.1, 0.2], 0.5)  # round the circle in the same order
     assert list(np.argsort((three - 0.2 + math.pi) % (2 * math.pi))) == [1, 2, 0]
+
+
+@pytest.fixture
+def topics_window(qtbot, qt_settings, tmp_path, monkeypatch):
+    """12 topics of very unequal size (as a lived memory has), drawn as density."""
+    from mnemoscope.ui import memory_map
+    from mnemoscope.ui.main_window import MainWindow
+
+    monkeypatch.setattr(memory_map, "DENSITY_DOTS", 500)
+    sizes = [400, 260, 200, 150, 120, 100, 80, 70, 60, 50, 45, 40]
+    path = str(tmp_path / "topics.db")
+    lines, n = [], 0
+    for t, size in enumerate(sizes):
+        for _ in range(size):
+            lines.append(json.dumps({"id": f"t{n:05d}", "text": f"note {n}", "topic": f"topic{t:02d}",
+                                     "recall_count": n % 7}))
+            n += 1
+    with MemoryStore(path) as s:
+        s.import_jsonl("\n".join(lines))
+    w = MainWindow(MemoryStore(path))
+    w.resize(1366, 768)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.session.close()
+
+
+def test_the_density_view_labels_most_topics_once_each(topics_window, qtbot):
+    from helpers import settle
+
+    settle(qtbot, topics_window)
+    m = topics_window.map
+    m.fit_view()
+    qtbot.wait(20)
+    assert m.dense
+    texts = [m.sector_labels[k].textItem.toPlainText() for k in m.labelled_sectors]
+    topics = [t.split(" · ")[0] for t in texts]
+    assert len(topics) == len(set(topics)), texts  # one label per topic, not one per ring
+    assert len(topics) >= 8, texts
+    assert "topic00 · 400" in texts  # the whole topic's count, the biggest first

@@ -163,7 +163,7 @@ class RadialMap(QWidget):
         self.entity_scatter.setZValue(6)
         self.plot.addItem(self.entity_scatter)
         self.entity_labels: dict[str, pg.TextItem] = {}
-        self.sector_labels: dict[tuple[str, str], pg.TextItem] = {}
+        self.sector_labels: dict[str, pg.TextItem] = {}  # by group
         self.density = pg.ImageItem()
         self.density.setZValue(4)
         self.density.hide()
@@ -605,14 +605,26 @@ class RadialMap(QWidget):
         self._place(self.ring_labels, {name: name for name in rings}, rings, taken, (0.5, 0.5), 9)
         # by meaning, a topic has no sector to label
         counts = {} if self.by_meaning else self.sector_counts
-        cells = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:SECTOR_LABELS_MAX]
-        sector_text = {cell: f"{group_label(cell[1])} · {n:,}" for cell, n in cells}
-        sector_pos = {}
-        for layer, group in sector_text:
-            angle, radius = sector_centre(group) + self.rotation, ring_middle(layer)
-            sector_pos[(layer, group)] = (radius * math.cos(angle), radius * math.sin(angle))
-        self.labelled_sectors = self._place(self.sector_labels, sector_text, sector_pos, taken, (0.5, 0.5), 9,
-                                            fill=self._label_fill)
+        # One label per sector (topic), with all it holds in view, biggest first; in the ring
+        # where most of it is, else another ring of the sector, wherever there is room.
+        totals: dict[str, int] = {}
+        by_ring: dict[str, dict[str, int]] = {}
+        for (layer, group), n in counts.items():
+            totals[group] = totals.get(group, 0) + n
+            by_ring.setdefault(group, {})[layer] = n
+        groups = sorted(totals, key=lambda g: (-totals[g], g))[:SECTOR_LABELS_MAX]
+        sector_text = {g: f"{group_label(g)} · {totals[g]:,}" for g in groups}
+        sector_spots = {}
+        for group in groups:
+            angle = sector_centre(group) + self.rotation
+            rings = sorted(by_ring[group], key=lambda layer: -by_ring[group][layer])
+            rings += [layer for layer in ("edge", "fading") if layer not in rings and layer in self.visible_layers]
+            # a little to either side when a ring's name or another sector is in the way
+            sector_spots[group] = [(ring_middle(layer) * math.cos(angle + turn), ring_middle(layer) *
+                                    math.sin(angle + turn), (0.5, 0.5))
+                                   for layer in rings if layer != "archived" for turn in (0.0, 0.15, -0.15)]
+        self.labelled_sectors = self._place(self.sector_labels, sector_text, {}, taken, (0.5, 0.5), 9,
+                                            fill=self._label_fill, spots=sector_spots)
         # An entity's label goes outward from its diamond (the room outside the map), else
         # under, above or beside it; over no other diamond where it can help it, since it would
         # hide it: in a crowded map the most mentioned are labelled even so, on a backing.
