@@ -47,7 +47,7 @@ def test_the_dock_shows_the_wall_clock_time_uncut(window, qtbot, demo_db):
     column = COLUMNS.index("time")
     agent_entry = model.entry(0)
     long_ago = time.time() - 40 * 86400
-    model._rows[0] = type(agent_entry)(**{**agent_entry.__dict__, "called_at": long_ago})
+    model.rows[0] = type(agent_entry)(**{**agent_entry.__dict__, "called_at": long_ago})
     shown = model.data(model.index(0, column))
     assert shown == datetime.fromtimestamp(long_ago).strftime("%m-%d %H:%M")
     assert view.sizeHintForColumn(column) <= view.columnWidth(column), (shown, view.columnWidth(column))

@@ -15,7 +15,7 @@ from typing import Any
 
 from mnemoscope.store import activity
 from mnemoscope.store.activity import ActivityEntry, Forgotten
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 from .commands import RestoreForgottenCommand
 from .session import StoreSession
 from .theme import REFUSED_COLOUR
-from .widgets import ElidedLabel, StillTabs
+from .widgets import ElidedLabel, RowsModel, StillTabs
 
 # The summary comes last and takes what width is left, so a narrow dock cuts only it.
 COLUMNS = ("time", "client", "door", "tool", "scope", "memories", "duration", "outcome", "summary")
@@ -60,8 +60,10 @@ def _when(at: float, today: str) -> str:
     return moment.strftime("%H:%M:%S") if moment.strftime("%Y-%m-%d") == today else moment.strftime("%m-%d %H:%M")
 
 
-class ActivityModel(QAbstractTableModel):
+class ActivityModel(RowsModel):
     """The activity log's newest ``MAX_ROWS`` calls (of one client or tool, when filtered)."""
+
+    columns = COLUMNS
 
     def __init__(self, session: StoreSession, parent=None) -> None:
         super().__init__(parent)
@@ -69,7 +71,7 @@ class ActivityModel(QAbstractTableModel):
         self.client: str | None = None
         self.tool: str | None = None
         self.last_id = 0  # the newest row seen, whatever the filter
-        self._rows: list[ActivityEntry] = []
+        self.rows: list[ActivityEntry] = []
         self._texts: dict[str, str] | None = None
 
     # -- reading the log ------------------------------------------------------------------
@@ -79,12 +81,12 @@ class ActivityModel(QAbstractTableModel):
         self.beginResetModel()
         self._texts = None
         if store is None:
-            self._rows, self.last_id = [], 0
+            self.rows, self.last_id = [], 0
         else:
             newest = activity.recent(store, 1)
             self.last_id = newest[0].id if newest else 0
             rows = activity.recent(store, MAX_ROWS, client=self.client, tool=self.tool)
-            self._rows = [e for e in rows if e.id <= self.last_id]  # later ones come with fetch_newer
+            self.rows = [e for e in rows if e.id <= self.last_id]  # later ones come with fetch_newer
         self.endResetModel()
 
     def fetch_newer(self) -> list[ActivityEntry]:
@@ -101,11 +103,11 @@ class ActivityModel(QAbstractTableModel):
         shown = [e for e in new if self.accepts(e)]
         if shown:
             self.beginInsertRows(QModelIndex(), 0, len(shown) - 1)
-            self._rows[:0] = shown
+            self.rows[:0] = shown
             self.endInsertRows()
-        if len(self._rows) > MAX_ROWS:
-            self.beginRemoveRows(QModelIndex(), MAX_ROWS, len(self._rows) - 1)
-            del self._rows[MAX_ROWS:]
+        if len(self.rows) > MAX_ROWS:
+            self.beginRemoveRows(QModelIndex(), MAX_ROWS, len(self.rows) - 1)
+            del self.rows[MAX_ROWS:]
             self.endRemoveRows()
         return new
 
@@ -118,10 +120,10 @@ class ActivityModel(QAbstractTableModel):
             self.reload()
 
     def entry(self, row: int) -> ActivityEntry:
-        return self._rows[row]
+        return self.rows[row]
 
     def row_of(self, entry_id: int) -> int:
-        return next((i for i, e in enumerate(self._rows) if e.id == entry_id), -1)
+        return next((i for i, e in enumerate(self.rows) if e.id == entry_id), -1)
 
     def _memory_text(self, memory_id: str) -> str:
         if self._texts is None:
@@ -129,22 +131,10 @@ class ActivityModel(QAbstractTableModel):
         return self._texts.get(memory_id, "(not stored now)")
 
     # -- the Qt model ---------------------------------------------------------------------
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and \
-                0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
-
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not (0 <= index.row() < len(self._rows)):
+        if not index.isValid() or not (0 <= index.row() < len(self.rows)):
             return None
-        e = self._rows[index.row()]
+        e = self.rows[index.row()]
         column = COLUMNS[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(e, column)

@@ -7,7 +7,6 @@ from typing import Any
 
 from mnemoscope.store import LAYERS, SENSITIVITIES, Memory
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QEvent,
     QModelIndex,
     QPersistentModelIndex,
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTableV
 from .background import drop_elsewhere
 from .session import StoreSession
 from .theme import KIND_COLOURS
+from .widgets import RowsModel
 
 # strength, the default sort, comes before the wide text column so it is on screen in a narrow dock
 COLUMNS = ("kind", "strength", "text", "layer", "importance", "recalls", "scope", "sensitivity", "updated")
@@ -30,13 +30,15 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ID_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
-class MemoryTableModel(QAbstractTableModel):
+class MemoryTableModel(RowsModel):
     """Rows are the store's memories, as last read; ``refresh`` reads them again."""
+
+    columns = tuple(c.capitalize() for c in COLUMNS)
 
     def __init__(self, session: StoreSession, parent=None) -> None:
         super().__init__(parent)
         self.session = session
-        self._rows: list[Memory] = []
+        self.rows: list[Memory] = []
         self._index: dict[str, int] = {}
         self._sort_keys: list[tuple] = []
         self._display: dict[int, tuple] = {}
@@ -54,18 +56,18 @@ class MemoryTableModel(QAbstractTableModel):
         background read prepared them)."""
         prepared = self.session.prepared("table")
         self.beginResetModel()
-        drop_elsewhere(self._rows, self._sort_keys, self._index)
+        drop_elsewhere(self.rows, self._sort_keys, self._index)
         if prepared is not None and prepared[0] == self._sort:
-            _, self._rows, self._sort_keys, self._index = prepared
+            _, self.rows, self._sort_keys, self._index = prepared
             self._display = {}
         else:
-            self._rows = list(self.session.memories())
+            self.rows = list(self.session.memories())
             self._apply_sort()
         self.endResetModel()
 
     def _apply_sort(self) -> None:
-        self._rows, self._sort_keys = sorted_rows(self._rows, self._sort)
-        self._index = {m.id: i for i, m in enumerate(self._rows)}
+        self.rows, self._sort_keys = sorted_rows(self.rows, self._sort)
+        self._index = {m.id: i for i, m in enumerate(self.rows)}
         self._display = {}
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -73,35 +75,23 @@ class MemoryTableModel(QAbstractTableModel):
         self._sort = (column, order)
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
-        ids = [self._rows[i.row()].id if 0 <= i.row() < len(self._rows) else None for i in persistent]
+        ids = [self.rows[i.row()].id if 0 <= i.row() < len(self.rows) else None for i in persistent]
         self._apply_sort()
         moved = [self.index(self._index[mid], i.column()) if mid in self._index else QModelIndex()
                  for mid, i in zip(ids, persistent)]
         self.changePersistentIndexList(persistent, moved)
         self.layoutChanged.emit()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(
-                COLUMNS):
-            return COLUMNS[section].capitalize()
-        return None
-
     def memory_at(self, row: int) -> Memory:
-        return self._rows[row]
+        return self.rows[row]
 
     def row_of(self, memory_id: str) -> int | None:
         return self._index.get(memory_id)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not (0 <= index.row() < len(self._rows)):
+        if not index.isValid() or not (0 <= index.row() < len(self.rows)):
             return None
-        m = self._rows[index.row()]
+        m = self.rows[index.row()]
         col = COLUMNS[index.column()]
         if role == ID_ROLE:
             return m.id

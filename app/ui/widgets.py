@@ -143,8 +143,9 @@ class PreviewSlider(QSlider):
 
 
 class RowsModel(QAbstractTableModel):
-    """A table of ``self.rows`` under the header ``columns``: what the Why and Future tabs'
-    models share (each says how a row reads in ``data``)."""
+    """A table of ``self.rows`` under the header ``columns``: what every table model of the
+    window shares (the memory table, the activity log, the records panels, the Why and Future
+    tabs); each says how a row reads in ``data``."""
 
     columns: tuple[str, ...] = ()
 
