@@ -46,3 +46,21 @@ def test_tick_and_advance_keys_do_what_the_dialog_says(window, qtbot):
     qtbot.keyClick(window.map.plot, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.session.undo_stack.count() == undo_depth + 1, timeout=10000)
     assert tables.clock_offset() - before == pytest.approx(86400)  # a tick does not move the clock
+
+
+def test_the_empty_token_bars_say_what_to_do_without_reading_as_a_row(window, qtbot):
+    from mnemoscope.ui.token_bars import LABEL_W
+
+    pv = window.preview
+    pv.user_message.clear()
+    pv.recompile()
+    qtbot.waitUntil(lambda: pv.bars.result is None)
+    image = pv.bars.grab().toImage()
+    background = image.pixelColor(1, 1)
+
+    def inked(x0, x1):
+        return any(image.pixelColor(x, y) != background for x in range(x0, x1) for y in range(image.height()))
+
+    # no "rules" label beside the hint, which read as "rules Type a user message…"
+    assert not inked(0, LABEL_W - 2)
+    assert inked(LABEL_W, image.width())  # the hint itself is there

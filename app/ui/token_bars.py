@@ -135,15 +135,20 @@ class TokenBars(QWidget):
         small = QFont(self.font())
         small.setPointSizeF(max(small.pointSizeF() - 1, 7))
         p.setFont(small)
+        if self.result is None:
+            # the hint alone, in the middle of where the bars will be: beside the first row's
+            # label it read as part of that row ("rules Type a user message…")
+            p.setPen(pal.color(pal.ColorRole.PlaceholderText))
+            height = (len(self.rows) + 1) * (ROW_H + ROW_GAP)
+            p.drawText(QRectF(LABEL_W, TOP, max(self.width() - LABEL_W - 8, 50), height),
+                       Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                       "The prompt's token bars appear here when there is a user message.")
+            return
         for i, (_name, label) in enumerate((*self.rows, ("trimmed", "trimmed"))):
             y = TOP + i * (ROW_H + ROW_GAP)
             p.setPen(text_colour)
             p.drawText(QRectF(2, y, LABEL_W - 6, ROW_H), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                        label)
-        if self.result is None:
-            p.drawText(QRectF(LABEL_W, TOP, 400, ROW_H), Qt.AlignmentFlag.AlignVCenter,
-                       "Type a user message to see the prompt.")
-            return
         hatch = QBrush(QColor("#9aa0a8"), Qt.BrushStyle.BDiagPattern)
         duplicate_hatch = QBrush(QColor("#9aa0a8"), Qt.BrushStyle.DiagCrossPattern)  # left out, not over budget
         for br in self.rects:
