@@ -125,10 +125,10 @@ def test_langchain_retriever_returns_documents_with_id_and_explanation(store):
 def test_readme_example_runs(capsys):
     import os
 
-    with open(os.path.join(os.path.dirname(__file__), os.pardir, "README.md"), encoding="utf-8") as fh:
+    with open(os.path.join(os.path.dirname(__file__), os.pardir, "docs", "agents.md"), encoding="utf-8") as fh:
         readme = fh.read()
     block = readme.split("## Frameworks: LangGraph", 1)[1].split("```python", 1)[1].split("```", 1)[0]
-    exec(compile(block, "README.md", "exec"), {})
+    exec(compile(block, "docs/agents.md", "exec"), {})
     out = capsys.readouterr().out
     assert "{'content': 'Ana drinks green tea every morning'}" in out and "lg-" in out and "keyword" in out
 

@@ -2,7 +2,7 @@
 libs/checkpoint/tests/test_store.py and the SQLite store's libs/checkpoint-sqlite/tests/
 test_store.py, written here as our own), on both engines; then what a caller of another
 trust must not learn through it (issue #32 item 11). What still differs from LangGraph's
-stores is listed in README.md (Frameworks)."""
+stores is listed in docs/agents.md (Frameworks)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,13 @@
-"""Every command of the ``mnemoscope`` group is in the README, every option is explained
-there or by its ``--help`` (which the README points to), and the README's command-line
-examples run."""
+"""Every command of the ``mnemoscope`` group is in the documentation (README.md and
+docs/), every option is explained there or by its ``--help`` (which docs/cli.md points to),
+the documentation's command-line examples run, and the README stays a front door."""
 
 import io
 import json
 import os
 import re
 import shlex
+from pathlib import Path
 
 import click
 import click.testing
@@ -15,7 +16,9 @@ from mnemoscope.cli import cli, main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as _fh:
-    README = _fh.read()
+    FRONT = _fh.read()
+# README.md and every page of docs/: where a command or an option may be explained.
+README = "\n\n".join([FRONT] + [p.read_text(encoding="utf-8") for p in sorted(Path(ROOT, "docs").glob("*.md"))])
 PARAGRAPHS = re.split(r"\n\s*\n", README)
 
 
@@ -102,3 +105,23 @@ def test_the_readmes_store_examples_run(tmp_path, monkeypatch, capsys):
     assert said[6].startswith("updated mem-006") and said[8].startswith("restored mem-011")
     habits = [json.loads(line) for line in said[9].splitlines()]
     assert habits and {(m["kind"], m["scope"]) for m in habits} == {("fact", "global")}
+
+
+def test_the_readme_is_a_front_door():
+    """At most ~150 lines; its first two commands install and start the inspector, then
+    install and run the tests (.ci/run runs the second); every page it links to exists."""
+    assert len(FRONT.splitlines()) <= 150
+    blocks = re.findall(r"```sh\n(.*?)```", FRONT, re.S)
+    assert "pip install . && .venv/bin/mnemoscope" in blocks[0]
+    assert 'pip install ".[test]" && .venv/bin/python -m pytest' in blocks[2]  # blocks[1]: Linux's libraries
+    for link in re.findall(r"\]\(((?:docs/)?[\w.-]+\.md)\)", FRONT):
+        assert os.path.isfile(os.path.join(ROOT, link)), link
+
+
+def test_the_readmes_first_session_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    lines = shell_lines("A first session")
+    assert lines[-1].split("#")[0].split() == ["mnemoscope", "--db", "notes.db"]  # the window: not run here
+    said = [run(line, monkeypatch, capsys) for line in lines[:-1]]
+    assert said[0].startswith("remembered ") and "Mara is allergic to peanuts." in said[1]
+    assert "Mara is allergic to peanuts." in said[3]

@@ -428,7 +428,7 @@ def test_streamable_http_mcp_answers_json_that_is_no_request_and_goes_on(http_se
 def test_readme_mcp_snippet_is_valid_and_its_arguments_parse(capsys):
     from mnemoscope.cli import main
 
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+    with open(os.path.join(ROOT, "docs", "agents.md"), encoding="utf-8") as fh:
         readme = fh.read()
     block = readme.split("## Connect an agent", 1)[1].split("```json", 1)[1].split("```", 1)[0]
     server = json.loads(block)["mcpServers"]["mnemoscope"]

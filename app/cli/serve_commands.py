@@ -43,7 +43,7 @@ def mcp_command(scopes: tuple[str, ...], trust: str, client_name: str | None) ->
 
     Tools: remember, recall, brief, tick, stats, update, forget, capture,
     compile_prompt, resolve_citations. Add it to Claude Desktop or any MCP client as
-    the command 'mnemoscope mcp' (see README); open Mnemoscope to watch what it does."""
+    the command 'mnemoscope mcp' (see docs/agents.md); open Mnemoscope to watch what it does."""
     import sys
 
     from ..serve.handshake import early_answer

@@ -249,7 +249,7 @@ def _read_extras(extras: Any, middle: Middle) -> None:
 class ContextCompiler:
     """Compiles rules, memories, history and the current turn into provider messages.
 
-    See ``README.md`` for the layout and the guarantees: the result never exceeds the
+    See ``docs/compiler.md`` for the layout and the guarantees: the result never exceeds the
     budget while the rules and the current turn fit, the rules and the user message are
     always present verbatim, memories are trimmed episodic → semantic → procedural, and
     with end placement the system and history messages stay byte-identical across turns.
