@@ -64,3 +64,37 @@ def test_the_empty_token_bars_say_what_to_do_without_reading_as_a_row(window, qt
     # no "rules" label beside the hint, which read as "rules Type a user message…"
     assert not inked(0, LABEL_W - 2)
     assert inked(LABEL_W, image.width())  # the hint itself is there
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_the_editors_save_and_delete_are_on_screen_without_scrolling(window, qtbot, size):
+    from helpers import resize, settle
+
+    resize(qtbot, window, size[0], size[1] - 30)
+    settle(qtbot, window)
+    window.session.select(window.table.proxy.data(window.table.proxy.index(0, 0), Qt.ItemDataRole.UserRole + 2))
+    qtbot.wait(20)
+    dock = window.memory_dock.widget()
+    for button in (window.editor.save_button, window.editor.delete_button):
+        assert button.isVisible()
+        top_left = button.mapTo(dock, button.rect().topLeft())
+        bottom = button.mapTo(dock, button.rect().bottomRight())
+        assert top_left.y() >= 0 and bottom.y() <= dock.height(), (button.text(), bottom.y(), dock.height())
+        # and not scrolled out of an inner viewport either: what shows of it is all of it
+        assert not button.visibleRegion().isEmpty()
+        assert button.visibleRegion().boundingRect().height() == button.height()
+
+
+def test_the_why_tab_gives_the_memory_text_most_of_its_width_at_1366(window, qtbot):
+    from helpers import resize, settle
+
+    resize(qtbot, window, 1366, 738)
+    pv = window.preview
+    pv.user_message.setPlainText("What should I cook for Mara tonight?")
+    pv.recompile()
+    pv.tabs.setCurrentWidget(pv.why_pane)
+    settle(qtbot, window)
+    table = pv.why_pane.table
+    header = table.horizontalHeader()
+    widths = [header.sectionSize(c) for c in range(header.count())]
+    assert widths[1] >= 0.4 * table.viewport().width(), (widths, table.viewport().width())

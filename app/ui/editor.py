@@ -120,9 +120,16 @@ class MemoryEditor(QWidget):
         self.save_button = QPushButton("Save", self)
         self.delete_button = QPushButton("Delete", self)
         self.save_button.setDefault(True)
+        # Under the form's scroll area, not at its end: with every field shown, Save and
+        # Delete were below the fold at 1366×768 and at 1920×1080 (the window places it).
+        self.button_bar = QWidget(self)
+        bar = QVBoxLayout(self.button_bar)
+        bar.setContentsMargins(6, 2, 6, 4)
         buttons = QHBoxLayout()
         for b in (self.new_button, self.save_button, self.delete_button):
             buttons.addWidget(b)
+        bar.addLayout(buttons)
+        bar.addWidget(self.status)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         self.heading = QLabel("<b>New memory</b>", self)
@@ -130,8 +137,6 @@ class MemoryEditor(QWidget):
         _wraps_in_any_width(self.heading)
         layout.addWidget(self.heading)
         layout.addLayout(form)
-        layout.addLayout(buttons)
-        layout.addWidget(self.status)
         layout.addStretch(1)
         self.new_button.clicked.connect(self.start_new)
         self.save_button.clicked.connect(self.save)

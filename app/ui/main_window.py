@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QToolButton,
+    QVBoxLayout,
+    QWidget,
 )
 
 from ..default_database import default_database, remember_opened
@@ -90,7 +92,13 @@ class MainWindow(QMainWindow):
         self.editor = MemoryEditor(self.session, self)
         left = QSplitter(Qt.Orientation.Vertical, self)
         left.addWidget(self.table)
-        left.addWidget(scrolling(self.editor, self))
+        editing = QWidget(self)  # the form scrolls; its Save and Delete stay in sight under it
+        editing_layout = QVBoxLayout(editing)
+        editing_layout.setContentsMargins(0, 0, 0, 0)
+        editing_layout.setSpacing(0)
+        editing_layout.addWidget(scrolling(self.editor, self), 1)
+        editing_layout.addWidget(self.editor.button_bar)
+        left.addWidget(editing)
         left.setSizes([480, 420])
         left.setMinimumWidth(280)
         self.memory_dock = QDockWidget("Memories", self)

@@ -32,7 +32,9 @@ PART_COLOURS = {"semantic": "#66c2a5", "keyword": "#fc8d62", "importance": "#8da
 OUTCOME_COLOURS = {KEPT: "#009E73", TRIMMED: "#D55E00", DUPLICATE: "#8a8f98", REDACTED: "#8a8f98",
                    BELOW_K: "#D55E00"}
 COLUMNS = ("#", "Memory", "Relevance", "Parts", "Prompt")
-PARTS_COLUMN = 3
+RELEVANCE_COLUMN = 2
+PARTS_COLUMN = 3  # the model's (for a reader of the model); the view draws the parts beside the relevance
+RELEVANCE_WIDTH = 112
 HINT = "Type a user message: this tab says why each memory is in the prompt, or is not."
 
 
@@ -66,7 +68,7 @@ class WhyModel(RowsModel):
                 return QColor(KIND_COLOURS.get(row.kind, "#888888"))
             if column == 4:
                 return QColor(OUTCOME_COLOURS.get(row.outcome, "#8a8f98"))
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in (0, 2):
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == 0:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.UserRole:
             return row.id
@@ -74,16 +76,18 @@ class WhyModel(RowsModel):
 
 
 class PartsDelegate(QStyledItemDelegate):
-    """The Parts column: the weighted parts side by side, the whole bar as long as the score."""
+    """The Relevance column: the score, then its weighted parts side by side, the whole bar
+    as long as the score (one column, not two: at 1366×768 the memory's text needs the room)."""
 
     def __init__(self, model: WhyModel, parent=None) -> None:
         super().__init__(parent)
         self.model = model
 
     def paint(self, painter: QPainter, option, index: QModelIndex) -> None:
-        super().paint(painter, option, index)
+        super().paint(painter, option, index)  # the relevance, on the left
         row = self.model.rows[index.row()]
-        rect = QRectF(option.rect).adjusted(3, 5, -3, -5)
+        number = option.fontMetrics.horizontalAdvance("0.000") + 10
+        rect = QRectF(option.rect).adjusted(number, 5, -3, -5)
         x = rect.left()
         per = rect.width() / self.model.top
         painter.save()
@@ -97,7 +101,7 @@ class PartsDelegate(QStyledItemDelegate):
         painter.restore()
 
     def sizeHint(self, option, index) -> QSize:
-        return QSize(110, super().sizeHint(option, index).height())
+        return QSize(RELEVANCE_WIDTH, super().sizeHint(option, index).height())
 
 
 class WhyPane(QWidget):
@@ -127,7 +131,7 @@ class WhyPane(QWidget):
         self.table = QTableView(self)
         self.table.setObjectName("why_table")
         self.table.setModel(self.model)
-        self.table.setItemDelegateForColumn(PARTS_COLUMN, PartsDelegate(self.model, self.table))
+        self.table.setItemDelegateForColumn(RELEVANCE_COLUMN, PartsDelegate(self.model, self.table))
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -138,9 +142,9 @@ class WhyPane(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(PARTS_COLUMN, QHeaderView.ResizeMode.Fixed)
-        header.resizeSection(PARTS_COLUMN, 110)
+        header.setSectionResizeMode(RELEVANCE_COLUMN, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(RELEVANCE_COLUMN, RELEVANCE_WIDTH)
+        self.table.setColumnHidden(PARTS_COLUMN, True)  # drawn in the Relevance column
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.ResizeToContents)
         self.table.clicked.connect(self._clicked)
         layout = QVBoxLayout(self)
