@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import decay
-from .backend import wall_time
 from .errors import NotFound, StoreError
 from .model import SENSITIVITIES, SENSITIVITY_RANK
 from .results import DeletedMemory
@@ -174,7 +173,7 @@ def record(store: MemoryStore, *, client: str, door: str, tool: str, scope: str 
     summary = summarize(args) if summary is None else _text(summary)
     error = _INPUT_VALUE.sub("input_value=…", _text(error))
     # the wall clock's moment: now, or for a given store time the moment it stands for today
-    called_at = wall_time(store.conn) if at is None else at - store.tables.clock_offset()
+    called_at = store.tables.backend.wall_time() if at is None else at - store.tables.clock_offset()
     at = store.now() if at is None else at
     with store.tables.write():
         if sensitivity not in SENSITIVITY_RANK:

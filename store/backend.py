@@ -38,8 +38,9 @@ next call opens a new connection by itself; a read, or the start of a write, tha
 connection dead after a restart is tried once more on a new one. TCP keepalives and a short
 connect timeout make a call during an outage fail in seconds instead of hanging.
 The store's clock on PostgreSQL is the server's: each connection measures how far this
-machine's clock is from the server's (:func:`wall_time`), so servers on machines whose clocks
-disagree stamp, decay and tick memories by one time, and a memory's strength is the same
+machine's clock is from the server's (``clock_skew``, read by store/backends/postgres.py
+``wall_time``), so servers on machines whose clocks disagree stamp, decay and tick memories
+by one time, and a memory's strength is the same
 whichever of them computed it.
 Vectors are the same int8 blobs in a ``bytea`` column on both. Where the server has
 pgvector, they are also a ``halfvec`` column with an HNSW index, and recall searches them in
@@ -601,12 +602,6 @@ class PostgresConnection:
 
         return {"backend": "postgresql", "server_version": version, "extensions": extensions,
                 "vectors": describe(state(self))}
-
-
-def wall_time(conn: Any) -> float:
-    """Real time as every process sharing this database counts it: the PostgreSQL server's
-    clock (through the skew its connection measured), else this machine's."""
-    return time.time() + getattr(conn, "clock_skew", 0.0)
 
 
 def _clock_skew(conn: Any) -> float:

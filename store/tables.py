@@ -21,7 +21,6 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from . import decay
-from .backend import wall_time
 from .columns import BODY, COLUMN, MEMORY_FIELDS, STATE_COLUMNS, stored
 from .config import StoreConfig
 from .edges import MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
@@ -137,17 +136,21 @@ class Tables:
     def clock_offset(self) -> float:
         return float(self.meta("clock_offset", "0") or 0)
 
+    def wall_time(self) -> float:
+        """Real time: this machine's clock, or on PostgreSQL the server's."""
+        return self.backend.wall_time()
+
     def now(self, now: Any = None) -> float:
         """``now`` checked, or the store's clock: real time (on PostgreSQL the server's) plus the
         offset the user advanced it by."""
         if now is not None:
             return parse_time(now, "now")
-        return round(wall_time(self.conn) + self.clock_offset(), 3)
+        return round(self.wall_time() + self.clock_offset(), 3)
 
     def advance(self, days: float) -> float:
         """Move the clock ``days`` (checked) forward; returns the new offset in seconds."""
         offset = self.clock_offset() + days * decay.DAY
-        if wall_time(self.conn) + offset > LATEST:
+        if self.wall_time() + offset > LATEST:
             raise ValidationError("days", f"moving the clock {days:g} days forward would pass the end of year "
                                           "9999, the last time the store can keep")
         self.set_meta("clock_offset", repr(offset))

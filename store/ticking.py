@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import activity, decay
-from .backend import wall_time
 from .errors import NotFound, StoreError, ValidationError
 from .model import LAYERS, iso
 from .results import TickReport, transition_label
@@ -111,7 +110,7 @@ def tick(store: MemoryStore, now: Any = None, *, advance_days: float | None = No
             info["config_before"] = config_before
         tick_id = store.conn.execute(
             "INSERT INTO ticks (at, offset_before, offset_after, created, summary, undo) VALUES (?,?,?,?,?,?)",
-            (now, offset_before, offset_after, wall_time(store.conn), json.dumps(info, ensure_ascii=False),
+            (now, offset_before, offset_after, store.tables.backend.wall_time(), json.dumps(info, ensure_ascii=False),
              _pack_undo(undo))).lastrowid
         store.tables.backend.insert_many("tick_log", ("tick_id", "memory_id", "from_layer", "to_layer", "strength_before",
                                              "strength_after"), [(tick_id, *t) for t in transitions])

@@ -20,6 +20,7 @@ from mnemoscope.serve.operations import Operations
 from mnemoscope.store import SENSITIVITIES, MemoryStore, StoreError, pg_vectors, vectors
 from mnemoscope.store import activity as activity_log
 from mnemoscope.store.decay import DAY
+from mnemoscope.store.tables import Tables
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
 
@@ -108,7 +109,7 @@ def drive(path, scopes, trust, visible, hidden, queries, *, with_hidden=None):
     hidden memories are seeded into a file named ``b.db``, or when ``with_hidden``). On
     PostgreSQL the planner gets its statistics first, as a memory in use has them."""
     frozen = mock.Mock(return_value=T0 + 3600)  # the store's clock; the activity log keeps the wall clock
-    with mock.patch("mnemoscope.store.tables.wall_time", frozen), MemoryStore(path) as store:
+    with mock.patch.object(Tables, "wall_time", frozen), MemoryStore(path) as store:
         seed(store, visible, hidden if (path.endswith("b.db") if with_hidden is None else with_hidden) else [])
         if path.startswith("postgresql:"):
             store.conn.execute("ANALYZE")

@@ -2,7 +2,7 @@
 
 A store asks its :class:`Backend` (``store.tables.backend``) and never which engine it is
 on: opening and migrating, the write transaction's set-up, reads beside another thread's,
-new row numbers, bulk writes, the decay inputs a tick reads, cancelling a running
+new row numbers, bulk writes, the decay inputs a tick reads, real time, cancelling a running
 statement, hearing other writers, the search terms too common to search by, which vector
 search recall uses, and the SQL that differs (:meth:`Backend.json_text`). The one place
 that tells the engines apart is :func:`open_backend`, from the target's spelling (a file
@@ -88,6 +88,10 @@ class Backend(Protocol):
 
     def json_text(self, expr: str, key: str) -> str:
         """SQL for the text at ``key`` of the JSON object ``expr`` holds (NULL when absent)."""
+
+    def wall_time(self) -> float:
+        """Real time as every process sharing this database counts it (the store's clock is
+        this plus the offset the user advanced it by)."""
 
     def describe(self) -> dict[str, Any]:
         """Which engine: its name, version, extensions and vector search."""

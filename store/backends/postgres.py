@@ -4,6 +4,7 @@ migrations; pgvector's search in the server where it is installed (store/pg_vect
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
@@ -153,6 +154,11 @@ class PostgresBackend:
         from .sqlite import _key
 
         return f"(CAST({expr} AS jsonb) ->> '{_key(key)}')"
+
+    def wall_time(self) -> float:
+        """The server's clock, through the skew the connection measured when it opened: servers'
+        clients on machines whose clocks disagree stamp, decay and tick by one time."""
+        return time.time() + self.conn.clock_skew
 
     def describe(self) -> dict[str, Any]:
         return self.conn.server()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
@@ -176,6 +177,9 @@ class SQLiteBackend:
     # -- SQL that differs ---------------------------------------------------------------
     def json_text(self, expr: str, key: str) -> str:
         return f"json_extract({expr}, '$.{_key(key)}')"
+
+    def wall_time(self) -> float:
+        return time.time()  # a file is shared by the processes of one machine: its clock
 
     def describe(self) -> dict[str, Any]:
         return {"backend": "sqlite", "server_version": sqlite3.sqlite_version, "extensions": {},
