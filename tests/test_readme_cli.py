@@ -114,7 +114,7 @@ def test_the_readme_is_a_front_door():
     blocks = re.findall(r"```sh\n(.*?)```", FRONT, re.S)
     assert "pip install . && .venv/bin/mnemoscope" in blocks[0]
     assert 'pip install ".[test]" && .venv/bin/python -m pytest' in blocks[2]  # blocks[1]: Linux's libraries
-    for link in re.findall(r"\]\(((?:docs/)?[\w.-]+\.md)\)", FRONT):
+    for link in re.findall(r"\]\(((?:docs/)?[\w./-]+\.(?:md|png))\)", FRONT):
         assert os.path.isfile(os.path.join(ROOT, link)), link
 
 
