@@ -21,10 +21,10 @@ def pytest_collection_modifyitems(items):
 
 def pytest_generate_tests(metafunc):
     """Every test whose database comes from ``db_path`` (``store``, ``store_target`` and
-    ``demo_store`` do) runs once on SQLite and once on PostgreSQL (a server the run starts
-    itself: tests/pg_server.py), unless it is marked ``sqlite_only("why")``: it reads
+    ``demo_store`` do) or ``new_db`` runs once on SQLite and once on PostgreSQL (a server
+    the run starts itself: tests/pg_server.py), unless it is marked ``sqlite_only("why")``: it reads
     SQLite's own file, catalogue or pragmas. The reason is required, so an opt-out says why."""
-    if "db_path" not in metafunc.fixturenames:
+    if "db_path" not in metafunc.fixturenames and "new_db" not in metafunc.fixturenames:
         return
     only = metafunc.definition.get_closest_marker("sqlite_only")
     if only is None:
@@ -75,6 +75,20 @@ def db_path(request, backend, tmp_path):
     if backend == "postgresql":
         return request.getfixturevalue("pg_url")
     return str(tmp_path / "memories.db")
+
+
+@pytest.fixture
+def new_db(request, backend, tmp_path):
+    """New, empty databases on the test's engine, one a call: for a test that compares
+    stores (or one that would use ``":memory:"``) and runs on both engines."""
+    files = iter(range(1, 1_000_000))
+
+    def make() -> str:
+        if backend == "postgresql":
+            return request.getfixturevalue("pg_server").new_database(f"t{next(_databases)}")
+        return str(tmp_path / f"new{next(files)}.db")
+
+    return make
 
 
 @pytest.fixture

@@ -36,8 +36,8 @@ def test_the_capture_command_reinforces_a_repeat_and_says_so(tmp_path, capsys):
         assert s.count() == 2
 
 
-def test_a_capture_that_differs_in_a_number_or_a_negation_is_a_memory_of_its_own():
-    store = MemoryStore(":memory:")
+def test_a_capture_that_differs_in_a_number_or_a_negation_is_a_memory_of_its_own(new_db):
+    store = MemoryStore(new_db())
     ops = Operations(store, trust="low")
     ops.capture(STANDUP)
     for other in ("The standup is at 10:30 every weekday.", "The standup is not at 9:30 every weekday."):
@@ -61,8 +61,8 @@ CALLS = [  # (tool, argument) as the low-trust agent makes them
 ]
 
 
-def _run(hidden: list[dict]) -> tuple[list, list]:
-    store = MemoryStore(":memory:")
+def _run(target: str, hidden: list[dict]) -> tuple[list, list]:
+    store = MemoryStore(target)
     hidden_ids = [store.remember(**h, dedupe=False).memory.id for h in hidden]
     before = [store.get(h).to_dict() for h in hidden_ids]
     ops = Operations(store, trust="low")
@@ -81,9 +81,9 @@ def _run(hidden: list[dict]) -> tuple[list, list]:
     return seen, [n for n in names if n in hidden_ids]
 
 
-def test_hidden_memories_change_nothing_a_low_trust_caller_gets_back():
-    without, _ = _run([])
-    with_hidden, named = _run(HIDDEN)
+def test_hidden_memories_change_nothing_a_low_trust_caller_gets_back(new_db):
+    without, _ = _run(new_db(), [])
+    with_hidden, named = _run(new_db(), HIDDEN)
     assert with_hidden == without
     assert named == []  # no hidden memory's id in any answer
     assert [json.loads(text)["created"] for text, _ in without] == [True, False, True, False, True, False]

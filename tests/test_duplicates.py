@@ -22,16 +22,16 @@ PAIRS = [
 
 @pytest.mark.parametrize("embedder", [None, HashEmbedder()], ids=["by meaning", "by characters"])
 @pytest.mark.parametrize(("first", "second"), PAIRS)
-def test_a_negation_a_number_or_a_name_is_never_a_duplicate(embedder, first, second):
-    s = MemoryStore(":memory:", embedder=embedder)
+def test_a_negation_a_number_or_a_name_is_never_a_duplicate(new_db, embedder, first, second):
+    s = MemoryStore(new_db(), embedder=embedder)
     a = s.remember(first)
     b = s.remember(second)
     assert b.created and b.memory.id != a.memory.id and s.count() == 2
     assert difference(first, second) is not None
 
 
-def test_a_paraphrase_reinforces_and_says_so_and_allow_duplicate_adds_it():
-    s = MemoryStore(":memory:")
+def test_a_paraphrase_reinforces_and_says_so_and_allow_duplicate_adds_it(new_db):
+    s = MemoryStore(new_db())
     a = s.remember("Mara's cat is called Miso.")
     b = s.remember("Mara's cat is named Miso.")
     assert not b.created and b.memory.id == a.memory.id and "same meaning" in b.message
@@ -40,8 +40,8 @@ def test_a_paraphrase_reinforces_and_says_so_and_allow_duplicate_adds_it():
     assert c.created and s.count() == 2
 
 
-def test_a_memory_above_the_callers_trust_is_never_compared_nor_reinforced():
-    s = MemoryStore(":memory:")
+def test_a_memory_above_the_callers_trust_is_never_compared_nor_reinforced(new_db):
+    s = MemoryStore(new_db())
     secret = s.remember("The door code is 4417.", sensitivity="hyper")
     mine = s.remember("The door code is 4417.", sensitivity="low", trust="low")
     assert mine.created and secret.memory.id not in mine.message
@@ -52,13 +52,13 @@ def test_a_memory_above_the_callers_trust_is_never_compared_nor_reinforced():
     assert owner.memory.id in (secret.memory.id, mine.memory.id) and not owner.created
 
 
-def test_with_hashed_bigrams_remember_compares_characters_once_and_scans_no_vector(monkeypatch):
+def test_with_hashed_bigrams_remember_compares_characters_once_and_scans_no_vector(new_db, monkeypatch):
     """The hash embedder's vectors are the characters again: its duplicate check is the
     one by characters, and remember does not also scan every vector of the scope (at
     100,000 memories that scan was most of a remember's 16 ms)."""
     from mnemoscope.store import vectors
 
-    s = MemoryStore(":memory:", embedder=HashEmbedder())
+    s = MemoryStore(new_db(), embedder=HashEmbedder())
     first = s.remember("The backups run on Fridays at noon.")
     scans = []
     real = vectors.nearest

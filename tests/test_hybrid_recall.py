@@ -16,41 +16,41 @@ FILLER = ["Drives a red hatchback to the office.", "Their cat is called Pixel.",
           "Speaks fluent Portuguese.", "Keeps a sourdough starter in the fridge."]
 
 
-def _store(embedder=None, **bed):
-    s = MemoryStore(":memory:", embedder=embedder)
+def _store(target, embedder=None, **bed):
+    s = MemoryStore(target, embedder=embedder)
     for t in FILLER:
         s.remember(t, now=NOW)
     mid = s.remember(BED, now=NOW, **bed).memory.id
     return s, mid
 
 
-def test_a_memory_that_shares_no_word_with_the_question_is_found_by_meaning():
-    s, mid = _store()
+def test_a_memory_that_shares_no_word_with_the_question_is_found_by_meaning(new_db):
+    s, mid = _store(new_db())
     hits = s.recall(QUERY, k=3, now=NOW, explain=True)
     assert hits[0].id == mid
     cosine = float(UseEmbedder().embed([QUERY])[0] @ UseEmbedder().embed([BED])[0])
     assert abs(hits[0].why["semantic"] - cosine) < 0.01 and hits[0].why["keyword"] == 0
     assert hits[0].why["semantic_by"].startswith("usem3:")
-    hashed, _ = _store(HashEmbedder())
+    hashed, _ = _store(new_db(), HashEmbedder())
     assert mid not in [h.id for h in hashed.recall(QUERY, k=3, now=NOW)]
 
 
-def test_a_hidden_memory_is_never_a_candidate_by_meaning():
+def test_a_hidden_memory_is_never_a_candidate_by_meaning(new_db):
     for hidden in ({"sensitivity": "hyper"}, {"scope": "group:b"}):
-        s, mid = _store(**hidden)
+        s, mid = _store(new_db(), **hidden)
         for trust in ("low", "medium"):
             hits = s.recall(QUERY, k=10, scope="group:a", trust=trust, now=NOW, explain=True)
             assert mid not in [h.id for h in hits]
         s.close()
 
 
-def test_a_question_about_nothing_remembered_finds_nothing():
-    s, _ = _store()
+def test_a_question_about_nothing_remembered_finds_nothing(new_db):
+    s, _ = _store(new_db())
     assert s.recall("What is the capital of Mongolia?", now=NOW) == []
 
 
-def test_the_newer_of_two_conflicting_memories_ranks_first_and_the_older_is_marked():
-    s = MemoryStore(":memory:")
+def test_the_newer_of_two_conflicting_memories_ranks_first_and_the_older_is_marked(new_db):
+    s = MemoryStore(new_db())
     old = s.remember("Mara lives in Lisbon.", who="Mara", now="2026-01-01T00:00:00Z").memory.id
     new = s.remember("Mara has moved to Porto.", who="Mara", now="2026-06-01T00:00:00Z").memory.id
     hits = s.recall("where does Mara live", k=5, now=NOW)
@@ -59,8 +59,8 @@ def test_the_newer_of_two_conflicting_memories_ranks_first_and_the_older_is_mark
     assert hits[ids.index(old)].outdated_by == new and hits[ids.index(new)].outdated_by is None
 
 
-def test_recall_by_meaning_scores_each_candidate_with_its_own_vector():
-    s, mid = _store()
+def test_recall_by_meaning_scores_each_candidate_with_its_own_vector(new_db):
+    s, mid = _store(new_db())
     _, matrix = s.vectors([mid])
     assert np.allclose(matrix[0], UseEmbedder().embed([BED])[0], atol=0.01)
 
@@ -92,10 +92,10 @@ def test_the_issues_mara_example_through_the_command_line(tmp_path, capsys):
     assert [h["text"] for h in json.loads(capsys.readouterr().out)] == ["Mara has moved to Porto"]
 
 
-def test_one_shared_word_that_means_something_else_finds_nothing_but_most_of_the_words_do():
+def test_one_shared_word_that_means_something_else_finds_nothing_but_most_of_the_words_do(new_db):
     deploy = "To deploy Lighthouse: run `just release`, then watch the Grafana dashboard for 15 minutes."
     for embedder in (None, HashEmbedder()):
-        s = MemoryStore(":memory:", embedder=embedder)
+        s = MemoryStore(new_db(), embedder=embedder)
         for t in FILLER:
             s.remember(t, now=NOW)
         mid = s.remember(deploy, now=NOW).memory.id

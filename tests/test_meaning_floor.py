@@ -7,9 +7,9 @@ from mnemoscope.store.errors import ConfigError
 NOW = "2026-11-19T12:00:00Z"
 
 
-def test_a_shared_function_word_finds_nothing():
+def test_a_shared_function_word_finds_nothing(new_db):
     # "est" and "au" are all these share: before, the keyword side answered with them
-    store = MemoryStore(":memory:", embedder=HashEmbedder())
+    store = MemoryStore(new_db(), embedder=HashEmbedder())
     store.remember("Est allergique aux chats.", memory_id="cats", now=NOW)
     store.remember("Va au bureau en tramway.", memory_id="tram", now=NOW)
     assert store.recall("Quel est mon métier ?", now=NOW) == []
