@@ -50,11 +50,16 @@ def test_time_travel_and_browsing_leave_the_file_unchanged(window, demo_db, qtbo
             plant_write(window.session.store)
 
 
-def test_time_travel_returns_to_now_when_let_go(window, qtbot):
+def test_time_travel_stays_where_it_is_let_go_and_now_brings_it_back(window, qtbot):
+    assert not window.now_button.isEnabled()
     window.preview_slider.setValue(200)
     assert window.session.preview_days == 200
     window.preview_slider.sliderReleased.emit()
-    qtbot.waitUntil(lambda: window.session.preview_days == 0)
+    settle(qtbot, window)
+    assert window.session.preview_days == 200 and window.now_button.isEnabled()  # to be looked at
+    qtbot.mouseClick(window.now_button, Qt.MouseButton.LeftButton)
+    assert window.session.preview_days == 0 and window.preview_slider.value() == 0
+    assert not window.now_button.isEnabled()
 
 
 def test_advancing_one_day_reads_in_the_singular(window):
@@ -65,15 +70,14 @@ def test_advancing_one_day_reads_in_the_singular(window):
     assert window.undo_action.text().endswith("Advance 7 days")
 
 
-def test_clicking_the_time_travel_track_previews_while_held_like_a_drag(window, qtbot):
+def test_a_click_on_the_time_travel_track_goes_there_and_stays(window, qtbot):
     from PySide6.QtCore import QPoint
 
     slider = window.preview_slider
     at = QPoint(int(slider.width() * 0.75), slider.height() // 2)
-    qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=at)
-    assert window.session.preview_days > 200 and slider.isSliderDown()
-    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=at)
-    qtbot.waitUntil(lambda: window.session.preview_days == 0)
+    qtbot.mouseClick(slider, Qt.MouseButton.LeftButton, pos=at)
+    settle(qtbot, window)
+    assert 230 < window.session.preview_days < 320 and "Previewing" in window.map.caption.text()
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
@@ -166,15 +170,17 @@ def time_travel(window, demo_db, qtbot, request):
         settle(qtbot, window)
 
 
-def test_dragging_the_time_travel_handle_previews_until_let_go(window, qtbot, time_travel):
+def test_dragging_the_time_travel_handle_previews_and_stays_when_let_go(window, qtbot, time_travel):
     slider = time_travel
     qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=handle_at(slider, 0))
     qtbot.mouseMove(slider, handle_at(slider, 180))
     assert 150 < window.session.preview_days < 210 and "days" in window.preview_label.text()
     assert "Previewing" in window.map.caption.text()
     qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle_at(slider, 180))
-    qtbot.waitUntil(lambda: window.session.preview_days == 0)
-    assert window.preview_label.text().strip() == "now"
+    settle(qtbot, window)
+    assert 150 < window.session.preview_days < 210
+    qtbot.keyClick(slider, Qt.Key.Key_Escape)
+    assert window.session.preview_days == 0 and window.preview_label.text().strip() == "now"
 
 
 @pytest.mark.parametrize("key,days", [(Qt.Key.Key_Right, 1), (Qt.Key.Key_Up, 1), (Qt.Key.Key_PageUp, 30)])
@@ -188,12 +194,15 @@ def test_keys_move_the_time_travel_preview_and_escape_returns(window, qtbot, tim
     assert window.session.preview_days == 0 and slider.value() == 0
 
 
-def test_leaving_the_time_travel_slider_returns_to_now(window, qtbot, time_travel):
+def test_leaving_the_time_travel_slider_keeps_the_preview_to_look_at(window, qtbot, time_travel):
     slider = time_travel
     qtbot.keyClick(slider, Qt.Key.Key_PageUp)
     assert window.session.preview_days > 0
-    window.table.view.setFocus(Qt.FocusReason.TabFocusReason)
-    qtbot.waitUntil(lambda: window.session.preview_days == 0)
+    window.table.view.setFocus(Qt.FocusReason.TabFocusReason)  # to pick a memory and see it then
+    settle(qtbot, window)
+    assert window.session.preview_days == 30 and window.now_button.isEnabled()
+    window.now_button.click()
+    assert window.session.preview_days == 0
 
 
 def test_the_wheel_moves_the_time_travel_preview_like_the_keys(window, qtbot, time_travel):
@@ -217,7 +226,7 @@ def test_the_wheel_moves_the_time_travel_preview_like_the_keys(window, qtbot, ti
 
 def test_the_time_travel_tooltip_says_how_each_way_returns(window):
     tip = window.preview_slider.toolTip()
-    assert "nothing is written" in tip and "Esc" in tip and "let go" in tip.lower()
+    assert "nothing is written" in tip and "Esc" in tip and "Now" in tip and "stays" in tip
 
 
 @pytest.mark.parametrize("time_travel", [True], indirect=True, ids=["planted-write"])
@@ -225,3 +234,13 @@ def test_the_time_travel_check_sees_a_write_made_while_previewing(window, qtbot,
     qtbot.keyClick(time_travel, Qt.Key.Key_PageUp)
     assert window.session.preview_days > 0
     plant_write(window.session.store)
+
+
+def test_a_preview_still_being_worked_out_says_so(window, qtbot):
+    window.session.background_from = 1  # as a big store: the future day is read off the GUI thread
+    window.preview_slider.setValue(90)
+    assert "Working out +90 days" in window.map.caption.text()  # at once, before the frame comes
+    qtbot.waitUntil(lambda: window.map._preview_job is None, timeout=10000)
+    assert "Working out" not in window.map.caption.text() and "Previewing 90 days" in window.map.caption.text()
+    window.now_button.click()
+    qtbot.waitUntil(lambda: window.map._preview_job is None, timeout=10000)

@@ -69,7 +69,7 @@ PREVIEW_MAX_DAYS = 365
 KEYS_OUTSIDE_MENUS = (
     ("Esc", "Cancel the running job; bring time travel back to now"),
     ("Ctrl+Enter", "Save the memory (in the editor)"),
-    ("←, →, Page Up, Page Down", "Time travel by a day or 30 days (slider in focus)"),
+    ("←, →, Page Up, Page Down", "Time travel by a day or 30 days (slider in focus; Esc or Now: back)"),
 )
 
 
@@ -284,13 +284,20 @@ class MainWindow(QMainWindow):
         self.preview_slider.setFixedWidth(260)
         self.preview_slider.setToolTip(
             "Preview the map up to a year ahead; nothing is written.\n"
-            "Drag or click: the preview lasts while you hold the button; let go to return to now.\n"
-            "Arrow keys, Page Up/Down (30 days) or the wheel: it lasts until Esc or you leave the slider.")
+            "Drag, click on the track, arrow keys, Page Up/Down (30 days) or the wheel:\n"
+            "the preview stays where you put it until Now or Esc brings it back.")
         self.preview_slider.valueChanged.connect(self._preview_moved)
         bar.addWidget(self.preview_slider)
         self.preview_label = QLabel(" now ", self)
         self.preview_label.setFixedWidth(self.preview_label.fontMetrics().horizontalAdvance(" +365 days ") + 8)
         bar.addWidget(self.preview_label)
+        self.now_button = QToolButton(self)
+        self.now_button.setObjectName("back_to_now")
+        self.now_button.setText("Now")
+        self.now_button.setToolTip("Back to now: end the time-travel preview (Esc on the slider)")
+        self.now_button.setEnabled(False)
+        self.now_button.clicked.connect(self.preview_slider.return_to_start)
+        bar.addWidget(self.now_button)
         bar.addSeparator()
         self.tick_summary = ElidedLabel("", self)
         self.tick_summary.setMaximumWidth(520)
@@ -578,6 +585,7 @@ class MainWindow(QMainWindow):
     def _preview_moved(self, days: int) -> None:
         self.session.set_preview_days(float(days))
         self.preview_label.setText(" now " if days == 0 else f" +{days} days ")
+        self.now_button.setEnabled(days != 0)
 
     # -- status and settings ---------------------------------------------------------
     def _enable_writes(self) -> None:

@@ -316,6 +316,7 @@ class RadialMap(QWidget):
         job.failed.connect(lambda _exc, j=job: self._preview_ready(j, None))
         self._preview_job = job
         job.start()
+        self._update_caption(len(self._visible_index))  # says the day is being worked out
 
     def _preview_ready(self, job, data: MapData | None) -> None:
         if job is not self._preview_job:
@@ -323,6 +324,8 @@ class RadialMap(QWidget):
         self._preview_job = None
         if data is None or data.preview_days == self.session.preview_days:
             self.reload(animate=False, data=data)
+        else:
+            self._update_caption(len(self._visible_index))
 
     def reload(self, animate: bool = False, data: MapData | None = None) -> None:
         """Read the store (or its projection of the previewed day) and redraw; ``data``: the
@@ -760,8 +763,12 @@ class RadialMap(QWidget):
         counts = {layer: int(per_layer[i]) for i, layer in enumerate(LAYERS)}
         text = f"{visible} of {len(self.dots)} memories shown · " + " · ".join(
             f"{k} {v}" for k, v in counts.items())
-        if self.session.preview_days:
-            text = f"Previewing {self.session.preview_days:g} days ahead (nothing is written) · " + text
+        days = self.session.preview_days
+        if self._preview_job is not None:  # a big store: the map shows the last day worked out meanwhile
+            shown = f"+{self.data.preview_days:g} days" if self.data.preview_days else "now"
+            text = f"Working out {f'+{days:g} days' if days else 'now'}… (showing {shown}) · " + text
+        elif days:
+            text = f"Previewing {days:g} days ahead (nothing is written) · " + text
         if self.search_text:
             text += f" · {len(self.search_matches)} match “{self.search_text}”"
         if self.by_meaning:

@@ -82,7 +82,7 @@ class PromptPreview(QWidget):
         self.texts: dict[str, str] = {}
         self.error = ""
         # The time-travel slider's day (0: today), and the last day it showed, whose changes
-        # the Future tab keeps after the slider springs back to now.
+        # the Future tab keeps after the slider goes back to now.
         self.as_of_days = 0.0
         self.future_days = 0.0
         self.future: PromptFuture | None = None

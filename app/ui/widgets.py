@@ -5,7 +5,7 @@ the base of the panes' small read-only tables."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, Qt, QTimer
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QFrame,
@@ -106,12 +106,10 @@ class _JumpToClick(QProxyStyle):
 
 
 class PreviewSlider(QSlider):
-    """A slider whose value is a preview that returns to the minimum when the user is done.
-
-    The mouse holds it: a drag, or a click on the track (which jumps there and holds as a
-    drag does), returns on release. The keyboard (arrows, Page Up/Down) and the wheel have
-    no release, so what they set stays to be looked at until Esc, or until focus leaves the
-    slider for another widget of the window."""
+    """A slider whose value is a preview: it stays where it is put, by the mouse (a drag,
+    or a click on the track, which jumps there), the keys or the wheel, so what it shows
+    can be looked at (a memory picked, the map zoomed) until Esc or the window's "Now"
+    button brings it back to the minimum."""
 
     def __init__(self, orientation: Qt.Orientation, parent: QWidget | None = None) -> None:
         super().__init__(orientation, parent)
@@ -119,8 +117,6 @@ class PreviewSlider(QSlider):
         style.setParent(self)
         self.setStyle(style)
         self.setFocusPolicy(Qt.FocusPolicy.WheelFocus)
-        # once the release has been handled, so nothing moves the handle back afterwards
-        self.sliderReleased.connect(lambda: QTimer.singleShot(0, self, self.return_to_start))
 
     def return_to_start(self) -> None:
         self.setValue(self.minimum())
@@ -132,14 +128,8 @@ class PreviewSlider(QSlider):
         super().keyPressEvent(event)
 
     def wheelEvent(self, event) -> None:
-        self.setFocus(Qt.FocusReason.MouseFocusReason)  # so leaving the slider returns it
+        self.setFocus(Qt.FocusReason.MouseFocusReason)  # so Esc works next
         super().wheelEvent(event)
-
-    def focusOutEvent(self, event) -> None:
-        # a menu, a tooltip or switching to another application is not leaving the slider
-        if event.reason() not in (Qt.FocusReason.PopupFocusReason, Qt.FocusReason.ActiveWindowFocusReason):
-            self.return_to_start()
-        super().focusOutEvent(event)
 
 
 class RowsModel(QAbstractTableModel):
