@@ -32,8 +32,8 @@ def test_the_command_line_remembers_by_meaning_and_switches_models(tmp_path, cap
     assert capsys.readouterr().out.startswith("remembered ")
 
 
-def test_an_agent_may_force_a_copy_and_never_learns_of_a_hidden_duplicate():
-    store = MemoryStore(":memory:")
+def test_an_agent_may_force_a_copy_and_never_learns_of_a_hidden_duplicate(new_db):
+    store = MemoryStore(new_db())
     secret = store.remember("The safe's code is 7731.", sensitivity="hyper").memory.id
     ops = Operations(store, trust="low")
     first = ops.remember("The safe's code is 7731.")
