@@ -163,8 +163,8 @@ def describe(found: dict[str, Any]) -> str:
         dims = ", ".join(map(str, found["indexed"])) or "none"
         building = "".join(f"; index for dimension {d} being built (until then an exact search)"
                            for d in found["building"])
-        return (f"pgvector {found['installed']}: searched in the server (HNSW index for dimension {dims}{building}), "
-                "scope and trust filtered in the query")
+        return (f"pgvector {found['installed']}: searched in the server (HNSW index for dimension {dims}{building}; "
+                f"exact while the caller may see at most {EXACT_UP_TO:,} memories), scope and trust filtered in the query")
     if found["installed"] is not None or found["may_install"]:
         return "pgvector available, set up when the memory is next opened for writing; until then numpy " \
                "over stored vectors"
