@@ -188,3 +188,107 @@ def test_graph_lines_that_are_bad_are_refused_by_line(store, tmp_path):
         store.import_jsonl(str(path))
     assert [n for n, _ in caught.value.errors] == [2, 3, 4, 5] and store.count() == 0
     assert "entity.kind" in caught.value.errors[0][1] and "U+202E" in caught.value.errors[1][1]
+
+
+# -- mem0 and basic-memory ---------------------------------------------------------------------------
+def memories(db: str) -> list[str]:
+    with MemoryStore(db) as store:
+        return sorted(json.dumps({k: v for k, v in vars(m).items()
+                                  if k not in ("strength", "layer", "ticked_at", "next_change_at")},
+                                 sort_keys=True, default=str) for m in store.list())
+
+
+def test_mem0_export_is_mem0s_shape_and_imports_back_equal(db_path, second_db, tmp_path, capsys):
+    rich(db_path)
+    out = tmp_path / "mem0.json"
+    assert main(["--db", db_path, "export", "--format", "mem0", "--out", str(out)]) == 0
+    assert "exported 16 of 16 memories" in capsys.readouterr().err
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    items = doc["results"]
+    assert len(items) == 16 and all({"id", "memory", "hash", "metadata", "created_at", "updated_at"} <= set(i)
+                                    for i in items)
+    vpn = next(i for i in items if i["memory"] == "The VPN rotates monthly")
+    assert "user_id" not in vpn and vpn["metadata"]["mnemoscope"]["scope"] == "private:ana"
+    assert main(["--db", second_db, "import", str(out)]) == 0
+    assert memories(second_db) == memories(db_path)  # every field of every memory, recalls too
+    with MemoryStore(second_db) as store:
+        assert store.get(vpn["id"]).sensitivity == "high"  # its own, not the import's default
+    # --sensitivity, given, still sets every memory's
+    third = tmp_path / "third.db"
+    assert main(["--db", str(third), "import", str(out), "--sensitivity", "medium"]) == 0
+    with MemoryStore(str(third)) as store:
+        assert {m.sensitivity for m in store.list()} == {"medium"}
+
+
+def bm_notes(folder) -> dict[str, list[str]]:
+    """Each note's observation and relation lines (what basic-memory reads as its graph)."""
+    out = {}
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, encoding="utf-8") as fh:
+                body = fh.read().split("\n---\n", 1)[1]  # after the frontmatter (its aliases are "- " lines)
+            out[os.path.relpath(path, folder)] = [ln for ln in body.splitlines() if ln.startswith("- ")]
+    return out
+
+
+def test_basic_memory_export_reads_back_and_basic_memory_reads_it(db_path, second_db, tmp_path, capsys):
+    rich(db_path)
+    out = tmp_path / "project"
+    assert main(["--db", db_path, "export", "--format", "basic-memory", "--out", str(out)]) == 0
+    assert "exported 16 of 16 memories" in capsys.readouterr().err
+    notes = bm_notes(out)
+    assert "- [ops] The VPN rotates monthly #ops" not in notes["private-ana/private-ana.md"]  # topic or kind
+    assert notes["private-ana/private-ana.md"] == ["- [lesson] The VPN rotates monthly #ops"]
+    assert "- [fact] TCP/IP notes live in the wiki" in notes["global/TCP-IP.md"]
+    assert main(["--db", second_db, "import", str(out)]) == 0
+    with MemoryStore(db_path) as a, MemoryStore(second_db) as b:
+        first = {m.text: m for m in a.list()}
+        back = {m.text: m for m in b.list()}
+        assert sorted(back) == sorted(first)
+        for text, m in back.items():
+            assert m.scope == first[text].scope and m.tags == first[text].tags, text
+            assert m.entities == first[text].entities[:1], text
+            assert m.topic == (first[text].topic or first[text].kind), text
+        rels = "SELECT a.name, x.edge, b.name FROM edges x JOIN entities a ON a.id = x.src " \
+               "JOIN entities b ON b.id = x.dst WHERE x.edge LIKE 'relation:%'"
+        assert sorted(b.conn.execute(rels).fetchall()) == sorted(a.conn.execute(rels).fetchall())
+    again = tmp_path / "again"
+    assert main(["--db", second_db, "export", "--format", "basic-memory", "--out", str(again)]) == 0
+    assert {k: sorted(v) for k, v in bm_notes(again).items()} == {
+        k: sorted(v) for k, v in notes.items()}  # (the kind became the category: the same lines)
+
+    python = os.environ.get("BASIC_MEMORY_PYTHON")
+    if not python:
+        pytest.skip("basic-memory is not installed: set BASIC_MEMORY_PYTHON to a Python that has it "
+                    "(python3 -m venv V && V/bin/pip install --ignore-requires-python basic-memory)")
+    import subprocess
+
+    seen = json.loads(subprocess.run([python, os.path.join(os.path.dirname(__file__), "basic_memory_reader.py"),
+                                      str(out)], capture_output=True, text=True, check=True,
+                                     env={**os.environ, "HOME": str(tmp_path)}).stdout)
+    assert set(seen) == set(notes)
+    for rel, note in seen.items():
+        # (basic-memory keeps an observation's #tags in its content, and lists them as tags too)
+        lines = [f"- [{o['category']}] {o['content']}" for o in note["observations"]]
+        assert all(f"#{t}" in o["content"] for o in note["observations"] for t in o["tags"])
+        lines += [f"- {r['type']} [[{r['target']}]]" for r in note["relations"]]
+        assert sorted(lines) == sorted(notes[rel]), rel
+    assert seen["global/TCP-IP.md"]["title"] == "TCP/IP"
+
+
+def test_basic_memory_export_goes_to_a_new_or_empty_folder_and_never_through_a_link(db_path, tmp_path, capsys):
+    rich(db_path)
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "mine.md").write_text("my note", encoding="utf-8")
+    assert main(["--db", db_path, "export", "--format", "basic-memory", "--out", str(mine)]) == 1
+    assert "goes to a new or empty folder" in capsys.readouterr().err
+    assert os.listdir(mine) == ["mine.md"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(elsewhere)
+    assert main(["--db", db_path, "export", "--format", "basic-memory", "--out", str(link)]) == 1
+    assert "is a link" in capsys.readouterr().err and os.listdir(elsewhere) == []
+    assert main(["--db", db_path, "export", "--format", "basic-memory"]) == 2  # no --out: said so

@@ -11,7 +11,7 @@ import os
 
 import click
 from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES, privacy
-from mnemoscope.store.importers import detect, formats, import_file, mcp_memory
+from mnemoscope.store.importers import basic_memory, detect, formats, import_file, mcp_memory, mem0
 from mnemoscope.store.importers.jsonl_preview import preview_jsonl
 from mnemoscope.store.importers.report import ExportReport
 from mnemoscope.store.jsonl import POLICIES, count_lines
@@ -178,10 +178,12 @@ def _import_jsonl(path: str, on_conflict: str, partial: bool, client_name: str, 
 @db_option
 @click.option("--out", metavar="FILE", help="file to write (default: standard output); written whole or not at "
               "all, never through a link")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "mcp-memory"]), default="jsonl", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "mcp-memory", "mem0", "basic-memory"]), default="jsonl",
+              show_default=True,
               help="jsonl: everything (every field of every memory, every entity and relation); mcp-memory: the "
-              "MCP memory server's memory.jsonl (every memory as an observation; the report counts what it "
-              "cannot carry)")
+              "MCP memory server's memory.jsonl (every memory as an observation); mem0: mem0's get_all() answer "
+              "(every field kept in each item's metadata); basic-memory: a folder of notes (--out names a new or "
+              "empty folder). The report counts what a format cannot carry")
 @click.option("--kind", type=click.Choice(KINDS), help="jsonl only")
 @click.option("--layer", type=click.Choice(LAYERS), help="jsonl only")
 @click.option("--scope")
@@ -189,19 +191,24 @@ def _import_jsonl(path: str, on_conflict: str, partial: bool, client_name: str, 
 def export_command(out: str | None, fmt: str, kind: str | None, layer: str | None, scope: str | None,
                    as_json: bool) -> None:
     """Export memories: as JSONL (every memory, entity and relation, so an import gives
-    the same back), or as an MCP memory server file. A report on standard error (with
+    the same back), or for another tool: an MCP memory server file, mem0's memories, a
+    basic-memory folder; each imports back as what it carried. A report on standard error (with
     --json, on standard output when --out is given) says what went where and what the
     format could not carry."""
     if fmt != "jsonl" and (kind or layer):
         raise click.UsageError("--kind and --layer are for the jsonl format")
     with open_store() as store:
-        if fmt == "mcp-memory":
-            report = mcp_memory.export(store, out, scope=scope)
+        if fmt == "basic-memory":
+            if out is None:
+                raise click.UsageError("--format basic-memory writes a folder of notes: name it with --out")
+            report = basic_memory.export(store, out, scope=scope)
+        elif fmt in ("mcp-memory", "mem0"):
+            report = (mcp_memory if fmt == "mcp-memory" else mem0).export(store, out, scope=scope)
         else:
             report = _jsonl_export(store, out, kind, layer, scope)
         texts = [m.text for m in store.list(kind=kind, layer=layer, scope=scope, with_links=False)]
     if out is None:
-        click.echo(report.data, nl=fmt == "mcp-memory" and bool(report.data))
+        click.echo(report.data, nl=fmt != "jsonl" and bool(report.data))
     if as_json and out is not None:
         emit_json(report.to_dict())
     else:

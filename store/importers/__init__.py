@@ -69,14 +69,17 @@ def plan_import(store: MemoryStore, path: str | os.PathLike, fmt: str | None = N
     if not record.folder and os.path.isdir(path):
         raise StoreError(f"{path} is a folder; {record.noun} is one file")
     token = WARM.set(getattr(store.embedder, "warm", None) if warm else None)
+    at = store.tables.now(now)
     try:
-        plan = record.read(store, path, new_plan(record.name, str(path), scope, record.id_prefix),
-                           now=store.tables.now(now))
+        empty = new_plan(record.name, str(path), scope, record.id_prefix)
+        empty.now = at
+        plan = record.read(store, path, empty, now=at)
     finally:
         WARM.reset(token)
     plan.sensitivity = level
     for rec in plan.memories:
-        rec["sensitivity"] = level
+        if sensitivity is not None or rec["id"] not in plan.keeps_sensitivity:
+            rec["sensitivity"] = level
     return plan
 
 

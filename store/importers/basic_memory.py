@@ -22,21 +22,25 @@ Files that are not ``.md`` and folders starting with ``.`` are listed as left ou
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ImportRefused, NotPlainFile, StoreError, ValidationError
-from ..model import parse_time
+from ..model import parse_time, validate_scope
 from . import frontmatter
 from .plan import ImportPlan, check_name, check_relation, entity_kind
+from .report import ExportReport, snapshot
 from .source import TooLarge, decode, read_plain
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
 
 FORMAT = "basic-memory"
+SCOPE_KEY = "mnemoscope_scope"  # frontmatter: the scope of a note Mnemoscope exported
+ENTITY_SCOPE_KEY = "mnemoscope_entity_scope"  # ... and of its entity, where that is another
 MAX_NOTE_BYTES = 8 << 20
 # The patterns are written so that no run of spaces can be split two ways (a lazy group
 # before \s* or \s+ backtracked quadratically: one line of 20,000 spaces took a second).
@@ -143,23 +147,47 @@ def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: 
             plan.error(f"{rel}:1", f"frontmatter: {exc}".replace("\n", " ")[:300])
             continue
         etype = meta.get("type") if isinstance(meta.get("type"), str) else "note"
+        note_scope = None
+        if isinstance(meta.get(SCOPE_KEY), str):  # a note Mnemoscope exported: its memories' scope
+            try:
+                note_scope = validate_scope(meta[SCOPE_KEY].strip(), SCOPE_KEY)
+            except ValidationError as exc:
+                plan.error(f"{rel}:1", f"frontmatter: {exc}")
+                continue
+        entity_scope = note_scope
+        if note_scope is not None and isinstance(meta.get(ENTITY_SCOPE_KEY), str):
+            try:
+                entity_scope = validate_scope(meta[ENTITY_SCOPE_KEY].strip(), ENTITY_SCOPE_KEY)
+            except ValidationError as exc:
+                plan.error(f"{rel}:1", f"frontmatter: {exc}")
+                continue
+        if etype == SCOPE_TYPE and note_scope is not None:
+            plan.place(f"note of type {SCOPE_TYPE} -> its memories in that scope, naming no entity")
+            parsed.append((rel, meta, body, first, None, created, updated, note_scope))
+            continue
         kind = entity_kind(etype)
-        title = plan.entity(title, "topic" if kind == "other" and etype == "note" else kind)
+        title = plan.entity(title, "topic" if kind == "other" and etype == "note" else kind, entity_scope)
         plan.place("note -> entity")
-        parsed.append((rel, meta, body, first, title, created, updated))
+        parsed.append((rel, meta, body, first, title, created, updated, note_scope))
         # What links name a note by: its permalink (basic-memory's [[projects/orion]]) and
         # its frontmatter aliases; both become the entity's aliases.
         try:
             names = [check_name(a, "aliases") for a in _aliases_of(meta)]
             permalink = meta.get("permalink") if isinstance(meta.get("permalink"), str) else permalink_of(rel)
-            names.append(check_name(permalink, "permalink"))
+            if note_scope is None or "permalink" in meta:  # (a note we exported links by title only)
+                names.append(check_name(permalink, "permalink"))
         except ValidationError as exc:
             plan.error(f"{rel}:1", f"frontmatter: {exc}")
             continue
         for name in names:
             plan.alias(title, name)
-    for rel, meta, body, first, title, created, updated in parsed:
-        _note(store, plan, rel, meta, body, first, title, created, updated)
+    for rel, meta, body, first, title, created, updated, note_scope in parsed:
+        own = plan.scope
+        plan.scope = note_scope or own
+        try:
+            _note(store, plan, rel, meta, body, first, title, created, updated)
+        finally:
+            plan.scope = own
     return plan
 
 
@@ -218,7 +246,8 @@ def _observation(store: MemoryStore, plan: ImportPlan, match: re.Match, rel: str
     tags = [m["tag"] for m in TAG.finditer(text)]
     text = TAG.sub("", text).strip() if tags else text.strip()
     for m in LINK.finditer(text):
-        _relate(plan, title, "links_to", check_name(m["target"].split("|")[0], "link target"))
+        if title is not None:
+            _relate(plan, title, "links_to", check_name(m["target"].split("|")[0], "link target"))
     if not text:
         plan.leave_out(f"{rel}:{number}", "an observation with only tags", "no text to remember")
         return
@@ -226,7 +255,8 @@ def _observation(store: MemoryStore, plan: ImportPlan, match: re.Match, rel: str
     ctx = {"basic_memory": {"file": rel, "line": number, "permalink": meta.get("permalink"), "category": category,
                             **({"context": context} if context else {})}}
     rec = plan.memory(store, f"{rel}\x1f{text}", text=text, created=created + order * 0.001,
-                      updated=updated + order * 0.001, entities=(title,), kind="fact", topic=category[:200],
+                      updated=updated + order * 0.001, entities=(title,) if title else (), kind="fact",
+                      topic=category[:200],
                       tags=list(dict.fromkeys([*note_tags, *tags]))[: store.config.limits.max_tags],
                       source=f"basic-memory:{rel}", context=ctx)
     if rec:
@@ -235,7 +265,10 @@ def _observation(store: MemoryStore, plan: ImportPlan, match: re.Match, rel: str
         plan.leave_out(f"{rel}:{number}", "observation", "the same text twice in one note")
 
 
-def _relate(plan: ImportPlan, src: str, rtype: str, target: str) -> None:
+def _relate(plan: ImportPlan, src: str | None, rtype: str, target: str) -> None:
+    if src is None:
+        plan.leave_out(f"a note of type {SCOPE_TYPE}", f"{rtype} [[{target}]]", "a scope's note is no entity")
+        return
     name = plan.find(target)
     if name is None:
         name = plan.entity(target, "other")
@@ -270,3 +303,131 @@ def _ranges(numbers: list[int]) -> str:
         if n is not None:
             start = prev = n
     return ", ".join(out[:20]) + (" …" if len(out) > 20 else "")
+
+
+# A note of this type stands for a scope: its observations are the scope's memories that
+# name no entity; importing the folder puts them back in that scope, naming no entity.
+SCOPE_TYPE = "mnemoscope_scope"
+# basic-memory's own note types for our entity kinds (a topic is its "note").
+NOTE_TYPES = {"topic": "note"}
+# What basic-memory would read otherwise in an observation's text: a trailing "(context)"
+# or a " #word" (a tag).
+_MISREAD = re.compile(r"\([^()]*\)\s*$|(?<!\S)#[^\s#()\[\]]")
+
+
+def _quoted(value: str) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def export(store: MemoryStore, out: str | os.PathLike, *, scope: str | None = None) -> ExportReport:
+    """Every memory (of ``scope``, when given) as an observation in a basic-memory project
+    folder ``out``, made if missing, never written through a link: one note per entity
+    (``SCOPE/Title.md``: frontmatter title, type, aliases, created, modified; then its
+    observations ``- [topic] text #tag`` and relations ``- type [[Target]]``), and one note
+    of type :data:`SCOPE_TYPE` per scope for the memories that name no entity. A memory
+    naming several entities is an observation of the first and links to the others."""
+    from pathlib import Path
+
+    from ..jsonl import _time
+    from ..mirror import _page_name
+    from ..safe_folder import SafeFolder
+
+    snap = snapshot(store, scope)
+    report = ExportReport(FORMAT, str(out), memories=len(snap.memories))
+    # A note per entity and scope of its memories (an entity's memories of another scope
+    # than its own go in a note of the same title in that scope's folder: an import gives
+    # each memory its note's scope back); one per scope for the memories naming none.
+    notes: dict[tuple[str | None, str], dict[str, Any]] = {}  # (entity id or None, scope) -> note
+
+    def note_of(eid: str | None, in_scope: str) -> dict[str, Any]:
+        key = (eid, in_scope)
+        if key not in notes:
+            ent = snap.entities[eid] if eid is not None else {"name": in_scope, "kind": None, "aliases": [],
+                                                              "created_at": None}
+            notes[key] = {"title": ent["name"], "type": SCOPE_TYPE if eid is None else NOTE_TYPES.get(
+                ent["kind"], ent["kind"]), "scope": in_scope, "aliases": ent["aliases"], "times": [ent["created_at"]],
+                "observations": [], "relations": [], "entity_scope": ent.get("scope", in_scope)}
+        return notes[key]
+
+    for eid, ent in snap.entities.items():
+        if scope is None or ent["scope"] == scope:
+            note_of(eid, ent["scope"])
+    changed = broken = kinds = extra = 0
+    for row in snap.memories:
+        named = snap.mentions.get(row["id"], [])
+        note = note_of(named[0] if named else None, row["scope"])
+        report.place("memory -> observation in the note of the entity it names" if named else
+                     f"memory naming no entity -> observation in its scope's note (type {SCOPE_TYPE})")
+        text = row["text"]
+        if "\n" in text or "\r" in text:
+            text = " ".join(text.split())
+            broken += 1
+        changed += bool(_MISREAD.search(text))
+        tags = [t for t in json.loads(row["tags"] or "[]") if re.fullmatch(r"[^\s#()\[\]]+", t)]
+        kinds += row["kind"] != "fact"
+        category = (row["topic"] or row["kind"]).replace("[", "(").replace("]", ")")
+        extra += max(0, len(named) - 1)
+        note["observations"].append(f"- [{category}] {text}" + "".join(f" #{t}" for t in tags))
+        note["times"] += [row["created_at"], row["updated_at"]]
+        report.written += 1
+    for a, rel, b in snap.relations:
+        if any(k[0] == a for k in notes) and any(k[0] == b for k in notes):
+            note_of(a, snap.entities[a]["scope"])["relations"].append(
+                f"- {rel.replace(' ', '_')} [[{snap.entities[b]['name']}]]")
+            report.relations += 1
+    report.entities = len({eid for eid, _ in notes if eid is not None})
+    folders: dict[str, SafeFolder] = {}
+    taken: dict[str, set[str]] = {}
+    target = Path(out)
+    if target.is_symlink():
+        raise StoreError(f"cannot write {out}: it is a link; Mnemoscope never writes through a link")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise StoreError(f"cannot write {out}: a basic-memory export goes to a new or empty folder "
+                         "(so no note of yours is overwritten and none of an earlier export is left behind)")
+    with SafeFolder(target) as root:
+        try:
+            for note in notes.values():
+                folder = _page_name(note["scope"])
+                if folder not in folders:
+                    folders[folder] = root.sub(folder)
+                    taken[folder] = set()
+                sub = folders[folder]
+                stem = _page_name(note["title"])
+                name, n = f"{stem}.md", 1
+                while name.lower() in taken[folder]:  # two titles the file system cannot tell apart
+                    n += 1
+                    name = f"{stem} ({n}).md"
+                taken[folder].add(name.lower())
+                times = [t for t in note["times"] if t is not None]
+                meta = [f"title: {_quoted(note['title'])}", f"type: {_quoted(note['type'])}",
+                        f"{SCOPE_KEY}: {_quoted(note['scope'])}"]
+                if note["entity_scope"] != note["scope"]:
+                    meta.append(f"{ENTITY_SCOPE_KEY}: {_quoted(note['entity_scope'])}")
+                if note["aliases"]:
+                    meta += ["aliases:", *(f"- {_quoted(a)}" for a in note["aliases"])]
+                if times:
+                    meta += [f"created: {_time(min(times))}", f"modified: {_time(max(times))}"]
+                body = [f"# {note['title']}", ""]
+                if note["observations"]:
+                    body += ["## Observations", *note["observations"], ""]
+                if note["relations"]:
+                    body += ["## Relations", *note["relations"], ""]
+                text = "---\n" + "\n".join(meta) + "\n---\n\n" + "\n".join(body)
+                sub.write(name, text.encode("utf-8"))
+                report.data += text
+        finally:
+            for sub in folders.values():
+                sub.close()
+    report.place("entity -> note", report.entities)
+    report.lose("line breaks inside a memory", broken, "an observation is one line: they became spaces")
+    report.lose("texts basic-memory reads otherwise", changed, "a trailing (…) is read as context, a #word as a tag")
+    report.lose("links to a second entity", extra, "an observation is in one note")
+    report.lose("kind other than fact", kinds, "an observation is a fact; its kind became its category")
+    rows = snap.memories
+    report.lose("sensitivity above low", sum(r["sensitivity"] not in ("low", "public") for r in rows),
+                "imported at the import's --sensitivity")
+    report.lose("times of each memory", len(rows), "a note has one created and one modified time")
+    report.lose("importance, who, pinned, recalls", len(rows), "an observation is text, a category and tags")
+    return report

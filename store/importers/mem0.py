@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ValidationError
 from ..model import parse_time, validate_scope
 from .plan import ImportPlan
+from .report import ExportReport, snapshot
 from .source import parse_json, read_text
 
 if TYPE_CHECKING:
@@ -112,6 +113,10 @@ def _item(store: MemoryStore, plan: ImportPlan, item: Any, at: float, where: str
     if isinstance(categories, list):
         tags += [c for c in categories if isinstance(c, str) and c.strip()]
     extra = sorted(set(item) - KNOWN)
+    mine = (metadata or {}).get(METADATA_KEY)
+    if isinstance(mine, dict):  # a memory Mnemoscope exported: every field back as it was
+        _own(store, plan, item, text, mine, where)
+        return
     context = {"mem0": {k: item.get(k) for k in ("id", "hash", "role") if item.get(k) is not None} | ids
                | ({"metadata": metadata} if metadata else {})}
     own_scope = plan.scope
@@ -131,3 +136,71 @@ def _item(store: MemoryStore, plan: ImportPlan, item: Any, at: float, where: str
     if extra:
         plan.leave_out(f"memory {item.get('id') or text[:30]!r}", f"field(s) {', '.join(extra)}",
                        "not part of mem0's memory item schema")
+
+
+def _own(store: MemoryStore, plan: ImportPlan, item: dict[str, Any], text: str, fields: dict[str, Any],
+         where: str) -> None:
+    """An item of :func:`export`: its memory as the JSONL line it was, checked as one."""
+    from ..jsonl import _parse_line
+
+    rec = _parse_line(store, {**fields, "id": item.get("id"), "text": text}, plan.now)
+    if rec["id"] in plan._ids:
+        plan.leave_out(where, f"memory {text[:60]!r}", f"an earlier item has the same id {rec['id']!r}"[:100])
+        return
+    plan._ids.add(rec["id"])
+    plan.keeps_sensitivity.add(rec["id"])
+    for spec in rec["entities"]:
+        plan.entity(spec["name"], spec["kind"])
+        for alias in spec["aliases"]:
+            plan.alias(spec["name"], alias)
+    plan.memories.append(rec)
+    plan.place(f"item exported by Mnemoscope -> memory with every field back, in scope {rec['scope']}")
+
+
+# What a mem0 item's metadata holds of a memory Mnemoscope exported: every field mem0 has
+# no place for (an import of the file puts them back; mem0 keeps metadata as it is given).
+METADATA_KEY = "mnemoscope"
+SCOPE_IDS = (("user:", "user_id"), ("agent:", "agent_id"), ("run:", "run_id"))
+
+
+def export(store: MemoryStore, out: str | os.PathLike | None = None, *, scope: str | None = None) -> ExportReport:
+    """Every memory (of ``scope``, when given) as an item of mem0's ``get_all()`` answer
+    (``{"results": [...]}``): ``id``, ``memory``, ``hash`` (MD5 of the text, as mem0 makes
+    it), ``created_at``/``updated_at``, the session id its scope names (``user:ID`` ->
+    ``user_id``, ``agent:ID`` -> ``agent_id``, ``run:ID`` -> ``run_id``), and in
+    ``metadata.mnemoscope`` every other field (kind, importance, sensitivity, scope, tags,
+    entities, …), which an import of the file puts back."""
+    import hashlib
+    import json
+
+    from ..files import write_whole
+    from ..jsonl import memory_record
+
+    snap = snapshot(store, scope)
+    report = ExportReport(FORMAT, None if out is None else str(out), memories=len(snap.memories))
+    items = []
+    with store.tables.reading():
+        for row in snap.memories:
+            rec = memory_record(store, row)
+            text = rec.pop("text")
+            mid = rec.pop("id")
+            item = {"id": mid, "memory": text, "hash": hashlib.md5(text.encode("utf-8")).hexdigest(),
+                    "metadata": {METADATA_KEY: rec}, "created_at": rec["created_at"], "updated_at": rec["updated_at"]}
+            for prefix, key in SCOPE_IDS:
+                if row["scope"].startswith(prefix):
+                    item[key] = row["scope"][len(prefix):]
+                    report.place(f"memory of scope {prefix}ID -> item with {key}")
+                    break
+            else:
+                report.place("memory of another scope -> item with no session id (its scope in metadata)")
+            items.append(item)
+            report.written += 1
+    named = {e for ids in snap.mentions.values() for e in ids}
+    report.entities = len(named)
+    report.lose("entities no memory names", sum(eid not in named for eid in snap.entities),
+                "a mem0 item is a memory; entities travel on the memories that name them")
+    report.lose("relations between entities", len(snap.relations), "mem0's graph memory is not part of get_all()")
+    report.data = json.dumps({"results": items}, ensure_ascii=False, indent=2)
+    if out is not None:
+        write_whole(out, report.data.encode("utf-8"))
+    return report

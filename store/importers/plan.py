@@ -78,6 +78,10 @@ class ImportPlan:
     placed: dict[str, int] = field(default_factory=dict)  # "observation -> memory": count
     left_out: list[LeftOut] = field(default_factory=list)
     errors: list[tuple[Any, str]] = field(default_factory=list)  # (line number or "file:line", reason)
+    now: float = 0.0  # the import's time (of what the file gives no time)
+    # Memories that came with their own sensitivity (a Mnemoscope export read back): an
+    # import's --sensitivity, when given, still sets it; the default does not.
+    keeps_sensitivity: set[str] = field(default_factory=set)
     _ids: set[str] = field(default_factory=set)
     _relations: set[tuple[str, str, str]] = field(default_factory=set)
     _aliases: dict[str, str] = field(default_factory=dict)  # lower(alias) -> lower(name)
@@ -113,11 +117,15 @@ class ImportPlan:
         key = key if key in self.entities else self._aliases.get(key)
         return None if key is None else self.entities[key]["name"]
 
-    def entity(self, name: str, kind: str = "other") -> str:
-        """Add (or find) an entity by name; the first kind given wins."""
+    def entity(self, name: str, kind: str = "other", scope: str | None = None) -> str:
+        """Add (or find) an entity by name; the first kind given wins. ``scope``: where it
+        is made (default: the import's scope); a file Mnemoscope exported says."""
         key = name.lower()
         if key not in self.entities:
-            self.entities[key] = {"name": name, "kind": kind if kind in ENTITY_KINDS else "other", "aliases": []}
+            self.entities[key] = {"name": name, "kind": kind if kind in ENTITY_KINDS else "other", "aliases": [],
+                                  "scope": scope}
+        elif scope is not None and self.entities[key]["scope"] is None:
+            self.entities[key]["scope"] = scope
         return self.entities[key]["name"]
 
     def memory(self, store: MemoryStore, key: str, *, text: str, created: float, updated: float | None = None,
@@ -335,12 +343,13 @@ def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dic
         aliases = _aliases(store, plan.scope)
         fresh_entities = []
         for key, ent in plan.entities.items():
-            eid = _existing_entity(store, ent["name"], plan.scope) or aliases.get(key)
+            escope = ent.get("scope") or plan.scope
+            eid = _existing_entity(store, ent["name"], escope) or aliases.get(key)
             if eid is None:
                 # As Tables.resolve_entity creates one, without its per-name scan for aliases
                 # (done once above): at 50,000 entities that scan was most of an import.
                 eid = "e-" + uuid.uuid4().hex[:12]
-                fresh_entities.append((eid, ent["name"], ent["kind"], plan.scope,
+                fresh_entities.append((eid, ent["name"], ent["kind"], escope,
                                        json.dumps(ent["aliases"], ensure_ascii=False), at))
                 result.entity_ids.append(eid)
             else:
@@ -372,6 +381,14 @@ def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dic
                                    mentions)
             tick(len(chunk))
         result.memories_new = len(fresh)
+        # What a Mnemoscope export read back carries besides (mem0.export's items): recalls,
+        # and the memories each cites, once every memory of the file is in.
+        for rec in fresh:
+            if rec["recall_events"]:
+                store.tables.add_recall_events(rec["id"], rec["recall_events"])
+            for ref in rec["references"]:
+                if store.tables.exists(ref):
+                    store.tables.reference(rec["id"], ref, rec["created_at"], [])
         # Relations already stored are counted, not written again (one look, then one statement).
         stored_edges = set(store.conn.execute("SELECT src, edge, dst FROM edges WHERE edge LIKE ?",
                                               (RELATION_PREFIX + "%",)))
