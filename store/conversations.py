@@ -123,21 +123,20 @@ def conversation_ids(store: MemoryStore, limit: int = 200, *, context: str = "")
             return []
 
 
+def cited(answer: str, ref_map: dict[str, str]) -> list[tuple[str, str | None]]:
+    """Each ``[Mem:N]`` of ``answer`` once, in the order it first appears: its N as written,
+    and the memory id the turn's citation map gives it (None: it was not in the prompt).
+    What :func:`resolve` and store/provenance.py's ``resolve_answer`` both read an answer by."""
+    return [(n, ref_map.get(n)) for n in dict.fromkeys(m.group(1) for m in CITATION_RE.finditer(answer))]
+
+
 def resolve(store: MemoryStore, answer: str, conversation_id: str, turn: int | None = None, *,
             context: str = "") -> list[dict]:
     """Each ``[Mem:N]`` in ``answer``, once, in order: the memory id it stands for and
     whether that memory still exists (``ok``), was not in the prompt (``unknown``), or was
     forgotten since (``missing``)."""
     stored = get_turn(store, conversation_id, turn, context=context)
-    seen: dict[str, dict] = {}
-    for match in CITATION_RE.finditer(answer):
-        n = match.group(1)
-        if n in seen:
-            continue
-        memory_id = stored.ref_map.get(n)
-        if memory_id is None:
-            status = "unknown"
-        else:
-            status = "ok" if store.exists(memory_id) else "missing"
-        seen[n] = {"citation": f"[Mem:{n}]", "memory_id": memory_id, "status": status, "turn": stored.turn}
-    return list(seen.values())
+    return [{"citation": f"[Mem:{n}]", "memory_id": memory_id,
+             "status": "unknown" if memory_id is None else "ok" if store.exists(memory_id) else "missing",
+             "turn": stored.turn}
+            for n, memory_id in cited(answer, stored.ref_map)]

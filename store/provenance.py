@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from . import activity
 from .activity import ActivityEntry
-from .conversations import CITATION_RE, Turn, check_conversation_id
+from .conversations import Turn, check_conversation_id, cited
 from .errors import NotFound
 
 if TYPE_CHECKING:
@@ -124,13 +124,7 @@ def resolve_answer(store: MemoryStore, answer: str, conversation_id: str, turn: 
     kept = turn_of(store, conversation_id, turn, context=context)
     call = call_of(store, kept, trust=trust)
     out: list[Citation] = []
-    seen: set[str] = set()
-    for match in CITATION_RE.finditer(answer):
-        n = match.group(1)
-        if n in seen:
-            continue
-        seen.add(n)
-        memory_id = kept.ref_map.get(n)
+    for n, memory_id in cited(answer, kept.ref_map):
         if memory_id is None:
             out.append(Citation(int(n), None, "unknown", call=call))
             continue
