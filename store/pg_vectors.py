@@ -236,7 +236,9 @@ class Search:
         if not ranked:
             return []
         cos = np.array([c for _, c in rows], dtype=np.float64)
-        mean, spread = float(cos.mean()), float(cos.std()) or 1.0
+        from .relevance import spread_of
+
+        mean, spread = spread_of(cos)
         return [(mid, c, (c - mean) / spread) for mid, c in ranked if c >= minimum]
 
     def query(self, shown: int) -> str:

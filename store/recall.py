@@ -1,58 +1,78 @@
-"""Recall with explainable scoring.
+"""Recall that ranks: the k best memories the caller may see, best first, every time.
 
-score = semantic·w + keyword·0.46 + importance·0.14 + recency·0.11 + graph·0.11
-(weights from the config). Candidates are the full-text hits of the query's terms and,
-when the memories have vectors by the store's embedder, the nearest vectors to the
-query's (store/vectors.py). The semantic part is then the real cosine of the two
-vectors, weighted ``weights.meaning``; without vectors (none yet, or another model's)
-it is the cosine of hashed character bigrams, weighted ``weights.semantic``, and the
-explanation says which. With vectors, a candidate needs a cosine over the query's meaning
-floor (``_meaning_floor``) or at least ``limits.keyword_without_meaning`` of the query's
-terms (``_relevant``): that gate, not the weights, is what decides which paraphrases are
-found (store/config.py and tests/perf/hybrid_eval.py say with which figures). Each
-candidate is scored in Python and explained. Scope isolation and trust are hard
-rules applied before scoring: a recall for ``group:1`` sees ``group:1`` and ``global``
-only, and a caller's maximum sensitivity hides what is above it (one level above comes
-back redacted).
+A memory's score is the sum of weighted signals (store/signals.py, one table):
+
+    score = keyword + meaning + entity + neighbour + importance + recency   (each weight × raw)
+
+Candidates are the memories full-text search ranks best for the query's words
+(``limits.candidate_limit``), the nearest by meaning (``limits.vector_candidates``), the
+memories of the entities the query names (by name or alias: an observation stored under
+"Zoë Müller" is found by "Zoë Müller" and by "where does Zoë work", its meaning part then
+saying how well it answers), and the memories written next to a candidate in its episode
+(the same non-empty source and scope, within ``limits.neighbour_window`` on each side).
+Words and meaning count by rank, fused as reciprocal ranks; a query naming an entity
+counts that entity's memories' words and meaning again; a turn next to a matching one gets
+part of its neighbour's score (in a conversation, the turn that answers often follows the
+one that matches). Every weight and constant was chosen on LoCoMo's open conversations
+(tests/perf/locomo_eval.py prints what each adds) without lowering the shipped paraphrase
+sets (tests/perf/hybrid_eval.py).
+
+Nothing is thrown away by a floor: each hit carries a *relevance* in [0, 1], the chance,
+measured on LoCoMo's open conversations, that a hit like it is evidence for the question
+(store/relevance.py), and a caller that wants abstention asks for ``min_relevance``.
+
+Scope and trust are hard rules applied before anything is scored: a recall for ``group:1``
+sees ``group:1`` and ``global`` only, and nothing above the caller's trust is a candidate,
+by words or by meaning, not even one level above: were a redacted memory returned when it
+matched, whether it came back would tell its text to anyone who guesses ("4921"). A memory
+one level above is still known by id (``get`` answers it redacted); recall does not show it.
+
+When the query cannot be embedded (the embedder fails, or cannot load here), recall goes on
+by words and says so (``Hits.note``); so it does when the vectors are another model's.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import decay, vectors
+from . import decay, relevance, signals, vectors
 from .edges import MENTIONED_IN, MENTIONS
 from .embedding import EmbeddingError, embed_queries, prepare
 from .errors import StoreError, ValidationError
-from .model import SENSITIVITIES, SENSITIVITY_RANK, validate_scope
-from .text import cosine, fts_phrase, query_terms, vector
+from .model import SENSITIVITIES, SENSITIVITY_RANK, check_text, validate_scope
+from .text import fts_phrase, query_terms, terms
 
 if TYPE_CHECKING:
     from .store import MemoryStore
 
-GRAPH_SEEDS = 3
-NEIGHBOUR_SCORE = 0.5  # graph score of a memory reached only through a seed's entity
-MIN_SCORE = 0.12
 MAX_K = 1000  # hits one recall may ask for
-# What scoring reads of a candidate memory (the FTS hits and the graph neighbours alike).
-CANDIDATE_COLUMNS = ("m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, "
-                     "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic, m.created_at")
+BIGRAM_MEANING = 0.25  # the meaning signal's share when the vectors are character bigrams (hash)
+# What scoring reads of a candidate memory.
+CANDIDATE_COLUMNS = ("m.rowid AS rowid, m.id, m.text, m.kind, m.importance, m.scope, m.sensitivity, m.recall_count, "
+                     "m.half_life_days, m.pinned, m.base, m.ref_time, m.terms, m.who, m.topic, m.created_at, "
+                     "m.source")
 
 
 @dataclass
 class Hit:
+    """One recalled memory. ``score`` is the sum of ``parts`` (signal name → weight × raw,
+    store/signals.py); ``relevance`` the calibrated chance that it answers (store/relevance.py);
+    ``why`` the explanation, when asked for."""
+
     id: str
     score: float
     kind: str
     layer: str
     scope: str
     sensitivity: str
-    text: str | None  # None when redacted
+    text: str | None
     redacted: bool
     strength: float
     importance: float
@@ -60,13 +80,24 @@ class Hit:
     entities: list[str] = field(default_factory=list)
     # A newer memory among the hits says otherwise (a conflict): this one may be outdated.
     outdated_by: str | None = None
+    relevance: float = 0.0
+    parts: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The hit as every door gives it in JSON: a redacted one as no more than that it
-        exists, the reasons for its score only when they were asked for."""
+        """The hit as every door gives it in JSON, the reasons for its score only when
+        they were asked for."""
         if self.redacted:
             return {"id": self.id, "kind": self.kind, "layer": self.layer, "redacted": True}
         return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "why" or self.why}
+
+
+class Hits(list):
+    """The hits, best first, and ``note``: what recall could not use ("" when it used it
+    all), e.g. that it recalled by words only because the query could not be embedded.
+    ``meaning_by`` names the vectors it searched ("" when none)."""
+
+    note: str = ""
+    meaning_by: str = ""
 
 
 def _trust_rank(trust: str | None) -> int:
@@ -86,6 +117,33 @@ def _visible_scopes(scope: str | Sequence[str], with_global: bool = True) -> tup
     return tuple(dict.fromkeys([*(validate_scope(s) for s in names), *(["global"] if with_global else [])]))
 
 
+def check_query(query: Any, most: int) -> str:
+    """The query as recall reads it, or a :class:`ValidationError` saying what is wrong
+    with it: not text, a lone surrogate or NUL, longer than ``most`` characters (a
+    memory's longest text, ``limits.max_text_chars``: a memory may be asked for by its
+    own words), or
+    nothing left once control characters and white space are removed."""
+    if not isinstance(query, str):
+        raise ValidationError("query", f"must be a string, got {type(query).__name__}")
+    check_text("query", query)
+    if len(query) > most:
+        raise ValidationError("query", f"is {len(query):,} characters long; at most {most:,} "
+                                       "(ask about one thing, in plain words)")
+    cleaned = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch
+                      for ch in unicodedata.normalize("NFKC", query)).strip()
+    if not cleaned or not any(ch.isalnum() for ch in cleaned):
+        raise ValidationError("query", f"has nothing to search for once control characters, punctuation and "
+                                       f"white space are removed: {query[:40]!r}")
+    return cleaned
+
+
+def check_min_relevance(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1 \
+            or not math.isfinite(value):
+        raise ValidationError("min_relevance", f"must be a number from 0 to 1, got {value!r}")
+    return float(value)
+
+
 def _candidate_query(store: MemoryStore, q_terms: Sequence[str], scopes: Sequence[str],
                      known: Sequence[str]) -> str:
     """The full-text query that finds the keyword candidates: any of the terms; on
@@ -98,150 +156,330 @@ def _candidate_query(store: MemoryStore, q_terms: Sequence[str], scopes: Sequenc
     return join.join(fts_phrase(t) for t in wanted)
 
 
-def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[str] = "global", trust: str | None = "medium",
-           now: Any = None, explain: bool = False, reinforce: bool = False, with_global: bool = True) -> list[Hit]:
-    """The ``k`` memories most relevant to ``query`` visible from ``scope`` at ``trust``.
-    ``scope`` may be a list: a trust context that names several scopes sees each of
-    them, and ``global`` (unless ``with_global`` is false: the LangGraph adapter searches
-    the namespaces it is asked for, and nothing else).
+def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[str] = "global",
+           trust: str | None = "medium", now: Any = None, explain: bool = False, reinforce: bool = False,
+           with_global: bool = True, min_relevance: float | None = None) -> Hits:
+    """The ``k`` memories the caller may see that best match ``query``, best first: every
+    time there are any, unless ``min_relevance`` (default: ``limits.min_relevance``, 0)
+    leaves some out. ``scope`` may be a list: a trust context that names several scopes
+    sees each of them, and ``global`` (unless ``with_global`` is false: the LangGraph
+    adapter searches the namespaces it is asked for, and nothing else).
 
-    Changes nothing unless ``reinforce`` is true, in which case every returned
-    (unredacted) memory counts one recall (not in a store opened read-only).
+    Changes nothing unless ``reinforce`` is true, in which case every returned memory
+    counts one recall (not in a store opened read-only).
     """
-    if not isinstance(query, str):
-        raise ValidationError("query", f"must be a string, got {type(query).__name__}")
+    query = check_query(query, store.config.limits.max_text_chars)
     if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= MAX_K:
         raise ValidationError("k", f"must be a whole number from 1 to {MAX_K}, got {k!r}")
+    cfg = store.config
+    floor = check_min_relevance(cfg.limits.min_relevance if min_relevance is None else min_relevance)
     max_rank = _trust_rank(trust)
     scopes = _visible_scopes(scope, with_global)
     now = store.tables.now(now)
-    cfg = store.config
-    w = cfg.weights
+    lim = cfg.limits
     q_terms = query_terms(query)
-    idx = vectors.index(store) if store.embedder.meaningful else None
-    meaning = _query_vector(store, query) if idx is not None else None
-    if not q_terms and meaning is None:
-        return []
-    q_vec = vector(query)
-    placeholders = ",".join("?" * len(scopes))
-    known = SENSITIVITIES[:max_rank + 2]  # what it may read, and one level above (redacted)
+    hits = Hits()
+    readable = SENSITIVITIES[:max_rank + 1]
+    meaning, idx = None, None
+    try:
+        idx = vectors.index(store)
+    except EmbeddingError as exc:
+        hits.note = f"recalled by words only: {exc}"
+    if idx is not None:
+        try:
+            meaning = _query_vector(store, query)
+        except EmbeddingError as exc:  # an endpoint down, a model that cannot load here
+            hits.note = f"recalled by words only: the query could not be embedded ({exc})"
+            idx = None
+    elif not hits.note and store.tables.meta(vectors.META_KEY) not in (None, "", store.embedder_id()):
+        hits.note = (f"recalled by words only: the vectors here are by {store.tables.meta(vectors.META_KEY)}, "
+                     f"not by this store's embedder {store.embedder_id()} (mnemoscope reembed replaces them)")
+    if meaning is not None:
+        hits.meaning_by = store.embedder_id()
+    ph = ",".join("?" * len(scopes))
+    rph = ",".join("?" * len(readable))
     with store.tables.reading():
-        rows = []
+        rows: dict[str, dict[str, Any]] = {}
         if q_terms:
-            fts = _candidate_query(store, q_terms, scopes, known)
-            rows = store.tables.rows(
+            fts = _candidate_query(store, q_terms, scopes, readable)
+            found = store.tables.rows(
                 f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
                 # CROSS JOIN keeps the full-text index as the outer loop: SQLite would
                 # otherwise walk every memory of the scope and test each against the index.
                 "CROSS JOIN memories m ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
-                f"WHERE memories_fts MATCH ? AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
-                # nothing the caller may not even know of takes a place among the candidates
-                f"AND m.sensitivity IN ({','.join('?' * len(known))}) ORDER BY f.rank LIMIT ?",
-                (fts, *scopes, *known, max(cfg.limits.candidate_limit, 2 * k)),
-            )
+                f"WHERE memories_fts MATCH ? AND m.scope IN ({ph}) AND s.layer != 'archived' "
+                f"AND m.sensitivity IN ({rph}) ORDER BY f.rank LIMIT ?",
+                (fts, *scopes, *readable, max(lim.keyword_pool, 2 * k)))
+            ranked = _by_words(found, q_terms, _visible_count(store, scopes, readable) if found else 0)
+            for rank, row in enumerate(ranked[:max(lim.candidate_limit, 2 * k)], 1):
+                rows[row["id"]] = dict(row, keyword_rank=rank)
         cosines: dict[str, float] = {}
-        meaning_floor = None
+        standing = (0.0, 1.0)  # the mean and spread of the visible memories' cosines
+        meaning_rank: dict[str, int] = {}
         if meaning is not None:
-            # The nearest vectors among what the caller may read (a memory above its trust
-            # is never a candidate by meaning; the full-text path redacts one level above).
-            near = vectors.nearest(idx, meaning, scopes, max_rank,
-                                   max(cfg.limits.vector_candidates, 2 * k, cfg.limits.meaning_reference), -1.0)
-            meaning_floor = _meaning_floor(cfg.limits, [c for _, c, _ in near])
+            near = vectors.nearest(idx, meaning, scopes, max_rank, max(lim.vector_candidates, 2 * k), -1.0)
+            standing = _standing(near)
             cosines = {mid: c for mid, c, _ in near}
-            have = {r["id"] for r in rows}
-            extra = [mid for mid, c, _ in near if mid not in have and c >= meaning_floor]
-            for first in range(0, len(extra), 500):
-                chunk = extra[first:first + 500]
-                rows += store.tables.rows(
-                    f"SELECT {CANDIDATE_COLUMNS} FROM memories m JOIN memory_state s ON s.rowid = m.rowid "
-                    f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND s.layer != 'archived'", chunk)
-            cosines.update(vectors.cosines_of(idx, meaning, [r["id"] for r in rows if r["id"] not in cosines]))
-        scored: dict[str, dict[str, Any]] = {}
-        q_set = set(q_terms)
-        for row in rows:
-            rank = SENSITIVITY_RANK.get(row["sensitivity"])
-            if rank is None or rank > max_rank + 1:
-                continue  # unknown sensitivity is denied; two levels above is hidden
+            _fetch(store, rows, [mid for mid in cosines if mid not in rows])
+            # equal cosines (memories alike) rank the one written last first: their float
+            # noise depends on the matrix's shape, hidden memories included
+            near.sort(key=lambda n: (-round(n[1], 6), -rows.get(n[0], {}).get("rowid", 0), n[0]))
+            meaning_rank = {mid: r for r, (mid, _, _) in enumerate(near, 1)}
+            for mid, r in meaning_rank.items():
+                if mid in rows:
+                    rows[mid]["meaning_rank"] = r
+        named = _named_entities(store, q_terms, scopes, readable)
+        entity_extra: list[str] = []
+        if named:
+            eph = ",".join("?" * len(named))
+            extra = [r["id"] for r in store.tables.rows(
+                "SELECT m.id FROM edges x JOIN memories m ON m.id = x.dst JOIN memory_state s ON s.rowid = m.rowid "
+                f"WHERE x.edge = '{MENTIONED_IN}' AND x.src IN ({eph}) AND m.scope IN ({ph}) "
+                f"AND s.layer != 'archived' AND m.sensitivity IN ({rph}) ORDER BY m.created_at DESC, m.id LIMIT ?",
+                (*named, *scopes, *readable, lim.entity_memories))]
+            entity_extra = [mid for mid in extra if mid not in rows]
+            _fetch(store, rows, entity_extra)
+        if lim.neighbour_window:
+            _add_neighbours(store, rows, scopes, readable, lim.neighbour_window, lim.episode_gap_seconds)
+        if meaning is not None:
+            cosines.update(vectors.cosines_of(idx, meaning, [mid for mid in rows if mid not in cosines]))
+            # An entity's memories beyond the nearest rank after them, by cosine (a neighbour
+            # brought in only for being next to a candidate gets no meaning part of its own).
+            beyond = sorted((mid for mid in entity_extra if mid in cosines and mid not in meaning_rank),
+                            key=lambda m: (-cosines[m], m))
+            for r, mid in enumerate(beyond, len(meaning_rank) + 1):
+                rows[mid]["meaning_rank"] = r
+        entity_map = _entities_of(store, list(rows))
+        for mid, row in rows.items():
+            row["named"] = bool(entity_map.get(mid, set()) & set(named))
             strength, layer = decay.state_at(row, now, cfg.decay)
-            if layer == "archived":
+            row["strength"], row["layer"] = strength, layer
+        rows = {mid: r for mid, r in rows.items() if r["layer"] != "archived"
+                and SENSITIVITY_RANK.get(r["sensitivity"], 99) <= max_rank}
+        q_set = set(q_terms)
+        names = _name_terms(store, named)
+        for mid, row in rows.items():
+            # the names of the entities it is linked to count as its words
+            own = set(row["terms"].split())
+            held = own.union(*(names.get(e, ()) for e in entity_map.get(mid, ())))
+            row["keyword_share"] = len(q_set & held) / len(q_set) if q_set else 0.0
+            row["by_name"] = bool(q_set & (held - own))
+        fts_shares = sorted((r["keyword_share"] for r in rows.values() if r.get("keyword_rank")), reverse=True)
+        for row in rows.values():
+            if row["by_name"] and not row.get("keyword_rank"):
+                # found by its entity's name alone (not in its text): ranked among the
+                # full-text hits by the share of the query's terms it holds
+                row["keyword_rank"] = 1 + sum(s > row["keyword_share"] for s in fts_shares)
+        scored = _score(rows, cfg, store.embedder.meaningful)
+        for mid, row in rows.items():
+            share = row["keyword_share"]
+            cos = cosines.get(mid)
+            stand = (cos - standing[0]) / standing[1] if cos is not None else None
+            row["cosine"], row["standing"] = cos, stand
+            row["relevance"] = relevance.of(scored[mid][0], share, stand)
+        # equal scores: the one written last first (ids may be random: they would make the
+        # order of equals a coin toss)
+        order = sorted(rows, key=lambda m: (-_tie(scored[m][0]), -rows[m]["rowid"], m))
+        for mid in order:
+            r = rows[mid]
+            if r["relevance"] < floor:
                 continue
-            m_terms = set(row["terms"].split())
-            keyword = len(q_set & m_terms) / len(q_set) if q_set else 0.0
-            by_meaning = row["id"] in cosines
-            semantic = max(cosines[row["id"]] if by_meaning else cosine(q_vec, vector(row["text"])), 0.0)
-            if not _relevant(cfg.limits, keyword, semantic, meaning_floor if by_meaning else None):
-                continue
-            scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=keyword, semantic=semantic,
-                                     by_meaning=by_meaning, graph=0.0, neighbour=False, redacted=rank > max_rank)
-        # Only what the caller may read takes part in the graph: a memory above its trust
-        # must not pull its neighbours in, nor lend its entities to anyone's score.
-        visible = [r for r in scored.values() if not r["redacted"]]
-        entity_map = _entities_of(store, [r["id"] for r in visible])
-        prelim = sorted(visible, key=lambda r: (-_tie(w.keyword * r["keyword"] + _w_sem(w, r) * r["semantic"]),
-                                                r["id"]))
-        seed_entities: set[str] = set()
-        for r in prelim[:GRAPH_SEEDS]:
-            seed_entities |= entity_map.get(r["id"], set())
-        if seed_entities:
-            for r in visible:
-                shared = len(entity_map.get(r["id"], set()) & seed_entities)
-                r["graph"] = min(shared / 3.0, 1.0)
-            # Neighbour fallback: memories that share a seed's entity but no query term.
-            ph = ",".join("?" * len(seed_entities))
-            readable = SENSITIVITIES[:max_rank + 1]
-            neighbours = store.tables.rows(
-                f"SELECT DISTINCT {CANDIDATE_COLUMNS} FROM edges x "
-                "JOIN memories m ON m.id = x.dst JOIN memory_state s ON s.rowid = m.rowid "
-                f"WHERE x.edge = '{MENTIONED_IN}' AND x.src IN ({ph}) "
-                f"AND m.scope IN ({placeholders}) AND s.layer != 'archived' "
-                f"AND m.sensitivity IN ({','.join('?' * len(readable))}) LIMIT 200",
-                (*seed_entities, *scopes, *readable),
-            )
-            n_entities = _entities_of(store, [n["id"] for n in neighbours if n["id"] not in scored])
-            n_cosines = vectors.cosines_of(idx, meaning, [n["id"] for n in neighbours if n["id"] not in scored]) \
-                if meaning is not None else {}
-            for row in neighbours:
-                if row["id"] in scored:
-                    continue
-                strength, layer = decay.state_at(row, now, cfg.decay)
-                if layer == "archived":
-                    continue
-                shared = len(n_entities.get(row["id"], set()) & seed_entities)
-                by_meaning = row["id"] in n_cosines
-                semantic = n_cosines[row["id"]] if by_meaning else cosine(q_vec, vector(row["text"]))
-                scored[row["id"]] = dict(row, strength=strength, layer=layer, keyword=0.0,
-                                         semantic=max(semantic, 0.0), by_meaning=by_meaning,
-                                         graph=min(shared / 3.0, 1.0) * NEIGHBOUR_SCORE, neighbour=True,
-                                         redacted=False)
-                entity_map[row["id"]] = n_entities.get(row["id"], set())
-        ranked: list[tuple[float, Hit]] = []
-        for r in scored.values():
-            score = (_w_sem(w, r) * r["semantic"] + w.keyword * r["keyword"] + w.importance * r["importance"]
-                     + w.recency * r["strength"] + w.graph * r["graph"])
-            if r["neighbour"] and score < MIN_SCORE * 2:
-                continue
-            if score < MIN_SCORE:
-                continue
-            if r["redacted"]:
-                ranked.append((score, _redacted_hit(r, explain)))
-                continue
-            why = {"semantic": round(r["semantic"], 3), "keyword": round(r["keyword"], 3),
-                   "importance": round(r["importance"], 3), "recency": round(r["strength"], 3),
-                   "graph": round(r["graph"], 3), "neighbor": r["neighbour"],
-                   "semantic_by": store.embedder_id() if r["by_meaning"] else "hash (character bigrams)",
-                   **({"meaning_floor": round(meaning_floor, 3)} if r["by_meaning"] else {}),
+            score, parts, raw = scored[mid]
+            why = {**{n: round(v, 3) for n, v in raw.items()}, "parts": parts, "score": round(score, 4),
+                   "relevance": round(r["relevance"], 3), "keyword_share": round(r["keyword_share"], 3),
+                   "keyword_rank": r.get("keyword_rank"), "meaning_rank": r.get("meaning_rank"),
+                   "cosine": None if r["cosine"] is None else round(r["cosine"], 3),
+                   "standing": None if r["standing"] is None else round(r["standing"], 2),
+                   "meaning_by": hits.meaning_by or "none", "next_to": [a for a, _ in r.get("adjacent", ())],
                    } if explain else {}
-            ranked.append((score, Hit(r["id"], round(score, 4), r["kind"], r["layer"], r["scope"],
-                                      r["sensitivity"], r["text"], False, r["strength"], r["importance"], why)))
-        # A redacted hit keeps its place (an agent may say that something relevant exists)
-        # but shows no score: the place is all a caller learns of how well it matched.
-        ranked.sort(key=lambda sh: (-_tie(sh[0]), sh[1].id))
-        hits = [h for _, h in ranked[:k]]
-        _name_entities(store, [h for h in hits if not h.redacted], entity_map)  # of the hits kept only
-        hits = _newer_first(store, hits, scored)
+            hits.append(Hit(mid, round(score, 4), r["kind"], r["layer"], r["scope"], r["sensitivity"], r["text"],
+                            False, r["strength"], r["importance"], why, relevance=round(r["relevance"], 4),
+                            parts=parts))
+            if len(hits) == k:
+                break
+        _name_entities(store, hits, entity_map)  # of the hits kept only
+        hits[:] = _newer_first(store, list(hits), rows)
     if reinforce and not store.read_only:  # a read-only store answers, and counts nothing
         _reinforce(store, hits, now)
     return hits
+
+
+BM25_K1, BM25_B = 1.2, 0.75  # the usual constants (FTS5's own)
+
+
+def _by_words(found: Sequence[dict[str, Any]], q_terms: Sequence[str], visible: int) -> list[dict[str, Any]]:
+    """The full-text matches ranked by bm25 worked out here, over what the caller may see:
+    FTS5's own bm25 weighs a term by how many memories of the whole index hold it, hidden
+    ones included, so a hidden memory holding "Mara" would move a visible "Mara" memory
+    below a visible "Theo" one. Here a term's rarity is how many of the visible matches
+    hold it among the ``visible`` memories, a memory's length its number of distinct terms
+    against the matches' mean; of equals the one written last comes first. Exact while the visible matches are fewer
+    than ``limits.keyword_pool``; above, which matches are in the pool is FTS5's choice
+    (as it was before this ranking)."""
+    if not found:
+        return []
+    held = [set(r["terms"].split()) for r in found]
+    n = max(visible, len(found))
+    idf = {}
+    for t in dict.fromkeys(q_terms):
+        df = sum(t in h for h in held)
+        idf[t] = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+    mean = sum(len(h) for h in held) / len(held) or 1.0
+    scored = []
+    for row, h in zip(found, held, strict=True):
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(h) / mean)
+        score = sum(idf[t] * (BM25_K1 + 1) / (1 + norm) for t in idf if t in h)
+        scored.append((-round(score, 9), -row["rowid"], row["id"], row))
+    scored.sort(key=lambda s: s[:3])
+    return [row for *_, row in scored]
+
+
+def _visible_count(store: MemoryStore, scopes: Sequence[str], readable: Sequence[str]) -> int:
+    """How many memories the caller may search (what a term's rarity is measured against)."""
+    row = store.tables.rows(
+        f"SELECT count(*) AS n FROM memories WHERE scope IN ({','.join('?' * len(scopes))}) "
+        f"AND sensitivity IN ({','.join('?' * len(readable))})", (*scopes, *readable))
+    return int(row[0]["n"]) if row else 0
+
+
+def _score(rows: dict[str, dict[str, Any]], cfg: Any, meaningful: bool
+           ) -> dict[str, tuple[float, dict[str, float], dict[str, float]]]:
+    """Each candidate's (score, parts, raw values), the signals worked out in their order."""
+    weights = {s.name: float(getattr(cfg.weights, s.weight)) for s in signals.SIGNALS}
+    ctx = signals.Context(cfg.limits, weights, {mid: {} for mid in rows},
+                          1.0 if meaningful else BIGRAM_MEANING,
+                          max((r["keyword_share"] for r in rows.values()), default=1.0))
+    raws: dict[str, dict[str, float]] = {mid: {} for mid in rows}
+    for sig in signals.SIGNALS:
+        for mid, row in rows.items():
+            value = min(max(float(sig.raw(row, ctx)), 0.0), 1.0)
+            raws[mid][sig.name] = value
+            ctx.parts[mid][sig.name] = weights[sig.name] * value
+    out = {}
+    for mid in rows:
+        parts = {n: round(v, 4) for n, v in ctx.parts[mid].items()}
+        out[mid] = (sum(ctx.parts[mid].values()), parts, raws[mid])
+    return out
+
+
+def _standing(near: Sequence[tuple[str, float, float]]) -> tuple[float, float]:
+    """The mean and spread of the cosines ``nearest`` measured its standings against."""
+    for (_, c1, s1), (_, c2, s2) in zip(near, near[1:], strict=False):
+        if abs(s1 - s2) > 1e-9:
+            spread = (c1 - c2) / (s1 - s2)
+            return c1 - s1 * spread, spread
+    if near:
+        return near[0][1] - near[0][2], 1.0
+    return 0.0, 1.0
+
+
+def _fetch(store: MemoryStore, rows: dict[str, dict[str, Any]], ids: Sequence[str]) -> None:
+    """Read the candidates ``ids`` (already filtered by scope and trust) into ``rows``."""
+    for first in range(0, len(ids), 500):
+        chunk = ids[first:first + 500]
+        for row in store.tables.rows(
+                f"SELECT {CANDIDATE_COLUMNS} FROM memories m JOIN memory_state s ON s.rowid = m.rowid "
+                f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND s.layer != 'archived'", chunk):
+            rows.setdefault(row["id"], dict(row))
+
+
+NEIGHBOUR_SPAN = 4  # rows read on each side of a candidate, per place of the window
+
+
+def _add_neighbours(store: MemoryStore, rows: dict[str, dict[str, Any]], scopes: Sequence[str],
+                    readable: Sequence[str], window: int, gap: float) -> None:
+    """The ``window`` memories written just before and just after each candidate in its
+    episode (the same non-empty source and scope, made within ``gap`` seconds of it: a file
+    of notes from one source is not a conversation), among those visible here, joined to
+    the candidates; each memory learns which are next to it (``adjacent``: id and distance).
+
+    Distance is counted among the visible memories of the episode, so a hidden turn between
+    two visible ones changes nothing a caller gets: they are next to each other either way.
+    Rows are read ``NEIGHBOUR_SPAN`` × ``window`` on each side of a candidate (by rowid, the
+    order of writing); more hidden memories than that in one stretch of an episode would
+    hide a neighbour behind them."""
+    span = NEIGHBOUR_SPAN * window
+    wanted = sorted({r["rowid"] + d for r in rows.values() if r["source"] for d in range(-span, span + 1)})
+    if not wanted or window < 1:
+        return
+    ph, rph = ",".join("?" * len(scopes)), ",".join("?" * len(readable))
+    near: dict[int, dict[str, Any]] = {}
+    for first in range(0, len(wanted), 500):
+        chunk = wanted[first:first + 500]
+        for row in store.tables.rows(
+                f"SELECT {CANDIDATE_COLUMNS} FROM memories m JOIN memory_state s ON s.rowid = m.rowid "
+                f"WHERE m.rowid IN ({','.join('?' * len(chunk))}) AND m.source != '' AND m.scope IN ({ph}) "
+                f"AND m.sensitivity IN ({rph}) AND s.layer != 'archived'", (*chunk, *scopes, *readable)):
+            near[row["rowid"]] = row
+    episodes: dict[tuple[str, str], list[int]] = {}
+    for rowid, row in near.items():
+        episodes.setdefault((row["source"], row["scope"]), []).append(rowid)
+    for rowids in episodes.values():
+        rowids.sort()
+
+    def adjacent(row: dict[str, Any]) -> list[tuple[str, int]]:
+        mine = episodes.get((row["source"], row["scope"]))
+        if not row["source"] or not mine or row["rowid"] not in near:
+            return []
+        at = mine.index(row["rowid"])
+        return [(near[mine[j]]["id"], abs(j - at)) for j in range(max(at - window, 0), min(at + window + 1, len(mine)))
+                if j != at and abs(near[mine[j]]["created_at"] - row["created_at"]) <= gap]
+
+    found = {mid: adjacent(row) for mid, row in rows.items()}
+    by_id = {row["id"]: row for row in near.values()}
+    for pairs in list(found.values()):
+        for other, _ in pairs:
+            if other not in rows:
+                rows[other] = dict(by_id[other])
+                found[other] = adjacent(rows[other])
+    for mid, pairs in found.items():
+        if pairs:
+            rows[mid]["adjacent"] = pairs
+
+
+def _name_terms(store: MemoryStore, entity_ids: Sequence[str]) -> dict[str, set[str]]:
+    """The terms of each entity's name and aliases."""
+    out: dict[str, set[str]] = {}
+    if not entity_ids:
+        return out
+    for ent in store.tables.rows(f"SELECT id, name, aliases FROM entities WHERE id IN "
+                                 f"({','.join('?' * len(entity_ids))})", list(entity_ids)):
+        try:
+            aliases = [a for a in json.loads(ent["aliases"] or "[]") if isinstance(a, str)]
+        except ValueError:
+            aliases = []
+        out[ent["id"]] = set(terms(" ".join([ent["name"], *aliases])))
+    return out
+
+
+def _named_entities(store: MemoryStore, q_terms: Sequence[str], scopes: Sequence[str],
+                    readable: Sequence[str]) -> list[str]:
+    """The ids of the entities of these scopes the query names: every word of a name or
+    alias is among the query's terms, or a person's first name is ("Zoë" for "Zoë Müller").
+    Only entities some memory the caller may read is linked to count."""
+    if not q_terms:
+        return []
+    q_set = set(q_terms)
+    ph, rph = ",".join("?" * len(scopes)), ",".join("?" * len(readable))
+    found = []
+    for ent in store.tables.rows(f"SELECT id, name, kind, aliases FROM entities WHERE scope IN ({ph})", scopes):
+        try:
+            aliases = json.loads(ent["aliases"] or "[]")
+        except ValueError:
+            aliases = []
+        for name in [ent["name"], *[a for a in aliases if isinstance(a, str)]]:
+            words = terms(name)
+            if words and (set(words) <= q_set or (ent["kind"] == "person" and len(words[0]) >= 3
+                                                    and words[0] in q_set)):
+                found.append(ent["id"])
+                break
+    if not found:
+        return []
+    eph = ",".join("?" * len(found))
+    seen = store.tables.rows(
+        f"SELECT DISTINCT x.src FROM edges x JOIN memories m ON m.id = x.dst WHERE x.edge = '{MENTIONED_IN}' "
+        f"AND x.src IN ({eph}) AND m.scope IN ({ph}) AND m.sensitivity IN ({rph})", (*found, *scopes, *readable))
+    return sorted(r["src"] for r in seen)
 
 
 def _tie(score: float) -> float:
@@ -290,51 +528,10 @@ def _newer_first(store: MemoryStore, hits: list[Hit], rows: dict[str, dict[str, 
     return hits
 
 
-def _relevant(limits: Any, keyword: float, semantic: float, meaning_floor: float | None) -> bool:
-    """Whether a candidate is about the query at all. Without a vector to judge by, any
-    shared term makes it one (the bigram cosine is too weak to overrule words). With one,
-    meaning decides, and words overrule it only when the memory shares at least
-    ``limits.keyword_without_meaning`` of the query's terms: one shared word of three, in a
-    memory no nearer to the query than its background, is that word used about something
-    else ("Who runs the seed swap?" and "run `just release`, then watch…"; "Translate 'good
-    morning' into Swahili" and "reads replies on her phone in the morning"). store/config.py
-    says how the share was chosen."""
-    if meaning_floor is None:
-        return keyword > 0 or semantic >= limits.min_semantic_relevance
-    return semantic >= meaning_floor or (keyword > 0 and keyword >= limits.keyword_without_meaning)
-
-
-def _meaning_floor(limits: Any, nearest: Sequence[float]) -> float:
-    """The cosine a memory found by meaning alone needs for this query: ``meaning_standout``
-    above the cosine of the query's ``meaning_reference``-th nearest memory (of the
-    farthest, when fewer are visible), within [``lowest_meaning_relevance``,
-    ``min_meaning_relevance``] (store/config.py says why)."""
-    if not nearest:
-        return limits.min_meaning_relevance
-    reference = nearest[min(limits.meaning_reference, len(nearest)) - 1]
-    return max(limits.lowest_meaning_relevance, min(limits.min_meaning_relevance, reference + limits.meaning_standout))
-
-
-def _w_sem(w: Any, r: dict[str, Any]) -> float:
-    """The semantic part's weight: a real cosine counts more than the bigram stand-in."""
-    return w.meaning if r["by_meaning"] else w.semantic
-
-
-def _query_vector(store: MemoryStore, query: str) -> np.ndarray | None:
-    """The query's vector, or None when it has nothing to embed (recall goes on by keywords)."""
-    try:
-        prepare(query)
-    except EmbeddingError:
-        return None
+def _query_vector(store: MemoryStore, query: str) -> np.ndarray:
+    """The query's vector (an :class:`EmbeddingError` when the embedder fails)."""
+    prepare(query)
     return embed_queries(store.embedder, [query])[0]
-
-
-def _redacted_hit(r: dict[str, Any], explain: bool) -> Hit:
-    """What a caller may know of a memory one level above its trust: that it exists,
-    and its id, kind, layer, scope and sensitivity (implied by the caller's trust);
-    not its text, entities, strength, importance or score."""
-    return Hit(r["id"], 0.0, r["kind"], r["layer"], r["scope"], r["sensitivity"], None, True, 0.0, 0.0,
-               {"redacted": True} if explain else {}, [])
 
 
 def _name_entities(store: MemoryStore, hits: list[Hit], entity_map: dict[str, set[str]]) -> None:

@@ -35,7 +35,7 @@ from .model import (
     validate_id,
     validate_scope,
 )
-from .recall import Hit, brief, recall
+from .recall import Hits, brief, recall
 from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
 from .schema import SCHEMA_VERSION
 from .tables import REINFORCED, TOUCHED, Tables, search_terms
@@ -610,9 +610,13 @@ class MemoryStore:
 
     # -- higher-level operations live in their own modules ------------------------------
     def recall(self, query: str, k: int = 5, *, scope: str = "global", trust: str | None = "medium",
-               now: Any = None, explain: bool = False, reinforce: bool = False, with_global: bool = True) -> list[Hit]:
+               now: Any = None, explain: bool = False, reinforce: bool = False, with_global: bool = True,
+               min_relevance: float | None = None) -> Hits:
+        """The ``k`` best memories for ``query`` the caller may see, best first, each with its
+        relevance and score parts (store/recall.py); ``min_relevance`` leaves out the less
+        relevant (default ``limits.min_relevance``: 0, none)."""
         return recall(self, query, k=k, scope=scope, trust=trust, now=now, explain=explain, reinforce=reinforce,
-                      with_global=with_global)
+                      with_global=with_global, min_relevance=min_relevance)
 
     def brief(self, limit: int = 5, scope: str = "global", trust: str = "medium", now: Any = None) -> str:
         return brief(self, limit=limit, scope=scope, trust=trust, now=now)

@@ -29,10 +29,10 @@ def test_a_memory_that_shares_no_word_with_the_question_is_found_by_meaning(new_
     hits = s.recall(QUERY, k=3, now=NOW, explain=True)
     assert hits[0].id == mid
     cosine = float(UseEmbedder().embed([QUERY])[0] @ UseEmbedder().embed([BED])[0])
-    assert abs(hits[0].why["semantic"] - cosine) < 0.01 and hits[0].why["keyword"] == 0
-    assert hits[0].why["semantic_by"].startswith("usem3:")
+    assert abs(hits[0].why["cosine"] - cosine) < 0.01 and hits[0].why["keyword"] == 0
+    assert hits[0].why["meaning_by"].startswith("usem3:") and hits[0].why["meaning_rank"] == 1
     hashed, _ = _store(new_db(), HashEmbedder())
-    assert mid not in [h.id for h in hashed.recall(QUERY, k=3, now=NOW)]
+    assert hashed.recall(QUERY, k=3, now=NOW)[0].id != mid  # character bigrams carry no meaning
 
 
 def test_a_hidden_memory_is_never_a_candidate_by_meaning(new_db):
@@ -44,9 +44,13 @@ def test_a_hidden_memory_is_never_a_candidate_by_meaning(new_db):
         s.close()
 
 
-def test_a_question_about_nothing_remembered_finds_nothing(new_db):
-    s, _ = _store(new_db())
-    assert s.recall("What is the capital of Mongolia?", now=NOW) == []
+def test_a_question_about_nothing_remembered_ranks_with_a_low_relevance(new_db):
+    s, mid = _store(new_db())
+    unrelated = s.recall("What is the capital of Mongolia?", k=6, now=NOW)
+    assert len(unrelated) == 6  # recall ranks; abstaining is the caller's choice
+    answered = s.recall(QUERY, k=1, now=NOW)[0]
+    assert answered.id == mid and answered.relevance > max(h.relevance for h in unrelated)
+    assert s.recall("What is the capital of Mongolia?", now=NOW, min_relevance=answered.relevance) == []
 
 
 def test_the_newer_of_two_conflicting_memories_ranks_first_and_the_older_is_marked(new_db):
@@ -85,25 +89,26 @@ def test_the_issues_mara_example_through_the_command_line(tmp_path, capsys):
     assert hits[1]["id"] == lisbon
     assert main(["--db", db, "recall", "where does Mara live", "--explain"]) == 0
     shown = capsys.readouterr().out
-    assert "possibly outdated" in shown and '"semantic_by": "usem3' in shown
+    assert "possibly outdated" in shown and '"meaning_by": "usem3' in shown
     assert main(["--db", db, "supersede", hits[0]["id"], hits[1]["id"]]) == 0
     capsys.readouterr()
     assert main(["--db", db, "recall", "where does Mara live", "--json"]) == 0
     assert [h["text"] for h in json.loads(capsys.readouterr().out)] == ["Mara has moved to Porto"]
 
 
-def test_one_shared_word_that_means_something_else_finds_nothing_but_most_of_the_words_do(new_db):
+def test_one_shared_word_that_means_something_else_ranks_below_the_answer_by_meaning(new_db):
     deploy = "To deploy Lighthouse: run `just release`, then watch the Grafana dashboard for 15 minutes."
     for embedder in (None, HashEmbedder()):
         s = MemoryStore(new_db(), embedder=embedder)
         for t in FILLER:
             s.remember(t, now=NOW)
         mid = s.remember(deploy, now=NOW).memory.id
-        # "runs" is all the question shares with it, and its meaning is elsewhere
-        seeds = [h.text for h in s.recall("Who runs the seed swap?", now=NOW)]
+        # "runs" is all the question shares with it: with vectors, meaning decides between
+        # them; without, words are all recall has to go on
+        seeds = s.recall("Who makes sourdough bread and runs the seed swap?", now=NOW)
         if embedder is None:
-            assert seeds == [], f"an incidental shared word found {seeds}"
+            assert deploy in [h.text for h in seeds]
         else:
-            assert deploy in seeds  # without vectors, words are all recall has to go on
+            assert seeds[0].text.startswith("Keeps a sourdough")
         assert [h.id for h in s.recall("Grafana dashboard", k=1, now=NOW)] == [mid]
         s.close()

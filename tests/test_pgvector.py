@@ -90,7 +90,7 @@ def test_recall_searches_in_the_server_and_answers_as_numpy_does(sqlite_and_pgve
     for query in QUERIES:
         for scope, trust in CONTEXTS:
             want = _answers(lite, query, scope, trust)
-            assert any(w[3]["semantic_by"] == TopicEmbedder.id for w in want if not w[2])
+            assert any(w[3]["meaning_by"] == TopicEmbedder.id for w in want if not w[2])
             assert _answers(pg, query, scope, trust) == want, (query, scope, trust)
     assert pg.held_vectors is None  # nothing was loaded into the process
 

@@ -23,7 +23,9 @@ def compiled(db_path):
     with MemoryStore(path) as store:
         store.remember("Mara is allergic to peanuts.", importance=0.9, memory_id="peanuts")
         store.remember("Mara loves dark chocolate snacks.", memory_id="chocolate")
-        store.remember("The office plant needs water on Fridays.", memory_id="plant")
+        # recall ranks every time, so a memory the conversation's scope cannot see is the one
+        # no prompt carries
+        store.remember("The office plant needs water on Fridays.", memory_id="plant", scope="group:office")
         client = TestClient(build_app(Operations(store, door="http")), base_url="http://127.0.0.1")
         turns = []
         for message in (QUESTION, "And what should I avoid for Mara?"):
@@ -44,7 +46,7 @@ def test_each_citation_resolves_to_memory_reason_and_call(compiled):
     assert turn.turn == last["turn"] == 2
     first, unknown = cited
     assert (first.memory_id, first.status, first.text) == ("peanuts", "ok", "Mara is allergic to peanuts.")
-    assert first.why["score"] > 0 and "keyword" in first.why and "semantic" in first.why
+    assert first.why["score"] > 0 and "keyword" in first.why and "meaning" in first.why
     assert first.call is not None and first.call.tool == "compile_prompt" and first.call.door == "http"
     assert first.call.client == "snack-bot/1.0" and first.call.args["conversation_id"] == "chat-7"
     assert "peanuts" in first.call.memory_ids

@@ -1,5 +1,6 @@
 import pytest
 from mnemoscope.store import ValidationError
+from mnemoscope.store.signals import SIGNALS
 
 NOW = "2026-11-19T12:00:00Z"
 
@@ -8,14 +9,13 @@ def test_recall_explains_each_part_of_the_score(demo_store):
     hits = demo_store.recall("What does Mara hate being called?", explain=True, now=NOW)
     top = hits[0]
     assert top.id == "mem-001"
-    parts = {"semantic", "keyword", "importance", "recency", "graph", "neighbor", "semantic_by"}
-    # found with vectors, it also shows the cosine a memory found by meaning alone needed
-    assert set(top.why) == (parts if top.why["semantic_by"].startswith("hash") else parts | {"meaning_floor"})
+    names = [s.name for s in SIGNALS]
+    assert list(top.parts) == names and list(top.why["parts"]) == names
     w = demo_store.config.weights
-    w_semantic = w.semantic if top.why["semantic_by"].startswith("hash") else w.meaning  # a real cosine
-    expected = (w_semantic * top.why["semantic"] + w.keyword * top.why["keyword"] + w.importance *
-                top.why["importance"] + w.recency * top.why["recency"] + w.graph * top.why["graph"])
-    assert top.score == pytest.approx(expected, abs=0.005)
+    for s in SIGNALS:  # each part is its weight times its raw value, and they add up to the score
+        assert top.parts[s.name] == pytest.approx(getattr(w, s.weight) * top.why[s.name], abs=0.002)
+    assert top.score == pytest.approx(sum(top.parts.values()), abs=0.001)
+    assert 0 <= top.relevance <= 1 and top.why["relevance"] == pytest.approx(top.relevance, abs=0.001)
 
 
 def test_chinese_keywords_match_by_bigrams(demo_store):
@@ -33,11 +33,10 @@ def test_scope_isolation_is_a_hard_rule(demo_store):
     assert all(h.scope == "global" for h in plain)
 
 
-def test_trust_hides_above_and_redacts_one_level_above(demo_store):
+def test_trust_hides_everything_above_it_even_one_level_above(demo_store):
     q = "asthma inhaler climbing"
     high = demo_store.recall(q, k=10, scope="private:mara", trust="high", now=NOW)
-    asthma = [h for h in high if h.id == "mem-016"]
-    assert asthma and asthma[0].redacted and asthma[0].text is None
+    assert all(h.id != "mem-016" and not h.redacted for h in high)
     hyper = demo_store.recall(q, k=10, scope="private:mara", trust="hyper", now=NOW)
     assert [h for h in hyper if h.id == "mem-016"][0].text.startswith("Mara was diagnosed")
     low = demo_store.recall(q, k=10, scope="private:mara", trust="low", now=NOW)
@@ -65,18 +64,23 @@ def test_recall_changes_nothing_unless_reinforced(demo_store):
     assert after.recall_count == before.recall_count + 1 and after.last_recalled_at > before.last_recalled_at
 
 
-def test_irrelevant_queries_return_nothing(demo_store):
-    assert demo_store.recall("capital of Mongolia", now=NOW) == []
-    assert demo_store.recall("", now=NOW) == []
+def test_irrelevant_queries_rank_with_a_low_relevance(demo_store):
+    unrelated = demo_store.recall("capital of Mongolia", now=NOW)
+    assert len(unrelated) == 5 and max(h.relevance for h in unrelated) < 0.2
+    assert demo_store.recall("capital of Mongolia", now=NOW, min_relevance=0.2) == []
+    with pytest.raises(ValidationError, match="query"):
+        demo_store.recall("", now=NOW)
 
 
-def test_graph_neighbour_fallback_finds_linked_memories(store):
+def test_a_query_naming_an_entity_brings_its_memories(store):
     store.remember("Theo studies architecture in Porto.", entities=["Theo"], importance=0.9)
     store.remember("He visited last spring and loved the food.", entities=["Theo"], importance=0.9)
+    store.remember("The garden needs water on Sundays.", importance=0.9)
     hits = store.recall("What does Theo study?", k=5, explain=True)
     assert hits[0].text.startswith("Theo studies")
-    neighbour = [h for h in hits if h.why["neighbor"]]
-    assert neighbour and neighbour[0].text.startswith("He visited")
+    linked = [h for h in hits if h.parts["entity"] > 0]
+    assert [h.text[:10] for h in linked] == ["Theo studi", "He visited"]
+    assert hits[2].text.startswith("The garden") and hits[2].parts["entity"] == 0
 
 
 def test_a_memory_above_trust_is_never_a_graph_seed(store):
@@ -85,24 +89,28 @@ def test_a_memory_above_trust_is_never_a_graph_seed(store):
     store.remember("Dr. Okafor runs the infectious disease clinic.", sensitivity="public",
                    entities=["Dr. Okafor"], importance=0.9)
     for trust in ("public", "low", "medium", "high"):
-        hits = store.recall("Ana oncologist monthly", k=5, trust=trust, explain=True)
-        assert all("infectious" not in (h.text or "") for h in hits), trust
-    # With the trust to see it, the neighbour comes back through the graph as before.
+        hits = store.recall("Ana oncologist monthly Dr. Okafor", k=5, trust=trust, explain=True)
+        # the hidden memory lends nothing: no entity part, no neighbour part, no place
+        assert [h.text[:10] for h in hits] == ["Dr. Okafor"], trust
+        assert hits[0].parts["neighbour"] == 0
     hits = store.recall("Ana oncologist monthly", k=5, trust="hyper", explain=True)
-    assert any("infectious" in (h.text or "") and h.why["neighbor"] for h in hits)
+    assert hits[0].text.startswith("Ana sees")
 
 
-def test_a_redacted_hit_carries_nothing_that_depends_on_its_text(store):
-    store.remember("Ana has diabetes and sees Dr. Okafor.", sensitivity="high", entities=["Ana", "Dr. Okafor"])
-    seen = []
-    for q in ("Ana diabetes", "Ana cancer"):
-        hits = store.recall(q, k=5, trust="medium", explain=True)
-        assert len(hits) == 1 and hits[0].redacted
-        h = hits[0]
-        assert h.text is None and h.entities == [] and h.score == 0 and h.strength == 0 and h.importance == 0
-        assert h.why == {"redacted": True}
-        seen.append({k: v for k, v in h.to_dict().items() if k != "id"})
-    assert seen[0] == seen[1]
+def test_a_memory_one_level_above_is_no_text_oracle(store):
+    """Whether a memory above the caller's trust comes back, and where, must not depend on its
+    text: guessing its words gives the same answer as any other guess (the rule: recall never
+    returns what the caller may not read, store/recall.py)."""
+    store.remember("Mara's door code is 4921.", sensitivity="medium", memory_id="code")
+    store.remember("Mara's bike lock code is kept in the drawer.", sensitivity="low", memory_id="bike")
+    store.remember("The standup moved to 10:15 on Mondays.", sensitivity="low", memory_id="standup")
+    answers = set()
+    for guess in ("4921", "4922", "1234", "0000", "door code 4921", "door code 5555"):
+        hits = store.recall(guess, k=5, trust="low", explain=True)
+        assert all(h.id != "code" and not h.redacted for h in hits)
+        answers.add(tuple(h.id for h in hits if "door" not in guess))
+    assert len(answers) <= 2  # the number guesses all answer alike
+    assert store.recall("4921", trust="medium")[0].id == "code"  # its reader finds it
 
 
 @pytest.mark.parametrize("scope", ["group:１", "group:ｆｏｏ", "group:e\u0301"])

@@ -37,6 +37,8 @@ class MnemoscopeRetriever(BaseRetriever):
     k: int = Field(default=5, ge=1, le=1000)
     reinforce: bool = True
     client: str = CLIENT
+    # Leave out hits under this relevance (store/relevance.py); None: the store's config (0).
+    min_relevance: float | None = Field(default=None, ge=0, le=1)
 
     @field_validator("scope")
     @classmethod
@@ -55,9 +57,10 @@ class MnemoscopeRetriever(BaseRetriever):
         with logged(self.store, self.client, "recall", self.scope, self.trust, {"query": query, "k": self.k},
                     writes=self.reinforce) as ids:
             hits = self.store.recall(query, k=self.k, scope=self.scope, trust=self.trust, explain=True,
-                                     reinforce=self.reinforce)
+                                     reinforce=self.reinforce, min_relevance=self.min_relevance)
             docs = [Document(page_content=h.text, id=h.id,
-                             metadata={"id": h.id, "score": h.score, "why": h.why, "kind": h.kind, "scope": h.scope,
+                             metadata={"id": h.id, "score": h.score, "relevance": h.relevance, "parts": h.parts,
+                                       "why": h.why, "kind": h.kind, "scope": h.scope,
                                        "layer": h.layer, "strength": h.strength, "importance": h.importance,
                                        "entities": list(h.entities)})
                     for h in hits if not h.redacted]

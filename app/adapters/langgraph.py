@@ -342,7 +342,8 @@ class MnemoscopeStore(BaseStore):
                 memory = memories.get(hit.id)  # (the one changed last of a key's versions comes first)
                 if memory is None or UNINDEXED in memory.tags:
                     continue
-                item = self._keep(memory, op, seen, hit.score)
+                # LangGraph's stores give a similarity in [0, 1]: the hit's relevance is ours
+                item = self._keep(memory, op, seen, hit.relevance)
                 if item is not None:
                     found.append((memory.id, item))
             order = {h.id: i for i, h in enumerate(hits)}

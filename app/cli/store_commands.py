@@ -127,20 +127,26 @@ def remember_command(text: str, client_name: str, as_json: bool, allow_duplicate
               help="maximum sensitivity shown")
 @click.option("--explain", is_flag=True, help="show each part of the score")
 @click.option("--reinforce", is_flag=True, help="count this as a recall (writes)")
+@click.option("--min-relevance", type=click.FloatRange(0, 1), default=None,
+              help="leave out hits under this relevance (0-1; default: none, recall ranks)")
 @client_option
 @json_option
-def recall_command(query: str, k: int, scope: str, trust: str, explain: bool, reinforce: bool, client_name: str,
-                   as_json: bool) -> None:
-    """Find the memories most relevant to a query (writes nothing unless --reinforce)."""
+def recall_command(query: str, k: int, scope: str, trust: str, explain: bool, reinforce: bool,
+                   min_relevance: float | None, client_name: str, as_json: bool) -> None:
+    """Find the memories most relevant to a query, best first, each with its relevance
+    (writes nothing unless --reinforce)."""
     with open_store() as store:
         if reinforce:
             with logged(store, "recall", {"query": query, "k": k, "scope": scope, "trust": trust},
                         client_name) as ids:
-                hits = store.recall(query, k=k, scope=scope, trust=trust, explain=explain, reinforce=True)
+                hits = store.recall(query, k=k, scope=scope, trust=trust, explain=explain, reinforce=True,
+                                    min_relevance=min_relevance)
                 ids.extend(h.id for h in hits)
         else:
-            hits = store.recall(query, k=k, scope=scope, trust=trust, explain=explain)
+            hits = store.recall(query, k=k, scope=scope, trust=trust, explain=explain, min_relevance=min_relevance)
         meaning = store.vector_status()
+    if hits.note:
+        click.echo(f"note: {hits.note}", err=True)
     # What recall by meaning could not use (memories without a vector, another model's): said
     # on standard error, so that the hits (and --json's list) stay as they are.
     if not meaning.complete:
@@ -153,7 +159,7 @@ def recall_command(query: str, k: int, scope: str, trust: str, explain: bool, re
     for h in hits:
         text = "[redacted: " + h.sensitivity + "]" if h.redacted else h.text
         outdated = f" (possibly outdated: {h.outdated_by} is newer and says otherwise)" if h.outdated_by else ""
-        click.echo(f"[{h.score:.3f}] {h.id} ({h.kind}, {h.layer}) {text}{outdated}")
+        click.echo(f"[{h.score:.3f}] {h.id} ({h.kind}, {h.layer}, relevance {h.relevance:.2f}) {text}{outdated}")
         if explain:
             click.echo(f"    why: {json.dumps(h.why, ensure_ascii=False)}")
     if explain:
@@ -383,11 +389,12 @@ def eval_command(cases: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(dict(report, keyword=keyword, paraphrase=paraphrase))
         return
-    click.echo(f"cases: {report['cases']} ({report['negative_cases']} that must find nothing)")
-    click.echo(f"  {'embedder':46} recall@1  recall@3  MRR    negatives clean")
+    click.echo(f"cases: {report['cases']} ({report['negative_cases']} that the memories do not answer; "
+               "abstention AUC: how well relevance tells those apart)")
+    click.echo(f"  {'embedder':46} recall@1  recall@3  MRR    abstention AUC")
     for r in keyword:
-        click.echo(f"  {r['embedder']:46} {r['recall@1']:.3f}     {r['recall@3']:.3f}     {r['mrr']:.3f}  "
-                   f"{r['negatives_clean']:.3f}")
+        auc = "-" if r["abstention_auc"] is None else f"{r['abstention_auc']:.3f}"
+        click.echo(f"  {r['embedder']:46} {r['recall@1']:.3f}     {r['recall@3']:.3f}     {r['mrr']:.3f}  {auc}")
     for miss in report["misses"]:
         click.echo(f"  miss ({report['embedder']}): {miss}")
     click.echo(f"paraphrases ({paraphrase[0]['queries']} queries sharing no word with their answers):")

@@ -200,17 +200,25 @@ class Operations:
         k: Annotated[int, Field(ge=1, le=50, description="how many memories at most")] = 5,
         scope: ScopeArg = None,
         explain: Annotated[bool, Field(description="also return why each memory scored as it did")] = False,
+        min_relevance: Annotated[float | None, Field(ge=0, le=1, description=(
+            "leave out memories whose relevance (the measured chance that such a hit answers, 0-1) is "
+            "below this; by default none are left out"))] = None,
     ) -> dict[str, Any]:
         """Find the memories most relevant to a question, best first.
 
         Call it before answering anything that may depend on what you were told earlier
-        (names, preferences, past decisions). Each memory you get back counts as used:
-        memories recalled often become habits and fade slowly. Memories above your trust
-        come back redacted: you may say something exists, not what it says. When they
-        cannot be counted (a full disk) you still get them, with reinforced false."""
-        hits = self.store.recall(query, k=k, scope=self._scope(scope), trust=self.trust, explain=explain)
+        (names, preferences, past decisions). You always get the best matches there are;
+        each has a relevance from 0 to 1 (how often a hit like it answered, measured):
+        judge by it, or pass min_relevance. Each memory you get back counts as used:
+        memories recalled often become habits and fade slowly. When they cannot be
+        counted (a full disk) you still get them, with reinforced false. A note says
+        when recall could not use meaning (then it found them by words)."""
+        hits = self.store.recall(query, k=k, scope=self._scope(scope), trust=self.trust, explain=explain,
+                                 min_relevance=min_relevance)
         skipped = reinforce_hits(self.store, hits)
         answer: dict[str, Any] = {"hits": [h.to_dict() for h in hits], "reinforced": not skipped}
+        if hits.note:
+            answer["note"] = hits.note
         if skipped:
             answer["reinforcement"] = f"the reinforcement was skipped: {skipped}"
         answer["memory_ids"] = [h.id for h in hits]

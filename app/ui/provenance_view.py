@@ -9,6 +9,7 @@ import html
 from datetime import datetime
 
 from mnemoscope.store import StoreError, provenance
+from mnemoscope.store.signals import SIGNALS
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -23,8 +24,6 @@ from PySide6.QtWidgets import (
 
 from .preview_text import WARN
 from .session import StoreSession
-
-WHY_PARTS = ("semantic", "keyword", "importance", "recency", "graph")
 
 
 def _when(at: float) -> str:
@@ -41,9 +40,14 @@ def call_words(call) -> str:
 def why_words(why: dict) -> str:
     if not why:
         return "no recall explanation was kept for this prompt"
-    parts = " + ".join(f"{k} {why[k]:.2f}" for k in WHY_PARTS if isinstance(why.get(k), (int, float)))
-    by = f", meaning by {html.escape(str(why['semantic_by']))}" if why.get("semantic_by") else ""
-    return f"recalled with score {why.get('score', 0):.3f} ({parts}{by})"
+    # The weighted parts, as recall's signal table names them (store/signals.py): they add
+    # up to the score.
+    weighted = why.get("parts") or {}
+    parts = " + ".join(f"{s.name} {weighted[s.name]:.2f}" for s in SIGNALS
+                       if isinstance(weighted.get(s.name), (int, float)))
+    rel = f", relevance {why['relevance']:.2f}" if isinstance(why.get("relevance"), (int, float)) else ""
+    by = f", meaning by {html.escape(str(why['meaning_by']))}" if why.get("meaning_by") else ""
+    return f"recalled with score {why.get('score', 0):.3f} ({parts}{rel}{by})"
 
 
 class ProvenancePane(QWidget):

@@ -1,18 +1,18 @@
 """The prompt preview's Why tab: for the preview's own message, every memory recall brought,
 best first, with its relevance, the weighted parts of its score drawn as one bar whose
-length is the score (meaning, words, importance, strength, entities: each part as long as
+length is the score (one colour per signal of store/signals.py, each part as long as
 it adds), and what the prompt did with it; then the memories that just missed: trimmed by
 the budget, or ranked just below the k. A click selects the memory everywhere."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QStyledItemDelegate,
@@ -21,14 +21,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..recall_why import BELOW_K, DUPLICATE, KEPT, REDACTED, SIGNAL_WORDS, TRIMMED, WhyRow, parts_words
+from ..recall_why import (
+    BELOW_K,
+    DUPLICATE,
+    KEPT,
+    REDACTED,
+    SIGNAL_ABOUT,
+    SIGNAL_WORDS,
+    TRIMMED,
+    WhyRow,
+    parts_words,
+)
 from .theme import KIND_COLOURS
 from .widgets import RowsModel
 
-# One colour per signal (ColorBrewer's Set2: tells five apart, on light and dark, and none
-# is a kind's colour, so a part is never read as a kind).
-PART_COLOURS = {"semantic": "#66c2a5", "keyword": "#fc8d62", "importance": "#8da0cb", "recency": "#e78ac3",
-                "graph": "#a6d854"}
+# One colour per signal, in recall's order (ColorBrewer's Set2: tells eight apart, on light
+# and dark, and none is a kind's colour, so a part is never read as a kind).
+SET2 = ("#fc8d62", "#66c2a5", "#ffd92f", "#a6d854", "#8da0cb", "#e78ac3", "#e5c494", "#b3b3b3")
+PART_COLOURS = {name: SET2[i % len(SET2)] for i, name in enumerate(SIGNAL_WORDS)}
 OUTCOME_COLOURS = {KEPT: "#009E73", TRIMMED: "#D55E00", DUPLICATE: "#8a8f98", REDACTED: "#8a8f98",
                    BELOW_K: "#D55E00"}
 COLUMNS = ("#", "Memory", "Relevance", "Parts", "Prompt")
@@ -116,17 +126,14 @@ class WhyPane(QWidget):
         self.headline = QLabel(HINT, self)
         self.headline.setObjectName("why_headline")
         self.headline.setWordWrap(True)
-        legend = QHBoxLayout()
-        legend.setSpacing(10)
-        for signal, words in SIGNAL_WORDS.items():
-            swatch = QLabel(f"<span style='color:{PART_COLOURS[signal]}'>■</span> {words}", self)
-            swatch.setToolTip({"semantic": "how near the memory's meaning is to the message's",
-                               "keyword": "the share of the message's words the memory has",
-                               "importance": "how important the memory was said to be",
-                               "recency": "how strong the memory is now (it fades unless recalled)",
-                               "graph": "shares entities with the best matches"}[signal])
-            legend.addWidget(swatch)
-        legend.addStretch(1)
+        # One label that wraps (six signals side by side would widen the window past a
+        # laptop's screen); its tooltip says what each signal measures.
+        legend = QLabel("&nbsp;&nbsp; ".join(f"<span style='color:{PART_COLOURS[signal]}'>■</span>&nbsp;{words}"
+                                             for signal, words in SIGNAL_WORDS.items()), self)
+        legend.setObjectName("why_legend")
+        legend.setWordWrap(True)
+        legend.setToolTip("<br>".join(f"<b>{html.escape(words)}</b>: {html.escape(SIGNAL_ABOUT[signal])}"
+                                      for signal, words in SIGNAL_WORDS.items()))
         self.model = WhyModel(self)
         self.table = QTableView(self)
         self.table.setObjectName("why_table")
@@ -150,7 +157,7 @@ class WhyPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.headline)
-        layout.addLayout(legend)
+        layout.addWidget(legend)
         layout.addWidget(self.table, 1)
         self._below_shown = False
 

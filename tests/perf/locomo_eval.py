@@ -39,12 +39,14 @@ import sys
 import time
 import zipfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from mnemoscope.store import relevance
+from mnemoscope.store.config import StoreConfig
 from mnemoscope.store.embedding import from_spec, prepare
 from mnemoscope.store.store import MemoryStore
 
@@ -236,13 +238,32 @@ def dense_ranker(conv: Conversation, embedder: CachedEmbedder) -> Callable[[str]
     return rank
 
 
-def mnemoscope_ranker(conv: Conversation, store: MemoryStore) -> Callable[[str], list[str]]:
+def mnemoscope_ranker(conv: Conversation, store: MemoryStore, config: StoreConfig | None = None
+                      ) -> Callable[[str], list[str]]:
     prefix = f"locomo-{conv.cid}-"
+    if config is not None:
+        store.config = config
 
     def rank(question: str) -> list[str]:
         return [h.id[len(prefix):] for h in store.recall(question, k=K, scope=conv.scope, now=conv.now)]
 
     return rank
+
+
+def steps() -> dict[str, StoreConfig]:
+    """The shipped settings, and each with one part of recall taken away (or as it was)."""
+    base = StoreConfig()
+    w, lim = base.weights, base.limits
+    return {
+        "as shipped": base,
+        "without the neighbour signal": replace(base, weights=replace(w, neighbour=0.0)),
+        "without the entity signal": replace(base, weights=replace(w, entity=0.0)),
+        "without importance and recency": replace(base, weights=replace(w, importance=0.0, recency=0.0)),
+        "without meaning": replace(base, weights=replace(w, meaning=0.0)),
+        "without words": replace(base, weights=replace(w, keyword=0.0)),
+        "reciprocal rank constants 60 (not 5 and 10)": replace(base, limits=replace(lim, keyword_rank_k=60,
+                                                                                    meaning_rank_k=60)),
+    }
 
 
 def evaluate(convs: Sequence[Conversation], rankers: dict[str, Callable[[Conversation], Callable[[str], list[str]]]]
@@ -265,6 +286,40 @@ def print_table(title: str, rows: dict[str, tuple[float, float, float]]) -> None
         print(f"  {name:44} {r5:9.3f} {r10:10.3f} {h5:7.3f}")
 
 
+def fit_relevance(convs: Sequence[Conversation], stores: dict[str, MemoryStore]) -> dict[str, float]:
+    """A logistic fit of "this hit is evidence" on the first ten hits of every question, by
+    Newton's method (store/relevance.py's COEFFICIENTS come from here), and how well the
+    fitted relevance is calibrated: per band, the mean relevance beside the share that was
+    evidence."""
+    feats, labels = [], []
+    prefix = len("locomo-xx-")
+    for conv in convs:
+        for q in conv.questions:
+            for h in stores[conv.cid].recall(q["question"], k=K, scope=conv.scope, now=conv.now, explain=True):
+                stand = h.why["standing"]
+                feats.append((1.0, h.score, h.why["keyword_share"],
+                              relevance.NO_STANDING if stand is None else stand))
+                labels.append(float(h.id[prefix:] in q["evidence"]))
+    x, y = np.array(feats), np.array(labels)
+    beta = np.zeros(x.shape[1])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(x @ beta)))
+        grad = x.T @ (y - p)
+        hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-6 * np.eye(x.shape[1])
+        beta += np.linalg.solve(hess, grad)
+    coefficients = dict(zip(("intercept", "score", "keyword_share", "standing"), (round(float(b), 3) for b in beta),
+                            strict=True))
+    print(f"\nrelevance fitted on {len(y)} hits ({int(y.sum())} evidence): {coefficients}")
+    p = 1 / (1 + np.exp(-(x @ beta)))
+    print("  band        hits  mean relevance  share evidence")
+    for lo in (0.0, 0.1, 0.2, 0.3, 0.5, 0.7):
+        hi = {0.0: 0.1, 0.1: 0.2, 0.2: 0.3, 0.3: 0.5, 0.5: 0.7, 0.7: 1.01}[lo]
+        band = (p >= lo) & (p < hi)
+        if band.any():
+            print(f"  {lo:.1f}-{min(hi, 1):.1f} {int(band.sum()):9} {p[band].mean():15.3f} {y[band].mean():15.3f}")
+    return coefficients
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("path", help="LoCoMo's locomo10.zip, or a folder holding its JSON files")
@@ -272,6 +327,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="file numbers to read (default: the five open ones; the held-out five are for "
                              "the generalisation check only)")
     parser.add_argument("--model", default="default", help="embedder spec (default: the store's default)")
+    parser.add_argument("--fit-relevance", action="store_true",
+                        help="fit store/relevance.py's map on these conversations and print it")
+    parser.add_argument("--no-steps", action="store_true", help="leave out what each part of recall adds")
     parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="the embedding cache (outside the repository)")
     args = parser.parse_args(argv)
     ids = [c.strip() for c in args.conversations.split(",") if c.strip()]
@@ -297,6 +355,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "embedder alone (cosine)": lambda c: dense_ranker(c, embedder),
     })
     print_table(f"evidence recall, {n_q} questions ({time.perf_counter() - started:.1f} s)", rows)
+    if args.fit_relevance:
+        fit_relevance(convs, stores)
+    if not args.no_steps:
+        print_table("what each part of recall adds (Mnemoscope with one part taken away)",
+                    evaluate(convs, {name: (lambda c, cfg=cfg: mnemoscope_ranker(c, stores[c.cid], cfg))
+                                     for name, cfg in steps().items()}))
     for s in stores.values():
         s.close()
 
