@@ -12,6 +12,7 @@ recalled memories, when the store has them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,9 +55,25 @@ def memory_items(hits: list[Hit]) -> list[MemoryItem]:
         if h.redacted or h.text is None or h.layer == "archived":
             continue
         tier = TIER_BY_KIND[h.kind]
-        items.append(MemoryItem(id=h.id, content=h.text, memory_type=TIER_NAMES[tier], priority=tier,
-                                score=h.score, kind=h.kind))
+        items.append(MemoryItem(id=h.id, content=with_subject(h.text, h.entities), memory_type=TIER_NAMES[tier],
+                                priority=tier, score=h.score, kind=h.kind))
     return items
+
+
+def with_subject(text: str, entities: list[str]) -> str:
+    """The text a prompt carries of a memory: as stored, or, when it names entities and
+    says none of their names ("Speaks Portuguese and English", an imported observation of
+    Zoë Müller), led by the first: "Zoë Müller: Speaks Portuguese and English". Whom a
+    memory is about is in its links; a prompt has only its text. The stored text (what
+    the source said) is not changed."""
+    if not entities:
+        return text
+    words = set(re.findall(r"\w+", text.casefold()))
+    low = text.casefold()
+    for name in entities:  # the name, or a word of it ("Mara" of Mara Lindqvist), is there
+        if name.casefold() in low or any(len(w) > 2 and w in words for w in re.findall(r"\w+", name.casefold())):
+            return text
+    return f"{entities[0]}: {text}"
 
 
 @dataclass
