@@ -8,9 +8,9 @@ from mnemoscope.store import MemoryStore
 from mnemoscope.store.embedding import HashEmbedder
 
 
-def test_recall_says_when_the_vectors_are_another_models(tmp_path, capsys, monkeypatch):
+def test_recall_says_when_the_vectors_are_another_models(db_path, capsys, monkeypatch):
     monkeypatch.delenv("MNEMOSCOPE_EMBEDDER", raising=False)
-    db = str(tmp_path / "m.db")
+    db = db_path
     with MemoryStore(db, embedder=HashEmbedder()) as s:
         s.remember("Usually stays up past two in the morning.")
     assert main(["--db", db, "recall", "stays up late", "--explain"]) == 0
@@ -22,9 +22,9 @@ def test_recall_says_when_the_vectors_are_another_models(tmp_path, capsys, monke
     assert "recall by meaning is off" in capsys.readouterr().err  # standard output stays the JSON list
 
 
-def test_recall_says_which_memories_it_finds_by_keywords_only(tmp_path, capsys, monkeypatch):
+def test_recall_says_which_memories_it_finds_by_keywords_only(db_path, capsys, monkeypatch):
     monkeypatch.delenv("MNEMOSCOPE_EMBEDDER", raising=False)
-    db = str(tmp_path / "m.db")
+    db = db_path
     with MemoryStore(db) as s:
         s.remember("Usually stays up past two in the morning.")
         s.remember("Theo takes oat milk in his coffee.")
