@@ -166,6 +166,21 @@ def radius_for(layer: str, strength: float, habit_min: float, edge_below: float)
     return RING_INNER.get(layer, 1.0) + max(0.0, min(depth, 1.0)) * RING_WIDTH * 0.95
 
 
+def radii_for(layers: np.ndarray, strengths: np.ndarray, habit_min: float, edge_below: float) -> np.ndarray:
+    """:func:`radius_for` over arrays (``layers`` as indices into ``LAYERS``): a previewed
+    day at 100,000 memories in milliseconds, not a Python call per memory."""
+    s = np.clip(np.asarray(strengths, dtype=float), 0.0, 1.0)
+    names = np.array(LAYERS)[np.asarray(layers, dtype=np.int64)]
+    inner = np.array([RING_INNER.get(name, 1.0) for name in LAYERS])[layers]
+    depth = np.where(names == "edge", (edge_below - s) / edge_below,
+                     np.where(names == "archived", 1.0 - s, (1.0 - s) / (1.0 - edge_below)))
+    out = inner + np.clip(depth, 0.0, 1.0) * RING_WIDTH * 0.95
+    habit = names == "habit"
+    habit_depth = np.minimum((1.0 - s) / max(1.0 - habit_min, 1e-6), 1.0)
+    out[habit] = (RING_INNER["habit"] + habit_depth * (RING_WIDTH - RING_INNER["habit"]) * 0.95)[habit]
+    return out
+
+
 # -- the arrangement by meaning ------------------------------------------------------------
 MEANING_SAMPLE = 2000  # memories the principal plane is fitted on (the rest are only projected)
 

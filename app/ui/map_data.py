@@ -6,12 +6,12 @@ with numpy instead of walking a hundred thousand dots in Python."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from mnemoscope.store import KINDS, LAYERS
 
-from ..map_layout import angle_for, group_key, radius_for
+from ..map_layout import angle_for, group_key, radii_for, radius_for
 
 
 @dataclass
@@ -46,6 +46,9 @@ class MapData:
     index: dict[str, int] = field(default_factory=dict)  # memory id -> dot index
     member_ids: dict[str, list[str]] = field(default_factory=dict)  # entity name -> memory ids
     preview_days: float = 0.0
+    groups: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # per dot
+    group_names: list[str] = field(default_factory=list)
+    source: object = None  # the memories list the dots were built from (a preview of it reuses them)
 
 
 def map_data(memories: list, projection: dict | None, habit_min: float, edge_below: float,
@@ -63,6 +66,7 @@ def map_data(memories: list, projection: dict | None, habit_min: float, edge_bel
     scope_names = sorted({d.scope for d in dots})
     scope_code = {s: i for i, s in enumerate(scope_names)}
     cells: dict[tuple[str, str], int] = {}
+    group_code: dict[str, int] = {}
     members: dict[str, list[int]] = {}
     for i, d in enumerate(dots):
         for name in d.entities:
@@ -86,7 +90,31 @@ def map_data(memories: list, projection: dict | None, habit_min: float, edge_bel
         index={d.id: i for i, d in enumerate(dots)},
         member_ids={name: [dots[i].id for i in idx] for name, idx in members.items()},
         preview_days=preview_days,
+        groups=np.fromiter((group_code.setdefault(d.group, len(group_code)) for d in dots), dtype=np.int64,
+                           count=n),
+        group_names=list(group_code),
+        source=memories,
     )
+
+
+def reproject(base: MapData, projection: dict, habit_min: float, edge_below: float,
+              preview_days: float) -> MapData:
+    """``base``'s dots on another day: only strengths, layers, radii and (layer, group)
+    cells change, so they are worked out over arrays instead of building every dot again
+    (at 100,000 memories 1.3 s → a few tens of ms). The dots are shared with ``base``: a
+    dot's own layer and strength are of ``base``'s day; read the arrays."""
+    layer_code = {name: i for i, name in enumerate(LAYERS)}
+    n = len(base.ids)
+    pairs = [projection.get(i) for i in base.ids.tolist()]
+    strengths = np.fromiter((p[0] if p else base.strengths[k] for k, p in enumerate(pairs)), dtype=float, count=n)
+    layers = np.fromiter((layer_code[p[1]] if p else base.layers[k] for k, p in enumerate(pairs)), dtype=np.int8,
+                         count=n)
+    width = max(len(base.group_names), 1)
+    keys, cells = np.unique(layers.astype(np.int64) * width + base.groups, return_inverse=True)
+    cell_keys = [(LAYERS[int(k) // width], base.group_names[int(k) % width]) for k in keys.tolist()]
+    return replace(base, strengths=strengths, layers=layers,
+                   radii=radii_for(layers, strengths, habit_min, edge_below) if n else np.zeros(0),
+                   cells=cells.astype(np.int64).reshape(-1), cell_keys=cell_keys, preview_days=preview_days)
 
 
 class Positions(Mapping):

@@ -46,7 +46,7 @@ from ..map_layout import (
 )
 from . import map_memory
 from .background import drop_elsewhere
-from .map_data import Dot, MapData, Positions, map_data
+from .map_data import Dot, MapData, Positions, map_data, reproject
 from .session import StoreSession
 from .theme import ARRIVAL_COLOUR, CALL_COLOUR, ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
 from .widgets import ElidedLabel
@@ -292,11 +292,14 @@ class RadialMap(QWidget):
     def _on_changed(self, _ids) -> None:
         self.reload(animate=True)
 
-    def _prepare(self, store, memories) -> MapData:
-        """The dots, off the GUI thread (a background read): nothing here touches Qt."""
-        days = self.session.preview_days
+    def _prepare(self, store, memories, base: MapData | None = None, days: float | None = None) -> MapData:
+        """The dots, off the GUI thread (a background read): nothing here touches Qt. A
+        previewed day of the memories ``base`` was built from moves ``base``'s dots."""
+        days = self.session.preview_days if days is None else days
         projection = store.project(store.now() + days * 86400.0) if days else None
         decay = store.config.decay
+        if projection is not None and base is not None and base.source is memories and len(base.dots):
+            return reproject(base, projection, decay.habit_min_strength, decay.edge_below, days)
         return map_data(memories, projection, decay.habit_min_strength, decay.edge_below, days)
 
     def _preview_changed(self, days: float) -> None:
@@ -309,8 +312,9 @@ class RadialMap(QWidget):
 
         if self._preview_job is not None:
             self._preview_job.cancel()
-        memories = self.session.memories()
-        job = Job(self.session.store, "Previewing", lambda store: self._prepare(store, memories), writes=False,
+        memories, base = self.session.memories(), self.data
+        job = Job(self.session.store, "Previewing", lambda store: self._prepare(store, memories, base, days),
+                  writes=False,
                   memories=len(memories), parent=self)
         job.finished.connect(lambda data, _read, j=job: self._preview_ready(j, data))
         job.failed.connect(lambda _exc, j=job: self._preview_ready(j, None))
@@ -336,10 +340,7 @@ class RadialMap(QWidget):
         if store is None:
             data = MapData()
         elif data is None or data.preview_days != self.session.preview_days:
-            days = self.session.preview_days
-            projection = store.project(self.session.preview_now()) if days else None
-            decay = store.config.decay
-            data = map_data(self.session.memories(), projection, decay.habit_min_strength, decay.edge_below, days)
+            data = self._prepare(store, self.session.memories(), self.data)
         old = self._positions
         if not animate or len(data.dots) > ANIMATE_MAX:
             self._shown = self._members = None
@@ -836,10 +837,13 @@ class RadialMap(QWidget):
             self.session.select(points[0].data())
 
     def tooltip_for(self, memory_id: str) -> str:
-        d = self.dots[self.dot_index[memory_id]]
+        i = self.dot_index[memory_id]
+        d = self.dots[i]
         excerpt = d.text if len(d.text) <= 160 else d.text[:159] + "…"
         entities = ", ".join(d.entities) or "none"
-        return (f"{excerpt}\n\n{d.kind} · {d.layer} · strength {d.strength:.2f} · importance {d.importance:.2f}\n"
+        # the day shown's layer and strength (a previewed day shares the dots of another)
+        layer, strength = LAYERS[int(self.data.layers[i])], float(self.data.strengths[i])
+        return (f"{excerpt}\n\n{d.kind} · {layer} · strength {strength:.2f} · importance {d.importance:.2f}\n"
                 f"recalls {d.recalls} · scope {d.scope}\nentities: {entities}")
 
     def _hovered(self, _item, points, ev=None) -> None:
