@@ -63,7 +63,8 @@ def _progress(label: str):
 @click.option("--on-conflict", type=click.Choice(POLICIES), default="skip", show_default=True,
               help="jsonl only: what to do with an id that exists")
 @click.option("--partial", is_flag=True,
-              help="jsonl only: import the good lines even if some are bad (by default one bad line imports nothing)")
+              help="import the good lines or records even if some are bad, and list each one left out (by default "
+              "one bad line imports nothing); exits 1 when any was")
 @client_option
 @json_option
 def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool, sensitivity: str | None,
@@ -93,23 +94,30 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
                                    "export keeps its own sensitivity")
         _import_jsonl(path, on_conflict, partial, client_name, as_json)
         return
-    if partial or on_conflict != "skip":
-        raise click.UsageError("--partial and --on-conflict are for jsonl; other formats import whole, "
-                               "and a memory already imported is left as it is")
+    if on_conflict != "skip":
+        raise click.UsageError("--on-conflict is for jsonl; a memory another tool's file already gave is "
+                               "left as it is")
     with _store_for(dry_run) as store:
         if dry_run and fmt == "jsonl":
             result = preview_jsonl(store, path)
         elif dry_run:
-            result = import_file(store, path, fmt, scope=scope, dry_run=True, sensitivity=sensitivity)
+            result = import_file(store, path, fmt, scope=scope, dry_run=True, sensitivity=sensitivity,
+                                 partial=partial)
         else:
             with logged(store, "import", {"file": path, "format": fmt, "scope": scope, "sensitivity": sensitivity},
                         client_name) as ids:
                 result = import_file(store, path, fmt, scope=scope, progress=_progress("importing"),
-                                     sensitivity=sensitivity)
+                                     sensitivity=sensitivity, partial=partial)
                 ids.extend(result.ids[:200])
     if as_json:
         emit_json(result.to_dict())
-        return
+    else:
+        _import_report(result)
+    if getattr(result, "bad", 0):
+        click.get_current_context().exit(1)
+
+
+def _import_report(result) -> None:
     click.echo(result.summary())
     for what, n in result.placed.items():
         click.echo(f"  {n:>7,}  {what}")

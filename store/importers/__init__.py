@@ -38,12 +38,14 @@ def detect(path: str | os.PathLike) -> str | None:
 
 
 def plan_import(store: MemoryStore, path: str | os.PathLike, fmt: str | None = None, *, scope: str | None = None,
-                now: Any = None, warm: bool = False, sensitivity: str | None = None) -> ImportPlan:
+                now: Any = None, warm: bool = False, sensitivity: str | None = None,
+                partial: bool = False) -> ImportPlan:
     """Read ``path`` as ``fmt`` (detected when None) into a plan; nothing is written.
     A file that is not of ``fmt`` is refused with the format it looks like. ``warm``: the
     import follows at once, so once the file turns out big enough, the embedding's worker
     processes start (and load the model) while the rest of it is read. ``sensitivity``:
-    of every memory imported (default ``low``)."""
+    of every memory imported (default ``low``). ``partial``: the plan's bad records will be
+    left out and the rest imported (see :func:`apply`), instead of nothing."""
     level = validate_sensitivity(sensitivity or "low")
     if fmt is not None and fmt not in names():
         raise ValidationError("format", f"must be one of {', '.join(names())}, got {fmt!r}")
@@ -77,6 +79,7 @@ def plan_import(store: MemoryStore, path: str | os.PathLike, fmt: str | None = N
     finally:
         WARM.reset(token)
     plan.sensitivity = level
+    plan.partial = partial
     for rec in plan.memories:
         if sensitivity is not None or rec["id"] not in plan.keeps_sensitivity:
             rec["sensitivity"] = level
@@ -85,10 +88,12 @@ def plan_import(store: MemoryStore, path: str | os.PathLike, fmt: str | None = N
 
 def import_file(store: MemoryStore, path: str | os.PathLike, fmt: str | None = None, *, scope: str | None = None,
                 now: Any = None, dry_run: bool = False, progress: Progress | None = None,
-                sensitivity: str | None = None) -> ImportResult:
-    """Import ``path`` all or nothing (see :func:`plan_import` and :func:`apply`); the
-    result's ``findings`` are the privacy check of what came in."""
-    plan = plan_import(store, path, fmt, scope=scope, now=now, warm=not dry_run, sensitivity=sensitivity)
+                sensitivity: str | None = None, partial: bool = False) -> ImportResult:
+    """Import ``path`` all or nothing (with ``partial``: all but its bad records, each
+    listed; see :func:`plan_import` and :func:`apply`); the result's ``findings`` are the
+    privacy check of what came in."""
+    plan = plan_import(store, path, fmt, scope=scope, now=now, warm=not dry_run, sensitivity=sensitivity,
+                       partial=partial)
     return apply(store, plan, now=now, dry_run=dry_run, progress=progress)
 
 

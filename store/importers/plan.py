@@ -82,6 +82,9 @@ class ImportPlan:
     # Memories that came with their own sensitivity (a Mnemoscope export read back): an
     # import's --sensitivity, when given, still sets it; the default does not.
     keeps_sensitivity: set[str] = field(default_factory=set)
+    # An import's --partial: bad records are left out (each listed with its reason) and the
+    # rest is imported, instead of nothing.
+    partial: bool = False
     _ids: set[str] = field(default_factory=set)
     _relations: set[tuple[str, str, str]] = field(default_factory=set)
     _aliases: dict[str, str] = field(default_factory=dict)  # lower(alias) -> lower(name)
@@ -216,6 +219,7 @@ class ImportResult:
     # The privacy check of what came in: each thing an imported memory holds (text or
     # context) that needs more than its sensitivity. privacy.raise_findings raises them.
     findings: list[privacy.Finding] = field(default_factory=list)
+    bad: int = 0  # bad records --partial left out (each is in left_out)
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -226,8 +230,10 @@ class ImportResult:
         if existing:
             parts.append(f"{self.memories_existing} memories, {self.entities_existing} entities and "
                          f"{self.relations_existing} relations already there")
-        if self.left_out:
-            parts.append(f"{len(self.left_out)} part(s) left out")
+        if self.bad:
+            parts.append(f"{self.bad} bad record(s) left out")
+        if len(self.left_out) > self.bad:
+            parts.append(f"{len(self.left_out) - self.bad} part(s) left out")
         if self.findings:
             flagged = len({f.memory_id for f in self.findings})
             parts.append(f"{flagged} {'memory' if flagged == 1 else 'memories'} should be more sensitive")
@@ -239,6 +245,7 @@ class ImportResult:
                 "entities_new": self.entities_new, "entities_existing": self.entities_existing,
                 "relations_new": self.relations_new, "relations_existing": self.relations_existing,
                 "placed": dict(self.placed), "summary": self.summary(), "sensitivity": self.sensitivity,
+                "bad_records": self.bad,
                 "privacy": [{"memory_id": f.memory_id, "what": f.what, "where": f.where, "preview": f.preview,
                              "sensitivity": f.sensitivity, "needed": f.needed} for f in self.findings],
                 "left_out": [{"where": x.where, "what": x.what, "why": x.why} for x in self.left_out]}
@@ -267,13 +274,17 @@ BATCH = 2000
 def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: bool = False,
           progress: Progress | None = None) -> ImportResult:
     """Write the plan in one transaction (nothing when it has errors: :class:`ImportRefused`
-    lists them all). A memory whose id is already stored is left as it is. With
-    ``dry_run`` nothing is written and the result counts what would be."""
-    if plan.errors:
+    lists them all; with the plan's ``partial``, the bad records are left out, each listed
+    with its reason, and the rest is written). A memory whose id is already stored is left
+    as it is. With ``dry_run`` nothing is written and the result counts what would be."""
+    if plan.errors and (not plan.partial or not (plan.memories or plan.entities or plan.relations)):
         raise FileRefused(plan.source, plan.errors)
     started_all = time.perf_counter()
     result = ImportResult(plan.format, plan.source, plan.scope, dry_run, placed=dict(plan.placed),
                           left_out=list(plan.left_out), sensitivity=plan.sensitivity)
+    result.bad = len(plan.errors)
+    result.left_out += [LeftOut(_where(where), "a bad record", why)
+                        for where, why in plan.errors]
     at = store.tables.now(now)
     writes = len(plan.memories) + len(plan.entities) + len(plan.relations)
     done = 0
