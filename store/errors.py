@@ -68,14 +68,20 @@ class ConfigError(StoreError, ValueError):
 
 class ImportRefused(StoreError):
     """An import found bad lines and wrote nothing. ``errors`` lists every one as
-    (line number, reason); importing with ``partial=True`` takes the good lines."""
+    (line number, reason); importing with ``partial=True`` takes the good lines, of which
+    there are ``good`` (None: not counted; 0: a partial import would bring nothing)."""
 
-    def __init__(self, source: str, errors: list[tuple[int, str]]) -> None:
+    def __init__(self, source: str, errors: list[tuple[int, str]], good: int | None = None) -> None:
         shown = "\n".join(f"  line {n}: {why}" for n, why in errors[:MAX_LISTED])
         more = f"\n  … and {len(errors) - MAX_LISTED} more" if len(errors) > MAX_LISTED else ""
-        super().__init__(f"{source}: {len(errors)} bad line(s), so nothing was imported; fix them, or import "
-                         f"only the good lines (partial import):\n{shown}{more}")
+        if good == 0:
+            said = f"{source}: {len(errors)} bad line(s) and no good line, so nothing was imported; fix them:"
+        else:
+            said = (f"{source}: {len(errors)} bad line(s), so nothing was imported; fix them, or import only "
+                    "the good lines (partial import):")
+        super().__init__(f"{said}\n{shown}{more}")
         self.errors = errors
+        self.good = good
 
 
 MAX_LISTED = 50  # bad lines named in the message; ``errors`` keeps them all

@@ -381,7 +381,8 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
         seen[rec["id"]] = number
         parsed.append((number, rec))
     if report.errors and not partial:
-        raise ImportRefused(name, report.errors)
+        good = sum(1 for line in _lines(text) if line.strip()) - len(report.errors)
+        raise ImportRefused(name, report.errors, good=good)
     tick_now = store.tables.now(now)
     blobs = vectors.for_records(store, [rec for _, rec in parsed], progress)
     with store.tables.write():

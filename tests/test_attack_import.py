@@ -179,3 +179,22 @@ def test_a_note_of_long_spaced_lines_is_read_in_linear_time(store, tmp_path):
     assert time.perf_counter() - started < 5
     assert [m["text"] for m in plan.memories] == ["Ana likes tea"]
     assert sorted(where for where, _ in plan.errors) == ["ana.md:6", "bad.md:1"], plan.errors
+
+
+def test_a_refused_jsonl_import_counts_its_good_lines_and_says_when_there_is_none(store, tmp_path):
+    """The window offers "Import the good lines" only when there is one (issue 34)."""
+    from mnemoscope.store.importers.jsonl_preview import preview_jsonl
+
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text('{"text": "fine"}\n\n{not json\n{"text": "also fine", "kind": "lesson"}\n')
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n[1]\n")
+    for read in (store.import_jsonl, lambda path: preview_jsonl(store, path)):
+        with pytest.raises(ImportRefused) as err:
+            read(str(mixed))
+        assert err.value.good == 2 and "import only the good lines" in str(err.value)
+        with pytest.raises(ImportRefused) as err:
+            read(str(bad))
+        assert err.value.good == 0 and "no good line" in str(err.value)
+        assert "import only the good lines" not in str(err.value)
+    assert store.stats()["memories"] == 0

@@ -297,6 +297,18 @@ def test_capability_map_lookups_and_override(tmp_path, monkeypatch, caplog):
         get_context_cap_for_model("x")
 
 
+def test_the_capability_map_gives_list_prices_and_refuses_a_bad_one():
+    from mnemoscope.compiler.capabilities import CapabilityMap, CapabilityMapError, model_capabilities
+
+    assert model_capabilities("gpt-4o").input_price_per_1k == pytest.approx(0.0025)
+    assert model_capabilities("claude-sonnet-4-5").input_price_per_1k == pytest.approx(0.003)
+    assert model_capabilities("llama3.2").input_price_per_1k == 0
+    assert model_capabilities("acme/mystery-9").input_price_per_1k is None
+    for bad in (-1, "0.002", True, float("inf")):
+        with pytest.raises(CapabilityMapError, match="input_price_per_1k"):
+            CapabilityMap({"capabilities": {"a/b": {"input_price_per_1k": bad}}, "context_caps": {}})
+
+
 def test_anthropic_and_openai_provider_shapes():
     compiler = ContextCompiler(max_tokens=8192, model_id="anthropic/claude-sonnet-4.5",
                                core_content="You are a helpful assistant.")

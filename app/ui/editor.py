@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from .commands import DeleteMemoryCommand, EditMemoryCommand, NewMemoryCommand
 from .session import StoreSession
+from .widgets import UndoKeysFallThrough
 
 FIELDS = ("text", "kind", "importance", "who", "topic", "entities", "scope", "sensitivity", "tags", "pinned",
           "reason_to_remember", "context")
@@ -155,6 +156,8 @@ class MemoryEditor(QWidget):
         for w in (self.text, self.context):
             w.textChanged.connect(lambda w=w: self._clear_error_of(w))
         self.importance.valueChanged.connect(lambda _v: self._clear_error_of(self.importance))
+        self.undo_keys = UndoKeysFallThrough(self)
+        self.undo_keys.watch(*(getattr(self, name) for name in FIELDS))
         session.selection_changed.connect(self.load)
         session.changed.connect(self._on_changed)
         session.store_replaced.connect(self._on_store_replaced)

@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .preferences import picked, start_in
+
 
 class HistoryEditor(QWidget):
     changed = Signal()
@@ -77,7 +79,7 @@ class HistoryEditor(QWidget):
         self.changed.emit()
 
     def _load_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load history", "", "JSON (*.json)")
+        path = picked(QFileDialog.getOpenFileName(self, "Load history", start_in(), "JSON (*.json)")[0])
         if not path:
             return
         try:
@@ -91,7 +93,7 @@ class HistoryEditor(QWidget):
         self.set_messages(data)
 
     def _save_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save history", "history.json", "JSON (*.json)")
+        path = picked(QFileDialog.getSaveFileName(self, "Save history", start_in("history.json"), "JSON (*.json)")[0])
         if not path:
             return
         try:

@@ -47,7 +47,7 @@ from .job_dialog import watch
 from .memory_map import RadialMap
 from .memory_table import MemoryTable
 from .owner_tools import OwnerTools
-from .preferences import settings
+from .preferences import picked, settings, start_in
 from .prompt_preview import PromptPreview
 from .session import StoreSession
 from .url_dialog import DatabaseUrlDialog
@@ -146,8 +146,7 @@ class MainWindow(QMainWindow):
         self.session.said.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.editor.dirty_changed.connect(self.setWindowModified)
         self._enable_writes()
-        for dock in (self.activity, self.owner.dock):  # under the map: they scroll rather than widen it
-            dock.setWidget(scrolling(dock.widget(), self))
+        self.activity.setWidget(scrolling(self.activity.widget(), self))  # under the map: scroll, not widen it
         self._default_state = self.saveState()
         self._placed = False
         self._layout_saved_at_width = self._restore_settings()
@@ -384,10 +383,13 @@ class MainWindow(QMainWindow):
         return True
 
     def _tab_owner_dock(self, visible: bool) -> None:
+        """Privacy and conflicts open as a tab beside the prompt preview: the window's tall
+        side, where a conflict's two texts and every button fit (under the map, at 1366×768,
+        they had a strip 150 px high)."""
         dock = self.owner.dock
-        if visible and not dock.isFloating() and self.activity.isVisible() \
-                and dock not in self.tabifiedDockWidgets(self.activity):
-            self.tabifyDockWidget(self.activity, dock)
+        if visible and not dock.isFloating() and self.preview_dock.isVisible() \
+                and dock not in self.tabifiedDockWidgets(self.preview_dock):
+            self.tabifyDockWidget(self.preview_dock, dock)
             dock.raise_()
 
     def _new_memory(self) -> None:
@@ -410,7 +412,9 @@ class MainWindow(QMainWindow):
         return box
 
     def show_about(self) -> QMessageBox:
-        return self._show_text("about_dialog", "About Mnemoscope", about_html())
+        store = self.session.store
+        return self._show_text("about_dialog", "About Mnemoscope",
+                               about_html(store.embedder_id() if store is not None else None))
 
     def show_shortcuts(self) -> QMessageBox:
         actions = [a for menu in self.menuBar().findChildren(QMenu) for a in menu.actions()]
@@ -424,7 +428,7 @@ class MainWindow(QMainWindow):
 
     def _open_dialog(self, read_only: bool = False) -> None:
         title = "Open memory database read-only" if read_only else "Open memory database"
-        path, _ = QFileDialog.getOpenFileName(self, title, "", "Databases (*.db *.sqlite);;All (*)")
+        path = picked(QFileDialog.getOpenFileName(self, title, start_in(), "Databases (*.db *.sqlite);;All (*)")[0])
         if path:
             self.open_path(path, read_only=read_only)
 
@@ -437,7 +441,8 @@ class MainWindow(QMainWindow):
         return dialog
 
     def _new_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "New memory database", "memories.db", "Databases (*.db)")
+        path = picked(QFileDialog.getSaveFileName(self, "New memory database", start_in("memories.db"),
+                                                   "Databases (*.db)")[0])
         if path:
             if os.path.exists(path):
                 self.show_error("File exists", f"{path} already exists; choose a new name.")
@@ -448,7 +453,7 @@ class MainWindow(QMainWindow):
                 self.import_jsonl(rebased_demo(self.session.store.now()), label="Load the demo memories")
 
     def _import_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import JSONL", "", "JSON Lines (*.jsonl);;All (*)")
+        path = picked(QFileDialog.getOpenFileName(self, "Import JSONL", start_in(), "JSON Lines (*.jsonl);;All (*)")[0])
         if path:
             self.import_jsonl(path, confirm=True)
 
@@ -472,7 +477,7 @@ class MainWindow(QMainWindow):
     def _refused(self, source, label: str):
         def refused(exc: Exception) -> None:
             if isinstance(exc, ImportRefused):
-                self._offer_good_lines(source, label, str(exc))
+                self._offer_good_lines(source, label, str(exc), exc.good != 0)
             else:
                 self.show_error("Import failed", str(exc))
 
@@ -485,21 +490,30 @@ class MainWindow(QMainWindow):
                                  "Import failed", reports=True, refused=self._refused(source, label))
         watch(job, self)
 
-    def _offer_good_lines(self, source, label: str, message: str) -> QMessageBox:
-        """The refused import's bad lines, and the choice the message names: import only the good ones."""
-        box = QMessageBox(QMessageBox.Icon.Warning, "Import refused", message, QMessageBox.StandardButton.Cancel,
-                          self)
+    def _offer_good_lines(self, source, label: str, message: str, any_good: bool = True) -> QMessageBox:
+        """The refused import's bad lines, and the choice the message names: import only the
+        good ones (when there is one: else only Close)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Import refused", message,
+                          QMessageBox.StandardButton.Cancel if any_good else QMessageBox.StandardButton.Close, self)
         box.setObjectName("import_refused_dialog")
-        good = box.addButton("Import the good lines", QMessageBox.ButtonRole.AcceptRole)
-        good.setObjectName("import_good_lines")
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        good.clicked.connect(lambda: self._import(source, label, partial=True))
+        if any_good:
+            good = box.addButton("Import the good lines", QMessageBox.ButtonRole.AcceptRole)
+            good.setObjectName("import_good_lines")
+            box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+            good.clicked.connect(lambda: self._import(source, label, partial=True))
         self.last_error = message
         box.open()
         self.import_refused_box = box
         return box
 
     def _imported(self, command: ImportCommand) -> None:
+        report = command.report
+        if not report.ids:  # nothing came in (every line bad, or already there): nothing to undo
+            detail = "\n".join(f"line {n}: {why}" for n, why in report.errors[:20])
+            if report.errors:
+                self.show_error("Nothing was imported", f"{report.summary()}\n\n{detail}")
+            self.statusBar().showMessage(f"{command.text()}: nothing was imported ({report.summary()}).", 10000)
+            return
         try:
             self.session.push(command)
         except (StoreError, OSError) as exc:
@@ -521,7 +535,8 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{label}: {summary}. Edit › Undo takes it back.", 10000)
 
     def _export_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export JSONL", "memories.jsonl", "JSON Lines (*.jsonl)")
+        path = picked(QFileDialog.getSaveFileName(self, "Export JSONL", start_in("memories.jsonl"),
+                                                   "JSON Lines (*.jsonl)")[0])
         if path and self.owner.confirm_output([m.text for m in self.session.memories()], "the export"):
             try:
                 data = self.session.store.export_jsonl(path)

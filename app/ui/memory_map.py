@@ -49,7 +49,7 @@ from .background import drop_elsewhere
 from .map_data import Dot, MapData, Positions, map_data, reproject
 from .session import StoreSession
 from .theme import ARRIVAL_COLOUR, CALL_COLOUR, ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
-from .widgets import ElidedLabel
+from .widgets import ElidedLabel, visible_groove
 
 ANIMATION_MS = 450
 ANIMATION_STEPS = 12
@@ -65,6 +65,8 @@ HALO_SECONDS = 8.0
 HALO_FRAME_MS = 250
 ENTITY_GAP = 0.06  # radians between neighbouring entities at least (~10 px along a fitted orbit)
 ENTITY_GATHERED = 0.35  # mean resultant length of its memories' directions above which an entity sits by them
+FAINTEST_LIGHT = 70  # a dot's opacity (of 255) at strength 0, on the light theme
+FAINTEST_DARK = 135  # and on the dark one, where a faint dot sinks into the background sooner
 ANIMATE_MAX = 5000  # more dots than this: a change moves them at once (a frame each would stall)
 
 
@@ -210,7 +212,7 @@ class RadialMap(QWidget):
         self.fit_button.clicked.connect(self.fit_view)
         legend.addWidget(self.fit_button)
         legend.addWidget(QLabel("Rotate", self))
-        self.rotate_slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.rotate_slider = visible_groove(QSlider(Qt.Orientation.Horizontal, self))
         self.rotate_slider.setRange(0, 359)
         self.rotate_slider.setFixedWidth(90)
         self.rotate_slider.valueChanged.connect(lambda v: self.set_rotation(math.radians(v)))
@@ -262,6 +264,7 @@ class RadialMap(QWidget):
     def set_dark(self, dark: bool) -> None:
         """Recolour the map for a light or dark theme."""
         self.colours = map_colours(dark)
+        self.dark = dark
         self._density_table = density_table(dark)
         self.density_legend.set_table(self._density_table, self.colours["label"])
         self.plot.setBackground(self.colours["background"])
@@ -492,8 +495,7 @@ class RadialMap(QWidget):
     def _draw_dots(self) -> None:
         xs, ys = self._visible_xy
         where = self._visible_index
-        # Quantised so pyqtgraph renders a few hundred symbols, not one per dot.
-        alpha = 60 + 27 * np.round(7 * np.clip(self.data.strengths[where], 0.0, 1.0)).astype(int)
+        alpha = self._alphas(self.data.strengths[where])
         sizes = 6.0 + 2.0 * np.round(6 * self.data.importances[where])
         pens = self._plain_pen  # one pen for all unless a search outlines its matches: a pen each costs a frame
         if self.search_text:
@@ -511,6 +513,20 @@ class RadialMap(QWidget):
         brushes = [table[k] for k in keys.tolist()]
         self.scatter.setData(x=xs, y=ys, size=sizes, brush=brushes, pen=pens, data=self.visible_ids, symbol="o")
         self._dots_stale = False
+
+    def _alphas(self, strengths: np.ndarray) -> np.ndarray:
+        """A dot's opacity from its strength, quantised to 8 steps (pyqtgraph renders a few
+        hundred symbols, not one per dot); the faintest still stands out from the theme's
+        background (on dark, a weak dot at light's opacity was all but invisible)."""
+        floor = FAINTEST_DARK if self.dark else FAINTEST_LIGHT
+        steps = np.round(7 * np.clip(strengths, 0.0, 1.0)).astype(int)
+        return floor + (255 - floor) * steps // 7
+
+    def dot_colour(self, kind: str, strength: float) -> QColor:
+        """The colour a memory of ``kind`` at ``strength`` is drawn in (with its opacity)."""
+        colour = QColor(KIND_COLOURS.get(kind, "#888888"))
+        colour.setAlpha(int(self._alphas(np.array([strength]))[0]))
+        return colour
 
     def _draw_entities(self, visible: int, pos) -> None:
         members = self._members
@@ -727,6 +743,15 @@ class RadialMap(QWidget):
         self.plot.getViewBox().setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0.02)
 
     def eventFilter(self, watched, event) -> bool:
+        if watched is self.plot.viewport() and event.type() == QEvent.Type.ToolTip:
+            # Qt asks for a tooltip once the pointer rests; the scene's answer (no item of
+            # its own has one) would hide ours: answer with the dot or diamond under it.
+            text = self._tooltip_at(event.pos())
+            if text:
+                QToolTip.showText(event.globalPos(), text, self.plot)
+            else:
+                QToolTip.hideText()
+            return True
         if watched is self.plot.viewport() and event.type() == QEvent.Type.MouseButtonDblClick \
                 and event.button() == Qt.MouseButton.LeftButton:
             scene_pos = self.plot.mapToScene(event.position().toPoint())
@@ -846,6 +871,22 @@ class RadialMap(QWidget):
         return (f"{excerpt}\n\n{d.kind} · {layer} · strength {strength:.2f} · importance {d.importance:.2f}\n"
                 f"recalls {d.recalls} · scope {d.scope}\nentities: {entities}")
 
+    def _tooltip_at(self, pos) -> str:
+        """The tooltip of what is drawn at ``pos`` (the plot viewport's pixels): a memory's
+        dot, else an entity's diamond, else nothing."""
+        scene_pos = self.plot.mapToScene(pos)
+        if self.scatter.isVisible():
+            points = self.scatter.pointsAt(self.scatter.mapFromScene(scene_pos))
+            if len(points) and points[0].data() in self.dot_index:
+                return self.tooltip_for(points[0].data())
+        points = self.entity_scatter.pointsAt(self.entity_scatter.mapFromScene(scene_pos))
+        if len(points):
+            return self.entity_tooltip(points[0].data())
+        return ""
+
+    def entity_tooltip(self, name: str) -> str:
+        return f"{name}: mentioned in {len(self.entity_members.get(name, []))} memories"
+
     def _hovered(self, _item, points, ev=None) -> None:
         if len(points):
             mid = points[0].data()
@@ -861,8 +902,7 @@ class RadialMap(QWidget):
             self.hover_entity = name
             self._draw_entity_highlight()
         if name:
-            n = len(self.entity_members.get(name, []))
-            QToolTip.showText(self._global_pos(ev), f"{name}: mentioned in {n} memories", self.plot)
+            QToolTip.showText(self._global_pos(ev), self.entity_tooltip(name), self.plot)
 
     def _global_pos(self, ev):
         try:

@@ -263,12 +263,14 @@ class MemoryTable(QWidget):
         self._syncing = True
         try:
             row = self.model.row_of(memory_id) if memory_id else None
-            if row is None:
-                self.view.clearSelection()
-                return
-            index = self.proxy.mapFromSource(self.model.index(row, 0))
+            index = self.proxy.mapFromSource(self.model.index(row, 0)) if row is not None else QModelIndex()
             if index.isValid():
                 self.view.selectRow(index.row())
                 self.view.scrollTo(index)
+            else:
+                # Not in the table (none, or filtered out): no row is current either, or a
+                # click on the row Qt made current meanwhile would not count as a change
+                # and the memory it shows could not be opened.
+                self.view.selectionModel().clear()
         finally:
             self._syncing = False

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from .conflicts_view import ConflictsView
+from .preferences import picked, start_in
 from .privacy_view import PrivacyView
 from .session import StoreSession
 
@@ -116,16 +117,15 @@ class OwnerTools(QObject):
         self.window = window  # the parent of the dialogs and the dock, nothing more
         self.privacy = PrivacyView(session, window)
         self.conflicts = ConflictsView(session, window)
-        # Both views share one dock under the map, a tab each; a view that is not shown
+        # Both views share one dock beside the prompt preview, a tab each; a view that is not shown
         # does no work (see their showEvent).
         self.tabs = QTabWidget(window)
         self.tabs.addTab(self.privacy, "Privacy")
         self.tabs.addTab(self.conflicts, "Conflicts")
-        self.tabs.setMinimumHeight(220)
         self.dock = QDockWidget("Privacy and conflicts", window)
         self.dock.setObjectName("owner_dock")
         self.dock.setWidget(self.tabs)
-        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.dock.hide()
         view_menu.addAction(self.dock.toggleViewAction())
         self.backup_action = QAction("&Back up now…", window)
@@ -190,7 +190,7 @@ class OwnerTools(QObject):
         return result.path
 
     def _mirror_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self.window, "Write the mirror into folder")
+        folder = picked(QFileDialog.getExistingDirectory(self.window, "Write the mirror into folder", start_in()))
         if folder:
             self.write_mirror(folder)
 

@@ -4,7 +4,6 @@ phone numbers, e-mail addresses …), with undoable "raise sensitivity" and "red
 from __future__ import annotations
 
 from mnemoscope.store import StoreError, privacy
-from PySide6.QtWidgets import QHeaderView
 
 from .commands import EditMemoryCommand
 from .records_panel import RecordsPanel
@@ -13,19 +12,22 @@ from .session import StoreSession
 AUTO_CHECK_LIMIT = 5000  # above this many memories, a full check waits for "Check again"
 
 
+def card(finding: privacy.Finding) -> str:
+    """A finding as the view shows it: what was found where, and how sensitive the memory
+    is marked and needs to be; then how it starts."""
+    where = "" if finding.where == "text" else f" of its {finding.where}"
+    return (f"{finding.what} in {finding.memory_id}, chars {finding.start}-{finding.end}{where}: marked "
+            f"{finding.sensitivity}, needs {finding.needed}\nstarts: {finding.preview}")
+
+
 class PrivacyView(RecordsPanel):
     def __init__(self, session: StoreSession, parent=None) -> None:
-        super().__init__(session, [
-            ("memory", lambda f: f.memory_id), ("what", lambda f: f.what),
-            ("where", lambda f: f"chars {f.start}-{f.end}"), ("starts", lambda f: f.preview),
-            ("marked", lambda f: f.sensitivity), ("needs", lambda f: f.needed)], parent)
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        super().__init__(session, [("finding", card)], parent)
         self.check_button = self.add_button("Check again", self.refresh, edits_record=False)
         self.raise_button = self.add_button("Raise sensitivity", lambda: self._apply(privacy.raising, "Raise "
                                             "sensitivity"), "Mark the memory as sensitive as what it holds (undoable)")
         self.redact_button = self.add_button("Redact", lambda: self._apply(privacy.redaction, "Redact"),
                                              "Replace what was found with [redacted …] (undoable)")
-        self.buttons.addStretch(1)
 
     def refresh(self) -> None:
         """Check every memory again."""

@@ -36,12 +36,18 @@ from PySide6.QtWidgets import (
 from ..bridge import DEFAULT_K, DEFAULT_RULES, PreviewRequest, compile_for, recall_for
 from ..compiler import PROFILES, CompileResult
 from ..compiler.cache import PROVIDER_MIN_CACHE_TOKENS
-from ..compiler.capabilities import DEFAULT_MODEL, capability_map, get_context_cap_for_model
+from ..compiler.capabilities import (
+    DEFAULT_MODEL,
+    capability_map,
+    get_context_cap_for_model,
+    model_capabilities,
+)
 from ..compiler.providers import anthropic_model_id, render
 from ..prompt_future import PromptFuture, prompt_future
 from ..recall_why import NEAR_MISSES, WhyRow, explain_prompt, hit_words
 from .future_pane import FuturePane
 from .history_editor import HistoryEditor
+from .preferences import picked, start_in
 from .preview_panes import CachePane, CitationsPane, ComparePane
 from .preview_text import (
     MIN_BUDGET,
@@ -57,7 +63,7 @@ from .provenance_view import ProvenancePane
 from .session import StoreSession
 from .token_bars import TokenBars
 from .why_pane import WhyPane
-from .widgets import SteadyLabel, StillTabs, scrolling
+from .widgets import SteadyLabel, StillTabs, scrolling, visible_groove
 
 FORMAT_LABELS = (("openai", "Copy OpenAI", "Copy the prompt as OpenAI chat messages (JSON)"),
                  ("anthropic", "Copy Anthropic", "Copy the prompt as an Anthropic Messages API request (JSON)"),
@@ -130,7 +136,7 @@ class PromptPreview(QWidget):
         self.model.setCurrentText(DEFAULT_MODEL)
         form.addRow("Model", self.model)
         # The slider is logarithmic so small budgets get as much travel as large ones.
-        self.budget_slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.budget_slider = visible_groove(QSlider(Qt.Orientation.Horizontal, self))
         self.budget_slider.setRange(0, SLIDER_STEPS)
         self.budget_spin = QSpinBox(self)
         self.budget_spin.setSingleStep(64)
@@ -267,7 +273,9 @@ class PromptPreview(QWidget):
             combo.currentTextChanged.connect(self.schedule)
         self.k.valueChanged.connect(self.schedule)
         self.model.currentTextChanged.connect(self._offer_formats)
+        self.model.currentTextChanged.connect(self._price_of_model)
         self._offer_formats(self.model.currentText())
+        self._price_of_model(self.model.currentText())
         self.price.valueChanged.connect(self._price_changed)
         self.budget_slider.valueChanged.connect(self._budget_from_slider)
         self.budget_spin.valueChanged.connect(self._budget_from_spin)
@@ -523,6 +531,17 @@ class PromptPreview(QWidget):
     def export_text(self, fmt: str) -> str:
         return render(self.result, fmt, self.request().model_id)
 
+    def _price_of_model(self, model: str) -> None:
+        """The price follows the model: its list price from the capability map; a model the
+        map has no price for keeps the price shown (a person may have typed their own)."""
+        price = model_capabilities(model.strip()).input_price_per_1k if model.strip() else None
+        if price is not None:
+            self.price.setValue(price)
+            self.price.setToolTip(f"The list price of {model.strip()}'s input tokens (the capability map); "
+                                  "type your own if you pay another")
+        else:
+            self.price.setToolTip("The capability map has no price for this model: type what you pay")
+
     def _offer_formats(self, model: str) -> None:
         """An Anthropic request is offered for a Claude model only."""
         try:
@@ -552,9 +571,9 @@ class PromptPreview(QWidget):
         if self.result is None:
             return
         path, chosen = QFileDialog.getSaveFileName(
-            self, "Save the compiled prompt", "prompt.json",
+            self, "Save the compiled prompt", start_in("prompt.json"),
             "OpenAI messages (*.json);;Anthropic request (*.json);;Plain text (*.txt)")
-        if path:
+        if picked(path):
             fmt = "anthropic" if chosen.startswith("Anthropic") else "text" if chosen.startswith("Plain") else "openai"
             self.save(path, fmt)
 

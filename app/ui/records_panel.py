@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QTableView,
@@ -18,9 +18,10 @@ from PySide6.QtWidgets import (
 )
 
 from .session import StoreSession
-from .widgets import RowsModel
+from .widgets import FlowLayout, RowsModel
 
 Index = QModelIndex | QPersistentModelIndex
+FITTED_ROWS = 300  # records whose rows are sized to their text; more are three lines each
 
 
 class RecordsModel(RowsModel):
@@ -67,10 +68,15 @@ class RecordsPanel(QWidget):
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.verticalHeader().hide()
+        # A record is a card of a few lines across the whole width, wrapped, each row as
+        # tall as its text: in a narrow dock, columns left each text a few characters wide.
+        self.view.setWordWrap(True)
+        self.view.horizontalHeader().setStretchLastSection(True)
+        self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.selectionModel().currentRowChanged.connect(self._row_changed)
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
-        self.buttons = QHBoxLayout()
+        self.buttons = FlowLayout()  # they wrap onto a second row rather than being cut
         self._edits_record: list[QPushButton] = []
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
@@ -103,6 +109,12 @@ class RecordsPanel(QWidget):
 
     def show_records(self, records: Sequence[Any], summary: str) -> None:
         self._stale = False
+        # Each row as tall as its wrapped text, unless there are so many that measuring them
+        # all would hold the window up: then three lines each (the full text is the tooltip).
+        rows = self.view.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents if len(records) <= FITTED_ROWS
+                                  else QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(3 * self.view.fontMetrics().lineSpacing() + 8)
         self.model.set_records(records)
         self.summary.setText(summary)
         self._update_buttons()

@@ -45,7 +45,8 @@ def preview_jsonl(store: MemoryStore, path: str | os.PathLike) -> ImportResult:
         seen[rec["id"]] = number
         ids.append(rec["id"])
     if errors:
-        raise ImportRefused(name, errors)
+        good = sum(1 for line in _lines(text) if line.strip()) - len(errors)
+        raise ImportRefused(name, errors, good=good)
     with store.tables.reading():
         existing = store.tables.stored_ids(ids)
     result = ImportResult("jsonl", name, "", True, memories_new=len(set(ids) - existing),
