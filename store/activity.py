@@ -42,6 +42,7 @@ DOORS = ("mcp", "http", "cli", "python")  # python: a framework adapter (mnemosc
 PRUNE_EVERY = 256
 SUMMARY_CHARS = 200
 ARG_CHARS = 2000
+BACKSLASH = "\\"  # what escapes a LIKE pattern's wildcards
 SCOPE_CHARS = 140  # a refused scope is logged as given, cut
 # Arguments that are settings, not texts: what a row still shows when its texts are left out.
 SETTINGS = frozenset(("kind", "importance", "scope", "sensitivity", "k", "explain", "limit", "model", "max_tokens",
@@ -178,12 +179,11 @@ def record(store: MemoryStore, *, client: str, door: str, tool: str, scope: str 
     with store.tables.write():
         if sensitivity not in SENSITIVITY_RANK:
             sensitivity = _sensitivity_of(store, args, memory_ids, trust)
-        row_id = store.conn.execute(
-            "INSERT INTO activity (at, client, door, tool, scope, trust, summary, args, memory_ids, duration_ms, "
-            "ok, error, sensitivity, called_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (at, _text(client)[:120], door, tool, _text(scope)[:SCOPE_CHARS], trust, summary[:SUMMARY_CHARS],
-             kept_arguments(args), json.dumps(list(memory_ids)), round(float(duration_ms), 3), int(ok), error[:500],
-             sensitivity, called_at)).lastrowid
+        row_id = store.tables.backend.insert_one("activity", {
+            "at": at, "client": _text(client)[:120], "door": door, "tool": tool, "scope": _text(scope)[:SCOPE_CHARS],
+            "trust": trust, "summary": summary[:SUMMARY_CHARS], "args": kept_arguments(args),
+            "memory_ids": json.dumps(list(memory_ids)), "duration_ms": round(float(duration_ms), 3), "ok": int(ok),
+            "error": error[:500], "sensitivity": sensitivity, "called_at": called_at}, "id")
         if row_id % PRUNE_EVERY == 0:
             prune(store, at)
     return row_id
@@ -316,7 +316,8 @@ def scrub(store: MemoryStore, memory_id: str, text: str) -> int:
     pattern = '%"' + memory_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + '"%'
     with store.tables.write():
         rows = store.conn.execute(
-            "SELECT id, args FROM activity WHERE memory_ids LIKE ? ESCAPE '\\' OR instr(args, ?) > 0",
+            f"SELECT id, args FROM activity WHERE {store.tables.sql.like('memory_ids', escape=BACKSLASH)} "
+            f"OR {store.tables.sql.holds('args')}",
             (pattern, needle)).fetchall()
         for row_id, args in rows:
             kept = settings_only(json.loads(args or "{}"))
@@ -334,8 +335,8 @@ def forget(store: MemoryStore, memory_id: str, *, client: str = "") -> DeletedMe
         scrub(store, memory_id, deleted.row["text"])
         payload = {"row": deleted.row, "edges": [list(e) for e in deleted.edges],
                    "recall_events": deleted.recall_events}
-        store.conn.execute("INSERT OR REPLACE INTO forgotten (memory_id, at, client, text, payload) "
-                           "VALUES (?,?,?,?,?)",
+        store.conn.execute(store.tables.sql.upsert("forgotten", ("memory_id", "at", "client", "text", "payload"),
+                                                   ("memory_id",)),
                            (memory_id, store.now(), client, deleted.row["text"], json.dumps(payload)))
     return deleted
 

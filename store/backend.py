@@ -1,32 +1,15 @@
-"""The storage backend seam: where a store's connection comes from, and the one SQL dialect
-every store module writes.
+"""The PostgreSQL connection, and where a store's database is (a file or a URL).
 
-Every module of the store talks to ``store.conn`` (through :class:`~.tables.Tables`) in
-one dialect: SQLite's, limited to what both engines can do. On SQLite the connection is
-``sqlite3``'s own, untouched, so files stay byte-for-byte what they were. On PostgreSQL
-it is a :class:`PostgresConnection`: the same ``execute`` / ``executemany`` /
-``in_transaction`` / ``close`` over psycopg 3, which rewrites the few constructs that
-differ before the server sees them:
+A store talks to its connection in the SQL both engines speak; what differs is built per
+engine by store/backends/ (upserts, numbered inserts, full-text search …). On SQLite the
+connection is ``sqlite3``'s own, untouched, so files stay byte-for-byte what they were. On
+PostgreSQL it is a :class:`PostgresConnection`: the same ``execute`` / ``executemany`` /
+``in_transaction`` / ``close`` over psycopg 3, which passes each statement as written,
+its ``?`` parameters in psycopg's ``%s`` style (:func:`pyformat`). ``begin_write`` is
+``BEGIN`` plus a transaction-scoped advisory lock, so writers in any number of processes
+queue as they do on one file.
 
-* ``?`` placeholders become ``%s``;
-* ``BEGIN IMMEDIATE`` (SQLite's write lock) is ``BEGIN`` plus a transaction-scoped
-  advisory lock, so writers in any number of processes queue as they do on one file;
-* ``INSERT OR IGNORE`` / ``INSERT OR REPLACE`` become ``ON CONFLICT`` upserts on the
-  table's key (:data:`KEYS`);
-* an insert into a table whose key the server numbers returns it (``lastrowid``);
-* full text: ``memories_fts f ... memories_fts MATCH ?`` with the store's FTS5 query
-  (quoted terms joined by OR or AND) becomes ``f.tsv @@ tsquery``, ``ORDER BY f.rank``
-  becomes ``ts_rank`` best first, then the newest. (The tsvector has no positions, so
-  ``ts_rank`` only counts the query's terms a memory holds: many memories tie, and a
-  parallel scan hands ties over in a different order each time; without the second key
-  the same recall could take different candidates twice in a row.) The tsvector holds the very terms the store makes
-  (:func:`~.text.term_string`: folded words, CJK and Korean bigrams) unstemmed, so a
-  query matches what it matches on SQLite;
-* ``CROSS JOIN ... ON`` (SQLite's planner hint) is an inner join; ``LIKE`` is ``ILIKE``
-  (SQLite's LIKE ignores case); ``instr`` is ``strpos``;
-* ``PRAGMA data_version`` (changes when someone commits) is the server's WAL position.
-
-Every write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``) sends ``NOTIFY mnemoscope``
+Every write transaction (``begin_write`` … ``COMMIT``) sends ``NOTIFY mnemoscope``
 just before it commits; PostgreSQL delivers it to listeners only if the commit happens, so
 a window (store/notify.py) hears of every other writer's change at once, without polling.
 
@@ -56,6 +39,7 @@ import re
 import sqlite3
 import threading
 import time
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -64,14 +48,6 @@ from .errors import DatabaseRefused, StoreError, Unavailable
 URL_SCHEMES = ("postgresql://", "postgres://")
 # Writers take this transaction-scoped advisory lock (BEGIN IMMEDIATE's equivalent): "MNEM".
 WRITE_LOCK = int.from_bytes(b"MNEM", "big")
-# The key of each table an upsert names (ON CONFLICT needs it).
-KEYS = {
-    "meta": ("key",), "vectors": ("rowid",), "forgotten": ("memory_id",), "edges": ("src", "edge", "dst"),
-    "conversations": ("context", "conversation_id", "turn"), "memories": ("id",), "entities": ("id",),
-    "memory_state": ("rowid",),
-}
-# Tables whose key the server numbers, and its column: what ``lastrowid`` reads back.
-NUMBERED = {"memories": "rowid", "ticks": "id", "activity": "id", "recall_events": "rowid"}
 CONNECT_TIMEOUT_S = 3
 # A dead server (no reply at all) is noticed in about idle + interval × count seconds; a write
 # whose bytes go unacknowledged gives up after tcp_user_timeout (ms). The URL's query overrides them.
@@ -175,101 +151,27 @@ def parse_url(url: str) -> dict[str, Any]:
     return params
 
 
-_PARAM = re.compile(r"\?|\x00MATCH\x00|\x00RANK\x00|'(?:[^']|'')*'")
-_FTS_TOKEN = re.compile(r'"((?:[^"]|"")*)"|(\()|(\))|(\S+)')
+# A parameter, a percent sign, or a quoted literal (whose ``?`` is text): what :func:`pyformat` reads.
+_PARAM = re.compile(r"\?|%|'(?:[^']|'')*'")
 
 
-def lexeme(term: str) -> str:
-    """``term`` as one tsquery lexeme, quoted."""
-    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+def _pyformat_token(m: re.Match) -> str:
+    token = m.group(0)
+    return "%s" if token == "?" else token.replace("%", "%%")
 
 
-def fts_to_tsquery(query: str) -> str:
-    """The store's FTS5 query (quoted terms, AND, OR, NOT, parentheses; terms side by side
-    mean AND) as tsquery text."""
-    out: list[str] = []
-    for m in _FTS_TOKEN.finditer(query):
-        quoted, opening, closing, bare = m.groups()
-        if bare in ("AND", "OR", "NOT"):
-            out.append({"AND": "&", "OR": "|", "NOT": "& !"}[bare])
-            continue
-        if out and out[-1] not in ("&", "|", "& !", "(") and closing is None:
-            out.append("&")  # FTS5: terms side by side must all match
-        if opening:
-            out.append("(")
-        elif closing:
-            out.append(")")
-        else:
-            out.append(lexeme(quoted.replace('""', '"') if quoted is not None else bare))
-    return " ".join(out) or "''"
-
-
-def translate(sql: str, params: Any = ()) -> tuple[str, list[Any], str | None]:
-    """The PostgreSQL form of a statement of the store's dialect, its parameters, and the
-    column an insert returns (``lastrowid``), if any."""
-    params = list(params or ())
-    returning = None
-    head = sql.lstrip()[:40].upper()
-    if head.startswith("INSERT OR "):
-        upsert = re.match(r"\s*INSERT OR (IGNORE|REPLACE) INTO (\w+)\s*\(([^)]*)\)", sql, re.I)
-        if not upsert:
-            raise PostgresError(f"the PostgreSQL backend cannot translate: {sql[:80]}")
-        how, table, cols = upsert.group(1).upper(), upsert.group(2), [c.strip() for c in upsert.group(3).split(",")]
-        sql = "INSERT INTO" + sql[upsert.start(2) - 1:]
-        key = KEYS[table]
-        if how == "IGNORE":
-            sql += " ON CONFLICT DO NOTHING"
-        else:
-            rest = [c for c in cols if c not in key]
-            sets = ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)
-            sql += f" ON CONFLICT ({', '.join(key)}) " + (f"DO UPDATE SET {sets}" if sets else "DO NOTHING")
-    elif head.startswith("INSERT INTO"):
-        table = re.match(r"\s*INSERT INTO (\w+)", sql, re.I).group(1)
-        if table in NUMBERED and "RETURNING" not in sql.upper():
-            returning = NUMBERED[table]
-            sql += f" RETURNING {returning}"
-    elif head.startswith("PRAGMA DATA_VERSION"):
-        return "SELECT (pg_current_wal_lsn() - '0/0')::bigint", [], None
-    sql = sql.replace(" CROSS JOIN ", " JOIN ").replace(" LIKE ", " ILIKE ").replace(" instr(", " strpos(")
-    fts = re.search(r"\bmemories_fts\s+(\w+)", sql)
-    if fts:
-        alias = fts.group(1)
-        sql = sql.replace("memories_fts MATCH ?", "\x00MATCH\x00").replace(f"ORDER BY {alias}.rank", "\x00RANK\x00")
-    out: list[Any] = []
-    pieces: list[str] = []
-    at, query = 0, None
-    last = 0
-    for m in _PARAM.finditer(sql):
-        token = m.group(0)
-        if token.startswith("'"):
-            continue
-        pieces.append(sql[last:m.start()])
-        last = m.end()
-        if token == "?":
-            out.append(params[at])
-            at += 1
-            pieces.append("%s")
-        elif token == "\x00MATCH\x00":
-            query = fts_to_tsquery(params[at])
-            at += 1
-            out.append(query)
-            pieces.append(f"{alias}.tsv @@ CAST(%s AS tsquery)")
-        else:
-            out.append(query)
-            pieces.append(f"ORDER BY ts_rank({alias}.tsv, CAST(%s AS tsquery)) DESC, {alias}.rowid DESC")
-    pieces.append(sql[last:])
-    text = "".join(pieces)
-    if "%" in text.replace("%s", ""):  # a literal % (LIKE patterns come as parameters)
-        text = re.sub(r"%(?!s)", "%%", text)
-    return text, out, returning
+@lru_cache(maxsize=1024)
+def pyformat(sql: str) -> str:
+    """``sql`` in psycopg's parameter style: ``?`` (outside a quoted literal) is ``%s``, and
+    ``%`` is ``%%``. A DB-API parameter style; the statement is the store's, unchanged."""
+    return _PARAM.sub(_pyformat_token, sql)
 
 
 class _Cursor:
     """What the store reads of an sqlite3 cursor, over a psycopg one."""
 
-    def __init__(self, cur: Any, lastrowid: Any = None) -> None:
+    def __init__(self, cur: Any) -> None:
         self._cur = cur
-        self.lastrowid = lastrowid
 
     @property
     def description(self):
@@ -291,8 +193,6 @@ class _Cursor:
 
 class PostgresConnection:
     """An sqlite3-like connection to a PostgreSQL database (see the module's docstring)."""
-
-    dialect = "postgresql"
 
     def __init__(self, conn: Any, url: str, reopen: Any = None, params: dict[str, Any] | None = None,
                  configure: Any = None) -> None:
@@ -462,45 +362,42 @@ class PostgresConnection:
             self._down_until = now + RECONNECT_PAUSE_S
             raise Unavailable(self.url, self._why) from None
 
-    def _run(self, sql: str, params: Any = ()) -> _Cursor:
-        if sql.strip().upper() == "BEGIN IMMEDIATE":
-            def begin(conn: Any) -> None:
-                conn.execute("BEGIN")
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+    def begin_write(self) -> None:
+        """``BEGIN`` and the store's advisory write lock: writers in any number of processes
+        queue as they do on one SQLite file. Its ``COMMIT`` notifies :data:`CHANNEL` first."""
+        def begin(conn: Any) -> None:
+            conn.execute("BEGIN")
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
 
-            self._guarded(sql, begin)
-            self._writing = True
-            return _Cursor(None)
-        if self._writing and sql.strip().upper() in ("COMMIT", "ROLLBACK"):
+        self._guarded("BEGIN", begin)
+        self._writing = True
+
+    def execute(self, sql: str, params: Any = ()) -> _Cursor:
+        end = sql.strip().upper() if self._writing else ""
+        if end in ("COMMIT", "ROLLBACK"):
             # The live-refresh hook: a write transaction notifies listeners as part of itself,
             # so the notice is delivered exactly when (and only if) the commit succeeds.
             self._writing = False
-            if sql.strip().upper() == "COMMIT":
+            if end == "COMMIT":
                 self._guarded("NOTIFY", lambda conn: conn.execute(f"NOTIFY {CHANNEL}"))
-        text, values, returning = translate(sql, params)
+        text = pyformat(sql)
 
         def run(conn: Any) -> _Cursor:
-            cur = conn.execute(text, values)
+            cur = conn.execute(text, params)
             self._count(text, cur.rowcount)
-            return _Cursor(cur, cur.fetchone()[0] if returning else None)
+            return _Cursor(cur)
 
         return self._guarded(sql, run) or _Cursor(None)
-
-    def execute(self, sql: str, params: Any = ()) -> _Cursor:
-        return self._run(sql, params)
 
     def executemany(self, sql: str, seq: Any) -> None:
         rows = [list(p) for p in seq]
         if not rows:
             return
-        text, _, _ = translate(sql, rows[0])
-        # Only a full-text MATCH changes the parameters; otherwise they go as given (a tick at
-        # 100,000 memories spent a fifth of its time translating the same statement per row).
-        values = rows if "MATCH" not in sql else [translate(sql, p)[1] for p in rows]
+        text = pyformat(sql)
 
         def run(conn: Any) -> None:
             with conn.cursor() as cur:
-                cur.executemany(text, values)
+                cur.executemany(text, rows)
                 self._count(text, cur.rowcount)
 
         self._guarded(sql, run)
@@ -515,11 +412,10 @@ class PostgresConnection:
         layout = np.dtype([("n", ">i2"), *((f"{name}{i}", t) for i, kind in enumerate(types)
                                              for name, t in (("len", ">i4"), ("v", ">i8" if kind == "i" else ">f8")))])
 
-        text, values, _ = translate(sql, params) if params else (sql, [], None)
-
         def run(conn: Any) -> bytes:
             data = bytearray()
-            with conn.cursor().copy(f"COPY ({text}) TO STDOUT (FORMAT BINARY)", values or None) as copy:
+            with conn.cursor().copy(f"COPY ({pyformat(sql) if params else sql}) TO STDOUT (FORMAT BINARY)",
+                                    list(params) or None) as copy:
                 for chunk in copy:
                     data += chunk
             return bytes(data)

@@ -155,7 +155,7 @@ def _ensure_id(path: str) -> str | None:
         try:
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_S * 1000}")
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, uuid.uuid4().hex))
+            conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (_ID_KEY, uuid.uuid4().hex))
             conn.execute("COMMIT")
         finally:
             conn.close()
@@ -347,7 +347,7 @@ def _postgres_id(store: MemoryStore) -> str | None:
     row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (_ID_KEY,)).fetchone()
     if row is None and not store.read_only:
         with store.tables.write():
-            store.conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, uuid.uuid4().hex))
+            store.conn.execute(store.tables.sql.insert_if_absent("meta", ("key", "value")), (_ID_KEY, uuid.uuid4().hex))
         row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (_ID_KEY,)).fetchone()
     return row[0] if row else None
 
@@ -389,7 +389,7 @@ def _backup_postgres(source: MemoryStore | str, to_dir: str | os.PathLike | None
                     source.conn.execute("COMMIT")
             if mine is not None:
                 with snapshot.tables.write():
-                    snapshot.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, mine))
+                    snapshot.tables.set_meta(_ID_KEY, mine)
 
     with _holding(folder, name) as cleaned:
         target = _new_target(folder, name)
@@ -490,7 +490,7 @@ def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm:
             src.backup(dst, pages=min(1024, pages - 1), progress=step, sleep=0.05)
             dst.execute("PRAGMA journal_mode = WAL")
             if mine is not None and theirs is None:  # a snapshot from before identities keeps this one's
-                dst.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (_ID_KEY, mine))
+                dst.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (_ID_KEY, mine))
         finally:
             dst.close()
     except sqlite3.DatabaseError as exc:

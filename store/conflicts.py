@@ -36,7 +36,7 @@ from .edges import KEPT, MENTIONS, SUPERSEDED_BY, SUPERSEDES
 from .errors import NotFound, StoreError, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK
 from .tables import DECAY_STATE, TOUCHED
-from .text import fts_phrase, terms
+from .text import Prefix, all_of, any_of, terms
 
 if TYPE_CHECKING:
     from .model import Memory
@@ -287,26 +287,22 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
                 words = [*subject_terms, *terms(c.value)][:6]
             else:  # the subject, and any word of the object (a one-character Chinese object: none)
                 objects = [t for t in terms(c.value) if len(t) > 1 or not is_cjk(t)]
-                words = [*subject_terms, "(" + " OR ".join(fts_phrase(t) for t in objects) + ")"] if objects \
-                    else subject_terms
+                words = [*subject_terms, any_of(objects)] if objects else subject_terms
             if words:
-                queries.add(" AND ".join(w if w.startswith("(") else fts_phrase(w) for w in dict.fromkeys(words)))
+                queries.add(all_of(dict.fromkeys(words)))
             if c.exclusive and subject_terms:
                 # where someone lives may be said with other words than ours ("moved to"):
                 # also the subject's memories with any verb of the slot
                 slot = c.slot.split()[0]
                 verbs = _SLOT_VERBS_ZH[slot] if is_cjk(text) else _SLOT_VERBS[slot]
-                queries.add(" AND ".join(fts_phrase(t) for t in subject_terms) + " AND ("
-                            + " OR ".join(fts_phrase(v) for v in verbs) + ")")
+                queries.add(all_of([*subject_terms, any_of(verbs)]))
         visible = SENSITIVITIES[:SENSITIVITY_RANK[sensitivity] + 1]
         candidates: dict[str, tuple] = {}
-        for q in sorted(queries):
-            for cid, ctext, cwho, ccreated, cterms in store.conn.execute(
-                    "SELECT m.id, m.text, m.who, m.created_at, m.terms FROM memories_fts f CROSS JOIN memories m "
-                    "ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
-                    "WHERE memories_fts MATCH ? AND m.id != ? AND m.scope IN (?, 'global') "
-                    f"AND s.layer != 'archived' AND m.sensitivity IN ({','.join('?' * len(visible))}) LIMIT ?",
-                    (q, mid, scope, *visible, limit)):
+        for q in sorted(queries, key=repr):
+            for cid, ctext, cwho, ccreated, cterms in store.conn.execute(*store.tables.sql.text_search(
+                    "m.id, m.text, m.who, m.created_at, m.terms", q, "m.id != ? AND m.scope IN (?, 'global') "
+                    f"AND s.layer != 'archived' AND m.sensitivity IN ({','.join('?' * len(visible))})",
+                    (mid, scope, *visible), limit=limit, state=True)):
                 candidates[cid] = (cid, ctext, cwho, ccreated, cterms)
         out = []
         new = (mid, text, created, mine)
@@ -331,17 +327,15 @@ def _likely_by_meaning(store: MemoryStore, new: tuple[str, str, list[Claim]], su
     that its writer may see, the nearest in meaning in the cosine band."""
     mid, text, mine = new
     # a Chinese subject by its first two characters (terms are bigrams), or one's prefix
-    words = [fts_phrase(t) for t in dict.fromkeys(terms(subject))] if not is_cjk(subject[:1]) \
-        else [fts_phrase(subject[:2]) + ("*" if len(subject) < 2 else "")]
+    words = list(dict.fromkeys(terms(subject))) if not is_cjk(subject[:1]) \
+        else [subject[:2] if len(subject) >= 2 else Prefix(subject)]
     if not words:
         return []
     rows = {}
-    for cid, ctext, cwho, cterms, ckind in store.conn.execute(
-            "SELECT m.id, m.text, m.who, m.terms, m.kind FROM memories_fts f CROSS JOIN memories m "
-            "ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
-            "WHERE memories_fts MATCH ? AND m.id != ? AND m.scope IN (?, 'global') "
-            f"AND s.layer != 'archived' AND m.sensitivity IN ({','.join('?' * len(visible))}) LIMIT ?",
-            (" AND ".join(words), mid, scope, *visible, limit)):
+    for cid, ctext, cwho, cterms, ckind in store.conn.execute(*store.tables.sql.text_search(
+            "m.id, m.text, m.who, m.terms, m.kind", all_of(words), "m.id != ? AND m.scope IN (?, 'global') "
+            f"AND s.layer != 'archived' AND m.sensitivity IN ({','.join('?' * len(visible))})",
+            (mid, scope, *visible), limit=limit, state=True)):
         if ckind not in changes.KINDS:
             continue
         known = cwho.lower() if cwho else _subjects_one(store, cid, ctext, "")

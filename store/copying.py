@@ -66,7 +66,7 @@ def copy_memory(src: MemoryStore, dst: MemoryStore) -> CopyReport:
         with src.tables.reading():
             meta = [r for r in src.conn.execute("SELECT key, value FROM meta ORDER BY key") if r[0] not in OWN_META]
             for key, value in meta:
-                dst.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+                dst.tables.set_meta(key, value)
             counts["memories"] = _copy_memories(src, dst)
             for table, columns in TABLES.items():
                 counts[table] = _copy_table(src, dst, table, columns)

@@ -14,3 +14,5 @@ SUPERSEDES = "supersedes"         # newer memory → the older one it replaced (
 SUPERSEDED_BY = "superseded_by"   # older memory → the newer one that replaced it
 KEPT = "kept_with"                # a person read both memories and keeps both: they are not a conflict
 RELATION = "relation:"           # entity → entity: relation:<type> (an MCP memory or basic-memory relation)
+
+EDGE_COLUMNS = ("src", "edge", "dst", "created_at")  # an edge as it is written

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import json_input, vectors
 from .columns import COLUMN, EDITABLE_COLUMNS, EXPORTED, MEMORY_COLUMNS
-from .edges import KEPT, MENTIONS, REFERENCES, RELATION, SUPERSEDED_BY, SUPERSEDES
+from .edges import EDGE_COLUMNS, KEPT, MENTIONS, REFERENCES, RELATION, SUPERSEDED_BY, SUPERSEDES
 from .errors import ImportRefused, StoreError, ValidationError
 from .model import (
     ENTITY_KINDS,
@@ -207,7 +207,7 @@ def graph_lines(store: MemoryStore, memory_ids: set[str], *, scope: str | None =
     lines = [_line({"entity": e}) for e in entities.values()]
     relations = []
     for src, edge, dst, created in store.conn.execute(
-            f"SELECT src, edge, dst, created_at FROM edges WHERE edge LIKE '{RELATION}%'"):
+            f"SELECT src, edge, dst, created_at FROM edges WHERE {store.tables.sql.like('edge')}", (RELATION + "%",)):
         if src in entities and dst in entities:
             a, b = entities[src], entities[dst]
             relations.append({"from": a["name"], "from_scope": a["scope"], "type": edge[len(RELATION):],
@@ -511,7 +511,7 @@ class Graph:
                 if eid is None:
                     eid = store.tables.resolve_entity(rel[end], "other", rel[f"{end}_scope"], now, [])
                 ends.append(eid)
-            cur = store.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
+            cur = store.conn.execute(store.tables.sql.insert_if_absent("edges", EDGE_COLUMNS),
                                      (ends[0], RELATION + rel["type"], ends[1], rel["created_at"]))
             made += bool(cur.rowcount)
         return made

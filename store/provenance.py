@@ -111,7 +111,7 @@ def call_of(store: MemoryStore, turn: Turn, *, trust: str = "hyper") -> Activity
     the log has pruned it), read at ``trust``."""
     caller_trust = turn.context.split("|", 1)[0] if turn.context else None
     where = (f"tool = 'compile_prompt' AND ok = 1 AND at >= ? AND "
-             f"{store.tables.backend.json_text('args', 'conversation_id')} = ?" + (" AND trust = ?" if caller_trust else ""))
+             f"{store.tables.sql.json_text('args', 'conversation_id')} = ?" + (" AND trust = ?" if caller_trust else ""))
     params: list = [turn.at, turn.conversation_id, *([caller_trust] if caller_trust else [])]
     found = activity.find(store, where, params, trust=trust, limit=1, oldest_first=True)
     return found[0] if found else None
@@ -142,7 +142,8 @@ def prompts_carrying(store: MemoryStore, memory_id: str, limit: int = 100, *,
     """The prompts agents compiled (with a ``conversation_id``) that carried ``memory_id``,
     newest first, each with its ``[Mem:N]`` and the call that compiled it."""
     needle = json.dumps(memory_id)  # as the map spells it: "mem-006"
-    rows = _turn_rows(store, "instr(ref_map, ?) > 0 ORDER BY at DESC, turn DESC LIMIT ?", [needle, int(limit) * 4])
+    rows = _turn_rows(store, f"{store.tables.sql.holds('ref_map')} ORDER BY at DESC, turn DESC LIMIT ?",
+                      [needle, int(limit) * 4])
     out = []
     for row in rows:
         turn = _turn(row)

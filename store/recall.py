@@ -47,7 +47,7 @@ from .edges import MENTIONED_IN, MENTIONS
 from .embedding import EmbeddingError, embed_queries, prepare
 from .errors import StoreError, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK, check_text, validate_scope
-from .text import fts_phrase, query_terms, terms
+from .text import Words, all_of, any_of, query_terms, terms
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -145,15 +145,13 @@ def check_min_relevance(value: Any) -> float:
 
 
 def _candidate_query(store: MemoryStore, q_terms: Sequence[str], scopes: Sequence[str],
-                     known: Sequence[str]) -> str:
+                     known: Sequence[str]) -> Words:
     """The full-text query that finds the keyword candidates: any of the terms; on
     PostgreSQL, any of those not too common among what the caller may search
     (``limits.common_term_rows``), or all of them when every one is (store/pg_terms.py)."""
     common = store.tables.backend.common_terms(store, q_terms, store.config.limits.common_term_rows, scopes, known)
-    wanted, join = [t for t in q_terms if t not in common], " OR "
-    if not wanted:
-        wanted, join = list(q_terms), " AND "
-    return join.join(fts_phrase(t) for t in wanted)
+    wanted = [t for t in q_terms if t not in common]
+    return any_of(wanted) if wanted else all_of(q_terms)
 
 
 def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[str] = "global",
@@ -202,14 +200,9 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
         rows: dict[str, dict[str, Any]] = {}
         if q_terms:
             fts = _candidate_query(store, q_terms, scopes, readable)
-            found = store.tables.rows(
-                f"SELECT {CANDIDATE_COLUMNS} FROM memories_fts f "
-                # CROSS JOIN keeps the full-text index as the outer loop: SQLite would
-                # otherwise walk every memory of the scope and test each against the index.
-                "CROSS JOIN memories m ON m.rowid = f.rowid CROSS JOIN memory_state s ON s.rowid = m.rowid "
-                f"WHERE memories_fts MATCH ? AND m.scope IN ({ph}) AND s.layer != 'archived' "
-                f"AND m.sensitivity IN ({rph}) ORDER BY f.rank LIMIT ?",
-                (fts, *scopes, *readable, max(lim.keyword_pool, 2 * k)))
+            found = store.tables.rows(*store.tables.sql.text_search(
+                CANDIDATE_COLUMNS, fts, f"m.scope IN ({ph}) AND s.layer != 'archived' AND m.sensitivity IN ({rph})",
+                (*scopes, *readable), limit=max(lim.keyword_pool, 2 * k), state=True, ranked=True))
             ranked = _by_words(found, q_terms, _visible_count(store, scopes, readable) if found else 0)
             for rank, row in enumerate(ranked[:max(lim.candidate_limit, 2 * k)], 1):
                 rows[row["id"]] = dict(row, keyword_rank=rank)

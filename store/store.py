@@ -20,6 +20,7 @@ from .capture import CaptureResult, capture, check_request_keys
 from .columns import MEMORY_FIELDS, stored
 from .config import KINDS, StoreConfig
 from .duplicates import difference
+from .edges import EDGE_COLUMNS
 from .embedding import Embedder, for_config
 from .errors import NotFound, StoreError, ValidationError
 from .jsonl import ImportReport, export_jsonl, import_jsonl
@@ -39,7 +40,7 @@ from .recall import Hits, brief, recall
 from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
 from .schema import SCHEMA_VERSION
 from .tables import REINFORCED, TOUCHED, Tables, search_terms
-from .text import cosine, fts_phrase, term_string, vector
+from .text import all_of, cosine, term_string, vector
 from .vectors import BATCH as VECTOR_BATCH
 
 CONFIG_ENV = "MNEMOSCOPE_CONFIG"  # a TOML file with the store's numbers
@@ -229,7 +230,7 @@ class MemoryStore:
             where.append("scope = ?")
             params.append(validate_scope(scope))
         if text:
-            where.append("text LIKE ? ESCAPE '\\'")
+            where.append(self.tables.sql.like("text", escape="\\"))
             params.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         suffix = f" ORDER BY {newest}_at DESC, id"
         if min_strength is None:
@@ -372,12 +373,10 @@ class MemoryStore:
         words = sorted(set(term_string(text).split()), key=lambda t: (-len(t), t))
         if words:  # candidates share the longer half of the terms: a near-duplicate shares nearly all
             needed = words[: max(1, (len(words) + 1) // 2)]
-            query = " AND ".join(fts_phrase(t) for t in needed)
             vec = vector(text)
-            for mid, mtext in self.conn.execute(
-                "SELECT m.id, m.text FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "
-                f"WHERE memories_fts MATCH ? AND m.scope = ? AND m.sensitivity IN ({','.join('?' * len(readable))}) "
-                "LIMIT 50", (query, scope, *readable)):
+            for mid, mtext in self.conn.execute(*self.tables.sql.text_search(
+                    "m.id, m.text", all_of(needed), f"m.scope = ? AND m.sensitivity IN ({','.join('?' * len(readable))})",
+                    (scope, *readable), limit=50)):
                 sim = cosine(vec, vector(mtext))
                 if sim >= self.config.limits.duplicate_similarity and (best is None or sim > best[1]) \
                         and difference(text, mtext) is None:
@@ -576,8 +575,7 @@ class MemoryStore:
             for src, edge, dst, created in deleted.edges:
                 other = dst if src == deleted.id else src
                 if other.startswith("e-") or self.exists(other) or self.tables.entity_exists(other):
-                    self.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
-                                      (src, edge, dst, created))
+                    self.conn.execute(self.tables.sql.insert_if_absent("edges", EDGE_COLUMNS), (src, edge, dst, created))
             self.tables.add_recall_events(deleted.id, deleted.recall_events)
             if kept and deleted.vector[1] == self.tables.meta(vectors.META_KEY):
                 self.conn.execute("INSERT INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from . import decay
 from .columns import BODY, COLUMN, MEMORY_FIELDS, STATE_COLUMNS, stored
 from .config import StoreConfig
-from .edges import MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
+from .edges import EDGE_COLUMNS, MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
 from .errors import StoreError, ValidationError
 from .files import sqlite_error
 from .model import ENTITY_KINDS, LATEST, Entity, Memory, parse_time
@@ -55,6 +55,7 @@ class Tables:
 
     def __init__(self, backend: Backend, config: StoreConfig) -> None:
         self.backend = backend  # every difference between the engines (store/backends/)
+        self.sql = backend.sql  # the SQL that differs between them, built for this one
         self.conn = backend.conn
         self.path = backend.path
         self.config = config
@@ -130,7 +131,7 @@ class Tables:
         return row[0] if row else default
 
     def set_meta(self, key: str, value: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+        self.conn.execute(self.sql.upsert("meta", ("key", "value"), ("key",)), (key, value))
 
     # -- the clock -------------------------------------------------------------------------
     def clock_offset(self) -> float:
@@ -335,8 +336,7 @@ class Tables:
         """Insert a memory's stored columns as given: its decay state into memory_state,
         under the rowid the rest got in memories."""
         body = [c for c in row if c not in STATE_COLUMNS]
-        rowid = self.conn.execute(f"INSERT INTO memories ({', '.join(body)}) VALUES ({', '.join('?' * len(body))})",
-                                  [row[c] for c in body]).lastrowid
+        rowid = self.backend.insert_one("memories", {c: row[c] for c in body}, "rowid")
         self.conn.execute(f"INSERT INTO memory_state (rowid, {', '.join(STATE_COLUMNS)}) "
                           f"VALUES (?, {', '.join('?' * len(STATE_COLUMNS))})",
                           (rowid, *(row.get(c) for c in STATE_COLUMNS)))
@@ -467,8 +467,7 @@ class Tables:
                   edges: list[tuple[str, str, str]]) -> None:
         """Write an edge and its inverse; record in ``edges`` the ones that were new."""
         for a, kind, b in ((src, edge, dst), (dst, inverse, src)):
-            cur = self.conn.execute("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
-                                    (a, kind, b, now))
+            cur = self.conn.execute(self.sql.insert_if_absent("edges", EDGE_COLUMNS), (a, kind, b, now))
             if cur.rowcount:
                 edges.append((a, kind, b))
 

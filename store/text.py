@@ -8,6 +8,8 @@ import math
 import re
 import unicodedata
 import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 # A word is a run of letters, digits and the combining marks that belong to them, in
@@ -131,10 +133,29 @@ def _query_stop() -> frozenset[str]:
     return frozenset(t for w in _QUERY_FUNCTION_WORDS.split() for t in terms(w))
 
 
-def fts_phrase(term: str) -> str:
-    """``term`` quoted as one phrase of a full-text query (FTS5's syntax, which the
-    PostgreSQL backend translates), its double quotes doubled."""
-    return '"' + term.replace('"', '""') + '"'
+@dataclass(frozen=True)
+class Prefix:
+    """In a :class:`Words` query: any term that starts with ``text``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Words:
+    """A full-text query as structure, which each backend writes in its engine's syntax
+    (store/backends/): the memories holding ``every`` one of ``parts``, or any of them. A
+    part is a term (as :func:`terms` makes them), a :class:`Prefix`, or another query."""
+
+    parts: tuple[str | Prefix | Words, ...]
+    every: bool = False
+
+
+def any_of(parts: Iterable[str | Prefix | Words]) -> Words:
+    return Words(tuple(parts))
+
+
+def all_of(parts: Iterable[str | Prefix | Words]) -> Words:
+    return Words(tuple(parts), every=True)
 
 
 def term_string(text: str, *extra: str) -> str:

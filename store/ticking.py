@@ -108,10 +108,10 @@ def tick(store: MemoryStore, now: Any = None, *, advance_days: float | None = No
         info = {"counts": counts, "changed": len(moves), "ticked_before": ticked_before}
         if full:  # what an undo puts back; kept only when it differs (it is a few hundred bytes)
             info["config_before"] = config_before
-        tick_id = store.conn.execute(
-            "INSERT INTO ticks (at, offset_before, offset_after, created, summary, undo) VALUES (?,?,?,?,?,?)",
-            (now, offset_before, offset_after, store.tables.backend.wall_time(), json.dumps(info, ensure_ascii=False),
-             _pack_undo(undo))).lastrowid
+        tick_id = store.tables.backend.insert_one("ticks", {
+            "at": now, "offset_before": offset_before, "offset_after": offset_after,
+            "created": store.tables.backend.wall_time(), "summary": json.dumps(info, ensure_ascii=False),
+            "undo": _pack_undo(undo)}, "id")
         store.tables.backend.insert_many("tick_log", ("tick_id", "memory_id", "from_layer", "to_layer", "strength_before",
                                              "strength_after"), [(tick_id, *t) for t in transitions])
         # Only the last ``undoable_ticks`` keep their undo record: the history stays bounded.

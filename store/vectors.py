@@ -132,16 +132,20 @@ def put(store: MemoryStore, memory_id: str, vector: np.ndarray | None) -> None:
     if vector is None:
         return
     claim(store)
-    store.conn.execute("INSERT OR REPLACE INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
-                       (encode(vector), memory_id))
+    store.conn.execute(_put(store), (encode(vector), memory_id))
 
 
 def put_many(store: MemoryStore, pairs: Sequence[tuple[str, np.ndarray]]) -> None:
     if not pairs:
         return
     claim(store)
-    store.conn.executemany("INSERT OR REPLACE INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
-                           [(encode(v), mid) for mid, v in pairs])
+    store.conn.executemany(_put(store), [(encode(v), mid) for mid, v in pairs])
+
+
+def _put(store: MemoryStore) -> str:
+    """Store a vector (the first parameter) as the memory's whose id is the second."""
+    return store.tables.sql.upsert("vectors", ("rowid", "vec"), ("rowid",),
+                                   source="SELECT rowid, ? FROM memories WHERE id = ?")
 
 
 def claim(store: MemoryStore) -> None:

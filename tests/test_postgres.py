@@ -15,20 +15,16 @@ from pathlib import Path
 import pytest
 from mnemoscope.cli import main
 from mnemoscope.store import DatabaseRefused, MemoryStore, StoreError
-from mnemoscope.store.backend import (
-    CONNECT_TIMEOUT_S,
-    KEEPALIVE,
-    fts_to_tsquery,
-    parse_url,
-    redact,
-    translate,
-)
+from mnemoscope.store.backend import CONNECT_TIMEOUT_S, KEEPALIVE, parse_url, pyformat, redact
+from mnemoscope.store.backends.postgres import PostgresBackend
+from mnemoscope.store.backends.sqlite import SQLiteBackend
 from mnemoscope.store.config import ConfigError, StoreConfig
 from mnemoscope.store.copying import copy_memory
 from mnemoscope.store.decay import DAY
 from mnemoscope.store.embedding import HashEmbedder
 from mnemoscope.store.pg_schema import ORDER, STEPS
 from mnemoscope.store.schema import KNOWN_MIGRATIONS, SCHEMA_VERSION
+from mnemoscope.store.text import Prefix, all_of, any_of
 from pg_server import PASSWORD, PASSWORD_USER
 
 T0 = 1_790_000_000.0
@@ -53,21 +49,24 @@ def test_every_migration_has_its_postgres_step():
     assert set(STEPS) == KNOWN_MIGRATIONS == set(ORDER)
 
 
-def test_the_store_dialect_becomes_postgresqls():
-    sql, params, returning = translate("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("a", "b"))
-    assert sql == "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
-    assert params == ["a", "b"] and returning is None
-    # a ? inside a literal is not a placeholder; an insert into a numbered table returns its key
-    sql, params, returning = translate("INSERT INTO ticks (summary, at) VALUES ('why?', ?)", (1.0,))
-    assert sql.endswith("VALUES ('why?', %s) RETURNING id") and params == [1.0] and returning == "id"
-    sql, params, _ = translate("SELECT m.id FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "
-                               "WHERE memories_fts MATCH ? AND m.scope = ? ORDER BY f.rank LIMIT ?",
-                               ('"tea" OR "cof""fee"', "global", 5))
-    assert "f.tsv @@ CAST(%s AS tsquery)" in sql and "JOIN memories m" in sql and "CROSS" not in sql
-    assert "ORDER BY ts_rank(f.tsv, CAST(%s AS tsquery)) DESC, f.rowid DESC LIMIT %s" in sql
-    assert params == ["'tea' | 'cof\"fee'", "global", "'tea' | 'cof\"fee'", 5]
-    assert fts_to_tsquery('"a" AND "b" AND ("c" OR "d")') == "'a' & 'b' & ( 'c' | 'd' )"
-    assert fts_to_tsquery('"it\'s"') == "'it''s'"
+def test_the_sql_that_differs_is_built_for_each_engine_from_structure():
+    sqlite, postgres = SQLiteBackend.sql, PostgresBackend.sql
+    assert sqlite.upsert("meta", ("key", "value"), ("key",)) == "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
+    assert postgres.upsert("meta", ("key", "value"), ("key",)) == (
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")
+    assert postgres.insert_if_absent("edges", ("src", "dst")).endswith("VALUES (?, ?) ON CONFLICT DO NOTHING")
+    assert postgres.insert("ticks", ("at",), "id") == "INSERT INTO ticks (at) VALUES (?) RETURNING id"
+    query = all_of(["tea", any_of(['cof"fee', "it's"]), Prefix("ab")])
+    sql, params = sqlite.text_search("m.id", query, "m.scope = ?", ("global",), limit=5, ranked=True)
+    assert "CROSS JOIN memories m" in sql and sql.endswith("WHERE memories_fts MATCH ? AND m.scope = ? ORDER BY f.rank LIMIT ?")
+    assert params == ['"tea" AND ("cof""fee" OR "it\'s") AND "ab"*', "global", 5]
+    sql, params = postgres.text_search("m.id", query, "m.scope = ?", ("global",), limit=5, ranked=True)
+    assert "f.tsv @@ CAST(? AS tsquery) AND m.scope = ?" in sql and "CROSS" not in sql
+    assert sql.endswith("ORDER BY ts_rank(f.tsv, CAST(? AS tsquery)) DESC, f.rowid DESC LIMIT ?")
+    tsquery = "'tea' & ('cof\"fee' | 'it''s') & 'ab':*"
+    assert params == [tsquery, "global", tsquery, 5]
+    # a ? inside a literal is no parameter; a % is doubled for psycopg
+    assert pyformat("SELECT 'why?', ? WHERE a LIKE 'x%'") == "SELECT 'why?', %s WHERE a LIKE 'x%%'"
 
 
 def test_a_url_names_host_port_database_and_user_and_its_password_is_never_shown():

@@ -4,24 +4,64 @@ A store asks its :class:`Backend` (``store.tables.backend``) and never which eng
 on: opening and migrating, the write transaction's set-up, reads beside another thread's,
 new row numbers, bulk writes, the decay inputs a tick reads, real time, cancelling a running
 statement, hearing other writers, the search terms too common to search by, which vector
-search recall uses, and the SQL that differs (:meth:`Backend.json_text`). The one place
-that tells the engines apart is :func:`open_backend`, from the target's spelling (a file
-path or a ``postgresql://`` URL). ``tests/test_house.py`` fails when a branch on the engine
-appears outside this package.
+search recall uses, and the SQL that differs: upserts, inserts whose number the engine
+gives, full-text search, a caseless LIKE, a substring test and a JSON field, each built
+from structure by the backend's :class:`Statements` (``store.tables.sql``), never
+rewritten from text. The one place that tells the engines apart is :func:`open_backend`,
+from the target's spelling (a file path or a ``postgresql://`` URL).
 
-The store's SQL is otherwise written once, in SQLite's dialect limited to what both
-engines do; the PostgreSQL connection (store/backend.py) turns the few constructs that
-differ into its own while they are not yet built here from structure.
+The rest of the store's SQL is written once, in what both engines speak, with ``?`` for a
+parameter (the PostgreSQL connection passes it to psycopg as ``%s``: a parameter style,
+not a dialect). tests/test_pg_statements.py has PostgreSQL plan every statement written
+in store/ and every one the PostgreSQL backend builds for it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..backend import is_url
+
+if TYPE_CHECKING:
+    from ..text import Words
+
+
+class Statements(Protocol):
+    """The SQL that differs between the engines, built from structure by each backend
+    (``store.tables.sql``). Everything else the store writes once, in the SQL both engines
+    speak, with ``?`` for each parameter."""
+
+    def upsert(self, table: str, columns: Sequence[str], key: Sequence[str], *, source: str | None = None) -> str:
+        """Insert a row of ``columns`` (their values: a ``?`` each, or the query ``source``);
+        where a row has its ``key`` already, that row takes the new values."""
+
+    def insert_if_absent(self, table: str, columns: Sequence[str]) -> str:
+        """Insert a row of ``columns`` (a ``?`` each), unless it would take a key or a unique
+        value another row has: then nothing is written, and the rowcount is 0."""
+
+    def insert(self, table: str, columns: Sequence[str], number: str) -> str:
+        """Insert a row of ``columns`` (a ``?`` each) whose ``number`` the engine gives it
+        (:meth:`Backend.insert_one` reads it back)."""
+
+    def text_search(self, columns: str, query: Words, where: str, params: Sequence[Any], *, limit: int,
+                    state: bool = False, ranked: bool = False) -> tuple[str, list[Any]]:
+        """A statement and its parameters: ``columns`` of the memories ``m`` (and of their
+        decay state ``s`` when ``state``) the full-text ``query`` finds that meet ``where``
+        (its ``?`` filled by ``params``): the best ``limit`` of them when ``ranked``, else
+        any ``limit``."""
+
+    def like(self, expr: str, pattern: str = "?", *, escape: str | None = None) -> str:
+        """SQL true when the text ``expr`` matches the LIKE ``pattern`` (the next parameter
+        unless given), in any case of its ASCII letters."""
+
+    def holds(self, expr: str) -> str:
+        """SQL true when the text ``expr`` holds the next parameter's text anywhere."""
+
+    def json_text(self, expr: str, key: str) -> str:
+        """SQL for the text at ``key`` of the JSON object ``expr`` holds (NULL when absent)."""
 
 
 class Backend(Protocol):
@@ -33,6 +73,7 @@ class Backend(Protocol):
     read_only: bool
     hears_other_writers: bool  # True: watch() hears every commit at once; False: poll data_version()
     reads_beside_writes: bool  # True: another thread's read may run while one holds the connection
+    sql: Statements  # the SQL that differs, built for this engine
 
     def migrate(self, write: Callable[[], AbstractContextManager[Any]]) -> None:
         """Refuse what this version must not open, then apply due migrations in ``write()``."""
@@ -55,6 +96,9 @@ class Backend(Protocol):
 
     def new_rowids(self, n: int) -> list[int]:
         """Numbers for ``n`` memories about to be inserted with them."""
+
+    def insert_one(self, table: str, row: dict[str, Any], number: str) -> int:
+        """Insert ``row`` (column: value) and return the ``number`` the engine gave it."""
 
     def insert_many(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
         """Insert the rows inside the caller's transaction."""
@@ -86,9 +130,6 @@ class Backend(Protocol):
     def vector_search(self, store: Any, key: tuple) -> Any:
         """The engine's own vector search for recall, or None (numpy over the stored vectors)."""
 
-    def json_text(self, expr: str, key: str) -> str:
-        """SQL for the text at ``key`` of the JSON object ``expr`` holds (NULL when absent)."""
-
     def wall_time(self) -> float:
         """Real time as every process sharing this database counts it (the store's clock is
         this plus the offset the user advanced it by)."""
@@ -111,4 +152,4 @@ def open_backend(target: str | os.PathLike, *, create: bool, read_only: bool) ->
     return SQLiteBackend(os.fspath(target), create=create, read_only=read_only)
 
 
-__all__ = ["Backend", "open_backend"]
+__all__ = ["Backend", "Statements", "open_backend"]

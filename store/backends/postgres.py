@@ -5,17 +5,71 @@ migrations; pgvector's search in the server where it is installed (store/pg_vect
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from .. import pg_schema, pg_vectors
 from ..backend import connect_postgres
 from ..errors import DatabaseRefused
+from ..text import Prefix, Words
+from .statements import json_key, values
+
+
+class PostgresStatements:
+    """PostgreSQL's SQL where the engines differ (store/backends/__init__.py ``Statements``)."""
+
+    def upsert(self, table: str, columns: Sequence[str], key: Sequence[str], *, source: str | None = None) -> str:
+        rest = [c for c in columns if c not in key]
+        sets = ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)
+        return (f"INSERT INTO {table} ({', '.join(columns)}) {source or values(columns)} "
+                f"ON CONFLICT ({', '.join(key)}) " + (f"DO UPDATE SET {sets}" if sets else "DO NOTHING"))
+
+    def insert_if_absent(self, table: str, columns: Sequence[str]) -> str:
+        return f"INSERT INTO {table} ({', '.join(columns)}) {values(columns)} ON CONFLICT DO NOTHING"
+
+    def insert(self, table: str, columns: Sequence[str], number: str) -> str:
+        return f"INSERT INTO {table} ({', '.join(columns)}) {values(columns)} RETURNING {number}"
+
+    def text_search(self, columns: str, query: Words, where: str, params: Sequence[Any], *, limit: int,
+                    state: bool = False, ranked: bool = False) -> tuple[str, list[Any]]:
+        """The generated ``tsv`` column (store/pg_schema.py) against a tsquery. The tsvector
+        holds the very terms the store makes (store/text.py ``term_string``: folded words, CJK
+        and Korean bigrams) unstemmed, so a query finds what it finds on SQLite. It has no
+        positions, so ``ts_rank`` only counts the query's terms a memory holds: many memories
+        tie, and a parallel scan hands ties over in a different order each time; the newest
+        first among them keeps one recall taking the same candidates twice in a row."""
+        tsquery = pg_tsquery(query)
+        return (f"SELECT {columns} FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
+                + ("JOIN memory_state s ON s.rowid = m.rowid " if state else "")
+                + f"WHERE f.tsv @@ CAST(? AS tsquery) AND {where}"
+                + (" ORDER BY ts_rank(f.tsv, CAST(? AS tsquery)) DESC, f.rowid DESC" if ranked else "") + " LIMIT ?",
+                [tsquery, *params, *((tsquery,) if ranked else ()), limit])
+
+    def like(self, expr: str, pattern: str = "?", *, escape: str | None = None) -> str:
+        """ILIKE: as SQLite's LIKE, whatever the case."""
+        return f"{expr} ILIKE {pattern}" + (f" ESCAPE '{escape}'" if escape else "")
+
+    def holds(self, expr: str) -> str:
+        return f"strpos({expr}, ?) > 0"
+
+    def json_text(self, expr: str, key: str) -> str:
+        return f"(CAST({expr} AS jsonb) ->> '{json_key(key)}')"
+
+
+def pg_tsquery(query: Words | Prefix | str) -> str:
+    """``query`` as tsquery text: each term one quoted lexeme, a prefix ``:*``."""
+    if isinstance(query, str):
+        return "'" + query.replace("\\", "\\\\").replace("'", "''") + "'"
+    if isinstance(query, Prefix):
+        return pg_tsquery(query.text) + ":*"
+    return (" & " if query.every else " | ").join(
+        f"({pg_tsquery(p)})" if isinstance(p, Words) else pg_tsquery(p) for p in query.parts)
 
 
 class PostgresBackend:
     name = "postgresql"
+    sql = PostgresStatements()
     hears_other_writers = True  # every write transaction notifies before it commits (LISTEN)
     reads_beside_writes = True  # a read of another thread takes a pooled connection
 
@@ -66,10 +120,11 @@ class PostgresBackend:
         return self.conn.own()
 
     def begin_write(self) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")  # BEGIN and the store's advisory write lock
+        self.conn.begin_write()  # BEGIN and the store's advisory write lock
 
     def data_version(self) -> int:
-        return self.conn.execute("PRAGMA data_version").fetchone()[0]  # the server's WAL position
+        """The server's WAL position: it moves whenever anyone commits."""
+        return self.conn.execute("SELECT (pg_current_wal_lsn() - '0/0')::bigint").fetchone()[0]
 
     # -- bulk writes --------------------------------------------------------------------
     def new_rowids(self, n: int) -> list[int]:
@@ -78,6 +133,9 @@ class PostgresBackend:
         return [r[0] for r in self.conn.execute(
             "SELECT nextval(pg_get_serial_sequence('memories', 'rowid')) FROM generate_series(1, ?)",
             (n,)).fetchall()]
+
+    def insert_one(self, table: str, row: dict[str, Any], number: str) -> int:
+        return self.conn.execute(self.sql.insert(table, tuple(row), number), tuple(row.values())).fetchone()[0]
 
     def insert_many(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
         """One COPY: the triggers that keep counts (schema 13) write each count once."""
@@ -148,12 +206,6 @@ class PostgresBackend:
         if not self._pgvector:
             return None
         return pg_vectors.Search(store, store.embedder.dim, key)
-
-    # -- SQL that differs ---------------------------------------------------------------
-    def json_text(self, expr: str, key: str) -> str:
-        from .sqlite import _key
-
-        return f"(CAST({expr} AS jsonb) ->> '{_key(key)}')"
 
     def wall_time(self) -> float:
         """The server's clock, through the skew the connection measured when it opened: servers'

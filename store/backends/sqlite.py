@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
@@ -17,10 +17,57 @@ from sqlite_utils import Database
 from ..errors import DatabaseRefused, StoreError
 from ..files import READ_CACHE_KIB, WRITE_CACHE_KIB, open_connection
 from ..schema import migrations
+from ..text import Prefix, Words
+from .statements import json_key, values
+
+
+class SQLiteStatements:
+    """SQLite's SQL where the engines differ (store/backends/__init__.py ``Statements``)."""
+
+    def upsert(self, table: str, columns: Sequence[str], key: Sequence[str], *, source: str | None = None) -> str:
+        """``INSERT OR REPLACE``: SQLite finds the key itself."""
+        return f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) {source or values(columns)}"
+
+    def insert_if_absent(self, table: str, columns: Sequence[str]) -> str:
+        return f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) {values(columns)}"
+
+    def insert(self, table: str, columns: Sequence[str], number: str) -> str:
+        """The number is the cursor's ``lastrowid`` (RETURNING needs SQLite 3.35)."""
+        return f"INSERT INTO {table} ({', '.join(columns)}) {values(columns)}"
+
+    def text_search(self, columns: str, query: Words, where: str, params: Sequence[Any], *, limit: int,
+                    state: bool = False, ranked: bool = False) -> tuple[str, list[Any]]:
+        """FTS5, ranked by its bm25. CROSS JOIN keeps the full-text index as the outer loop:
+        SQLite would otherwise walk every memory the rest allows and test each against it."""
+        return (f"SELECT {columns} FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "
+                + ("CROSS JOIN memory_state s ON s.rowid = m.rowid " if state else "")
+                + f"WHERE memories_fts MATCH ? AND {where}" + (" ORDER BY f.rank" if ranked else "") + " LIMIT ?",
+                [fts5_query(query), *params, limit])
+
+    def like(self, expr: str, pattern: str = "?", *, escape: str | None = None) -> str:
+        """SQLite's LIKE ignores the case of ASCII letters."""
+        return f"{expr} LIKE {pattern}" + (f" ESCAPE '{escape}'" if escape else "")
+
+    def holds(self, expr: str) -> str:
+        return f"instr({expr}, ?) > 0"
+
+    def json_text(self, expr: str, key: str) -> str:
+        return f"json_extract({expr}, '$.{json_key(key)}')"
+
+
+def fts5_query(query: Words | Prefix | str) -> str:
+    """``query`` in FTS5's syntax: each term a quoted phrase (its double quotes doubled)."""
+    if isinstance(query, str):
+        return '"' + query.replace('"', '""') + '"'
+    if isinstance(query, Prefix):
+        return fts5_query(query.text) + "*"
+    return f" {'AND' if query.every else 'OR'} ".join(
+        f"({fts5_query(p)})" if isinstance(p, Words) else fts5_query(p) for p in query.parts)
 
 
 class SQLiteBackend:
     name = "sqlite"
+    sql = SQLiteStatements()
     hears_other_writers = False  # the window polls data_version
     reads_beside_writes = False  # one connection: a read takes its turn
 
@@ -89,6 +136,9 @@ class SQLiteBackend:
     def new_rowids(self, n: int) -> list[int]:
         first = (self.conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) + 1
         return list(range(first, first + n))
+
+    def insert_one(self, table: str, row: dict[str, Any], number: str) -> int:
+        return self.conn.execute(self.sql.insert(table, tuple(row), number), tuple(row.values())).lastrowid
 
     def insert_many(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
         if rows:
@@ -174,10 +224,6 @@ class SQLiteBackend:
     def vector_search(self, store: Any, key: tuple) -> Any:
         return None  # numpy over the stored vectors (store/vectors.py)
 
-    # -- SQL that differs ---------------------------------------------------------------
-    def json_text(self, expr: str, key: str) -> str:
-        return f"json_extract({expr}, '$.{_key(key)}')"
-
     def wall_time(self) -> float:
         return time.time()  # a file is shared by the processes of one machine: its clock
 
@@ -187,9 +233,3 @@ class SQLiteBackend:
 
 
 CHECK_EVERY = 20_000  # virtual-machine steps between two looks at a cancel
-
-
-def _key(key: str) -> str:
-    if not key.replace("_", "").isalnum():
-        raise ValueError(f"a JSON key the store's SQL names must be a plain word, got {key!r}")
-    return key

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import embedding_workers, model, privacy, vectors
 from ..capture import ENTITY_TYPES
-from ..edges import RELATION
+from ..edges import EDGE_COLUMNS, RELATION
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
 from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
 
@@ -388,8 +388,7 @@ def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dic
                     eid = entity_ids[spec["name"].lower()]
                     mentions += [(rec["id"], "mentions_entity", eid, at), (eid, "mentioned_in", rec["id"], at)]
                 result.ids.append(rec["id"])
-            store.conn.executemany("INSERT OR IGNORE INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
-                                   mentions)
+            store.conn.executemany(store.tables.sql.insert_if_absent("edges", EDGE_COLUMNS), mentions)
             tick(len(chunk))
         result.memories_new = len(fresh)
         # What a Mnemoscope export read back carries besides (mem0.export's items): recalls,
@@ -401,7 +400,7 @@ def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dic
                 if store.tables.exists(ref):
                     store.tables.reference(rec["id"], ref, rec["created_at"], [])
         # Relations already stored are counted, not written again (one look, then one statement).
-        stored_edges = set(store.conn.execute("SELECT src, edge, dst FROM edges WHERE edge LIKE ?",
+        stored_edges = set(store.conn.execute(f"SELECT src, edge, dst FROM edges WHERE {store.tables.sql.like('edge')}",
                                               (RELATION_PREFIX + "%",)))
         for src, rel, dst in plan.relations:
             edge = (entity_ids[src.lower()], RELATION_PREFIX + rel, entity_ids[dst.lower()])

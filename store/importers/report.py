@@ -92,7 +92,8 @@ def snapshot(store: Any, scope: str | None = None) -> Snapshot:
             if src in wanted and dst in entities:
                 mentions.setdefault(src, []).append(dst)
         relations = [(a, edge[len(RELATION):], b) for a, edge, b in store.conn.execute(
-            "SELECT src, edge, dst FROM edges WHERE edge LIKE ? ORDER BY created_at, rowid", (RELATION + "%",))
+            f"SELECT src, edge, dst FROM edges WHERE {store.tables.sql.like('edge')} ORDER BY created_at, rowid",
+            (RELATION + "%",))
             if a in entities and b in entities]
     for ids in mentions.values():
         ids.sort(key=lambda e: (entities[e]["name"].lower(), entities[e]["name"]))

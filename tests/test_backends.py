@@ -1,0 +1,46 @@
+"""The SQL that differs between the engines, built by each backend from structure
+(store/backends/ ``Statements``), does the same on both: run on SQLite and PostgreSQL."""
+
+import pytest
+from mnemoscope.store import MemoryStore
+from mnemoscope.store.embedding import HashEmbedder
+from mnemoscope.store.text import Prefix, all_of, any_of
+
+T0 = 1_790_000_000.0
+
+
+@pytest.fixture
+def opened(db_path):
+    with MemoryStore(db_path, embedder=HashEmbedder()) as s:
+        for i, text in enumerate(("green tea at noon", "black coffee at dawn", "Tea with Mara", "teapot repairs")):
+            s.remember(text, memory_id=f"m-{i}", now=T0 + i)
+        yield s
+
+
+def _search(s, query, ranked=False):
+    sql, params = s.tables.sql.text_search("m.id", query, "m.scope = ?", ("global",), limit=10, ranked=ranked)
+    with s.tables.reading():
+        return [r[0] for r in s.conn.execute(sql, params)]
+
+
+def test_a_full_text_query_finds_the_same_memories_on_both_engines(opened):
+    assert sorted(_search(opened, any_of(["tea", "dawn"]))) == ["m-0", "m-1", "m-2"]
+    assert _search(opened, all_of(["tea", "mara"])) == ["m-2"]
+    assert _search(opened, all_of(["tea", any_of(["noon", "mara"])]), ranked=True) in (["m-0", "m-2"], ["m-2", "m-0"])
+    assert sorted(_search(opened, all_of([Prefix("tea")]))) == ["m-0", "m-2", "m-3"], "a prefix finds teapot too"
+    assert _search(opened, any_of(['it"s', "o'clock"])) == [], "quotes in a term are text"
+
+
+def test_upserts_and_inserts_do_the_same_on_both_engines(opened):
+    sql, tables = opened.tables.sql, opened.tables
+    with tables.write():
+        opened.conn.execute(sql.upsert("meta", ("key", "value"), ("key",)), ("k", "one"))
+        opened.conn.execute(sql.upsert("meta", ("key", "value"), ("key",)), ("k", "two"))
+        kept = opened.conn.execute(sql.insert_if_absent("meta", ("key", "value")), ("k", "three")).rowcount
+        first = tables.backend.insert_one("ticks", {"at": T0, "created": T0, "summary": "{}"}, "id")
+        second = tables.backend.insert_one("ticks", {"at": T0, "created": T0, "summary": "{}"}, "id")
+    assert tables.meta("k") == "two" and kept == 0
+    assert second == first + 1
+    rows = tables.rows(f"SELECT id FROM memories WHERE {sql.like('text')} AND {sql.holds('text')} ORDER BY id",
+                       ("%TEA%", "Te"))
+    assert [r["id"] for r in rows] == ["m-2"], "LIKE ignores case; holds does not"
