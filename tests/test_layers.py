@@ -99,6 +99,15 @@ def test_the_citation_pattern_has_one_home_and_the_store_one_named_twin():
     assert "app/compiler/layout.py" in dict(_sources("store"))["store/conversations.py"]
 
 
+def test_the_window_runs_work_off_its_thread_one_way():
+    """app/ui/background.py's Job is the one worker (napari's thread_worker is the model):
+    a second QRunnable, QThread or thread of its own in the window is a second way to get
+    cancelling, progress and a window closed meanwhile right (#33: the backfill had one)."""
+    threads = re.compile(r"\b(QRunnable|QThread|QThreadPool|threading\.Thread|ThreadPoolExecutor)\b")
+    found = [path for path, text in _sources("app/ui") if threads.search(text)]
+    assert found == ["app/ui/background.py"]
+
+
 def test_the_cache_minimum_has_one_home():
     defined = [path for path, text in _sources("app", "store")
                if re.search(r"^PROVIDER_MIN_CACHE_TOKENS\s*=", text, re.MULTILINE)]

@@ -2,49 +2,22 @@
 status bar, and the backfill of memories that have none (a database from before vectors).
 
 The backfill starts with the person's first write in the window (opening and browsing
-never write), or at once with "Embed now". It runs on a pool thread with a store of its
-own, ``vectors.backfill``'s batches each in their own transaction: what is done stays
-done, so a window closed or cancelled midway goes on from there the next time. The
-window keeps browsing and writing meanwhile; Cancel stops it after the batch in hand.
+never write), or at once with "Embed now". It is a job (:mod:`.background`) with a store
+of its own and the window's embedder, ``vectors.backfill``'s batches each in their own
+transaction: what is done stays done, so a window closed or cancelled midway goes on from
+there the next time. It is not the session's job: the window keeps browsing and writing
+meanwhile; Stop ends it after the batch in hand.
 """
 
 from __future__ import annotations
 
-from contextlib import suppress
-
-from mnemoscope.store import MemoryStore, vectors
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from mnemoscope.store import vectors
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QStatusBar, QWidget
 
+from .background import Job
 from .session import StoreSession
 from .widgets import ElidedLabel
-
-
-class _Signals(QObject):
-    progressed = Signal(int, int)
-    ended = Signal(object)  # a BackfillReport, or the exception that stopped it
-
-
-class _Backfill(QRunnable):
-    def __init__(self, path: str, config, embedder, batch: int, signals: _Signals) -> None:
-        super().__init__()
-        self.path, self.config, self.embedder, self.batch = path, config, embedder, batch
-        self.signals = signals
-        self.cancelled = False
-
-    def _emit(self, name: str, *args) -> None:
-        with suppress(RuntimeError):  # the window is gone: nobody to tell
-            getattr(self.signals, name).emit(*args)
-
-    def run(self) -> None:
-        try:
-            with MemoryStore(self.path, self.config, create=False, embedder=self.embedder) as store:
-                report = store.backfill(self.batch, progress=lambda d, t: self._emit("progressed", d, t),
-                                        cancel=lambda: self.cancelled)
-        except Exception as exc:  # a model that fails to load, a file gone: said, nothing half-written
-            self._emit("ended", exc)
-            return
-        self._emit("ended", report)
 
 
 class MeaningStatus(QObject):
@@ -78,8 +51,7 @@ class MeaningStatus(QObject):
         for w in (self.label, self.bar, self.embed_button, self.stop_button):
             layout.addWidget(w)
         bar.addPermanentWidget(self.widget)
-        self.task: _Backfill | None = None
-        self._signals: _Signals | None = None
+        self.job: Job | None = None
         self.status: vectors.Status | None = None
         self.last_note = ""
         session.store_replaced.connect(self._store_replaced)
@@ -88,7 +60,7 @@ class MeaningStatus(QObject):
 
     @property
     def running(self) -> bool:
-        return self.task is not None
+        return self.job is not None
 
     def needed(self) -> bool:
         """True when memories lack a vector this window could give them."""
@@ -99,7 +71,7 @@ class MeaningStatus(QObject):
 
     def _store_replaced(self) -> None:
         self.cancel()
-        self.task = self._signals = None
+        self.job = None
         store = self.session.store
         self.status = None
         if store is not None:
@@ -118,24 +90,26 @@ class MeaningStatus(QObject):
         store = self.session.store
         if self.running or store is None or not self.needed():
             return
-        signals = _Signals(self)
-        signals.progressed.connect(self._progressed)
-        signals.ended.connect(self._ended)
-        self._signals = signals
-        self.task = _Backfill(store.reopen_target(), store.config, store.embedder, self.batch, signals)
+        job = Job(store, "Embedding", lambda s, report: s.backfill(self.batch, progress=report,
+                                                                   cancel=lambda: job.cancelled),
+                  in_steps=True, reports=True, share_embedder=True, parent=self)
+        job.progress.connect(lambda done, total: self._progressed(job, done, total))
+        job.finished.connect(lambda report, _read: self._ended(job, report))
+        job.failed.connect(lambda exc: self._ended(job, exc))
+        self.job = job
         missing = self.status.memories - self.status.with_vector
         self.bar.setRange(0, max(1, missing))
         self.bar.setValue(0)
         self.label.setText(f"Embedding {missing:,} memories for recall by meaning…")
         self._show()
-        QThreadPool.globalInstance().start(self.task)
+        job.start()
 
     def cancel(self) -> None:
-        if self.task is not None:
-            self.task.cancelled = True
+        if self.job is not None:
+            self.job.cancel()
 
-    def _progressed(self, done: int, total: int) -> None:
-        if self.sender() is not self._signals:
+    def _progressed(self, job: Job, done: int, total: int) -> None:
+        if job is not self.job:  # one the window let go of (another database opened since)
             return
         self.bar.setRange(0, max(1, total))
         self.bar.setValue(done)
@@ -143,10 +117,10 @@ class MeaningStatus(QObject):
         # Its commits are the window's own work, not an agent's write to read everything again for.
         self.session.own_write_elsewhere()
 
-    def _ended(self, report) -> None:
-        if self.sender() is not self._signals:
+    def _ended(self, job: Job, report) -> None:
+        if job is not self.job:
             return
-        self.task = self._signals = None
+        self.job = None
         store = self.session.store
         if store is not None:
             self.status = store.vector_status()

@@ -6,8 +6,15 @@ The work gets a store of its own on the same file (an SQLite connection belongs 
 thread that uses it, and the window keeps reading through its own meanwhile: WAL lets
 both). A job has two parts: ``write`` runs in one transaction and may be cancelled until
 that commits — an SQLite progress handler aborts a long statement, the transaction rolls
-back and the database is exactly as before; ``read`` follows once the write committed (the window's new view of the store)
-and is never cancelled, so a committed write always reaches the undo stack.
+back and the database is exactly as before; ``read`` follows once the write committed (the
+window's new view of the store) and is never cancelled, so a committed write always
+reaches the undo stack. A write that commits in steps of its own (``in_steps``: the
+backfill of vectors, batch by batch) is asked to stop between two steps instead, through
+``job.cancelled``, and what it committed stays.
+
+This is the window's one way to run work off the GUI thread: every long operation, its
+undo and redo (StoreSession.start, .undo, .redo), the map's preview and the backfill are
+jobs.
 """
 
 from __future__ import annotations
@@ -55,19 +62,19 @@ class _Task(QRunnable):
     def run(self) -> None:
         job = self.job
         try:
-            store = MemoryStore(job.path, job.config, create=False, read_only=not job.writes)
+            store = MemoryStore(job.path, job.config, create=False, read_only=not job.writes, embedder=job.embedder)
         except Exception as exc:  # the file went away: said like any other failure
             self._emit("failed", exc)
             return
         try:
             # A cancel stops the running statement (SQLite looks at the flag as it runs; a
-            # PostgreSQL server is asked to stop it).
-            with store.cancellable(lambda: job.cancelled) as stop:
-                job.interrupt = stop
+            # PostgreSQL server is asked to stop it); a job in steps stops between two.
+            with store.cancellable(lambda: job.cancelled and not job.in_steps) as stop:
+                job.interrupt = None if job.in_steps else stop
                 try:
                     if job.cancelled:
                         raise Cancelled()
-                    if job.writes:
+                    if job.writes and not job.in_steps:
                         # One transaction round the whole write: a cancel that comes before its
                         # end rolls everything back, however short each statement was.
                         with store.transaction():
@@ -134,11 +141,15 @@ class Job(QObject):
 
     def __init__(self, store: MemoryStore, title: str, write: Callable[[MemoryStore], Any],
                  read: Callable[[MemoryStore, Any], Any] | None = None, *, cancellable: bool = True,
-                 writes: bool = True, reports: bool = False, memories: int = 0, parent: QObject | None = None) -> None:
+                 writes: bool = True, in_steps: bool = False, reports: bool = False, memories: int = 0,
+                 share_embedder: bool = False, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.title = title
-        self.path = store.reopen_target()  # a postgresql:// URL keeps its password here
+        self.path = store.reopen_target()  # a server's URL keeps its password here
         self.config = store.config
+        # The window's embedder itself, not one of the job's own: a model loaded once.
+        self.embedder = store.embedder if share_embedder else None
+        self.in_steps = in_steps  # the write commits its own steps; a cancel is asked between two
         self.write = write
         self.read = read
         self.cancellable = cancellable
@@ -176,8 +187,9 @@ class Job(QObject):
 
     def report(self, done: int, total: int) -> None:
         """How far the write is (called on its thread; said at most every 50 ms). A cancel
-        ends the write here too, between two steps that run no SQL (embedding a batch)."""
-        if self.cancelled:
+        ends the write here too, between two steps that run no SQL (embedding a batch),
+        unless it commits in steps of its own (it reads ``cancelled`` itself)."""
+        if self.cancelled and not self.in_steps:
             raise Cancelled()
         now = time.monotonic()
         if done >= total or now - self._said_at >= 0.05:
