@@ -563,29 +563,50 @@ class MemoryStore:
             return DeletedMemory(row, edges, events,
                                  vector=(vec[0], self.tables.meta(vectors.META_KEY)) if vec else None)
 
+    def delete_many(self, memory_ids: Sequence[str]) -> list[DeletedMemory]:
+        """Delete memories, each as :meth:`delete` does, in one transaction: all or none.
+        Returns what :meth:`restore_many` needs, in their order."""
+        with self.tables.write():
+            return [self.delete(mid) for mid in memory_ids]
+
     def restore(self, deleted: DeletedMemory) -> Memory:
         """Undo :meth:`delete`: the memory comes back with its edges, recall history and
         vector (embedded again when it was not kept, or was another model's)."""
-        kept = deleted.vector is not None and deleted.vector[1] == self.tables.meta(vectors.META_KEY)
-        meaning = None if kept else vectors.vector_for(self, deleted.row["text"])
+        self.restore_many([deleted])
+        return self.get(deleted.id)
+
+    def restore_many(self, deleted: Sequence[DeletedMemory]) -> None:
+        """Undo :meth:`delete_many` in one transaction (all or none); a vector that must be
+        made again (none was kept, or another model's) is embedded first, outside it."""
+        model = self.tables.meta(vectors.META_KEY)
+        meanings = {d.id: vectors.vector_for(self, d.row["text"]) for d in deleted
+                    if d.vector is None or d.vector[1] != model}
         with self.tables.write():
-            if self.exists(deleted.id):
-                raise ValidationError("id", f"a memory with id {deleted.id!r} already exists")
-            self.tables.insert_row(dict(deleted.row))
-            for src, edge, dst, created in deleted.edges:
-                other = dst if src == deleted.id else src
-                if other.startswith("e-") or self.exists(other) or self.tables.entity_exists(other):
-                    self.conn.execute(self.tables.sql.insert_if_absent("edges", EDGE_COLUMNS), (src, edge, dst, created))
-            self.tables.add_recall_events(deleted.id, deleted.recall_events)
-            if kept and deleted.vector[1] == self.tables.meta(vectors.META_KEY):
-                self.conn.execute("INSERT INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
-                                  (deleted.vector[0], deleted.id))
-            elif meaning is not None and vectors.writable_for(self):
-                vectors.put(self, deleted.id, meaning)
-            # Its layer and next change as of now: time went on while it was gone (and a
-            # memory forgotten by an older version has no next change stored).
-            self.tables.refresh_state(deleted.id)
-            return self.get(deleted.id)
+            model = self.tables.meta(vectors.META_KEY)
+            for d in deleted:  # every row first: the edges between them are then put back too
+                if self.exists(d.id):
+                    raise ValidationError("id", f"a memory with id {d.id!r} already exists")
+                self.tables.insert_row(dict(d.row))
+            for d in deleted:
+                self._put_back(d, model, meanings.get(d.id))
+
+    def _put_back(self, deleted: DeletedMemory, model: str | None, meaning: Any) -> None:
+        """What hangs on a deleted memory whose row is back, inside the caller's transaction:
+        its edges, recall history and vector (as it was when it is by ``model``, this
+        database's; else ``meaning``, embedded again)."""
+        for src, edge, dst, created in deleted.edges:
+            other = dst if src == deleted.id else src
+            if other.startswith("e-") or self.exists(other) or self.tables.entity_exists(other):
+                self.conn.execute(self.tables.sql.insert_if_absent("edges", EDGE_COLUMNS), (src, edge, dst, created))
+        self.tables.add_recall_events(deleted.id, deleted.recall_events)
+        if deleted.vector is not None and deleted.vector[1] == model:
+            self.conn.execute("INSERT INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
+                              (deleted.vector[0], deleted.id))
+        elif meaning is not None and vectors.writable_for(self):
+            vectors.put(self, deleted.id, meaning)
+        # Its layer and next change as of now: time went on while it was gone (and a
+        # memory forgotten by an older version has no next change stored).
+        self.tables.refresh_state(deleted.id)
 
     # -- forgetting (the tick engine is store/ticking.py) ---------------------------------
     def project(self, now: Any = None) -> dict[str, tuple[float, str]]:

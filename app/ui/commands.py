@@ -4,14 +4,23 @@ A command whose store operation fails marks itself obsolete, so ``QUndoStack`` d
 a failed first run leaves nothing on the stack (``StoreSession.push`` then raises the
 error), and a failed undo or redo removes the command and is reported through
 ``StoreSession.failed`` — the way Anki's operations report a failure and change nothing.
+
+A command that ``runs_long`` (an import, a tick) keeps its undo and redo in two parts:
+``undo_work(store)`` and ``redo_work(store)``, the store operation alone (one transaction,
+no Qt), which the session runs off the GUI thread on a big store or a big step
+(StoreSession.undo, .redo); then ``revert`` and ``apply`` only show what it did
+(:meth:`StoreCommand.prepare`). Every undoable write of the window is a command of this
+module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from mnemoscope.store import DeletedMemory, Memory, TickReport, activity, conflicts
+from mnemoscope.store import DeletedMemory, Memory, MemoryStore, TickReport, activity, conflicts, importers
 from mnemoscope.store.activity import Forgotten
+from mnemoscope.store.importers import ImportPlan, ImportResult
 from mnemoscope.store.jsonl import ImportReport
 from PySide6.QtGui import QUndoCommand
 
@@ -19,19 +28,47 @@ from .session import StoreSession
 
 
 class StoreCommand(QUndoCommand):
-    """One store operation: subclasses write ``apply`` (first run and redo) and ``revert``."""
+    """One store operation: subclasses write ``apply`` (first run and redo) and ``revert``,
+    and, when it ``runs_long``, ``undo_work`` and ``redo_work`` (see the module's docstring)."""
+
+    runs_long = False
 
     def __init__(self, session: StoreSession, text: str) -> None:
         super().__init__(text)
         self.session = session
         self.error: Exception | None = None
         self._done = False
+        self._prepared: tuple[Any] | None = None
 
     def apply(self) -> None:
         raise NotImplementedError
 
     def revert(self) -> None:
         raise NotImplementedError
+
+    def memories(self) -> int:
+        """How many memories its undo and redo write (a long one runs off the GUI thread
+        from StoreSession.long_step_from on)."""
+        return 0
+
+    def undo_work(self, store: MemoryStore) -> Any:
+        """The store operation of an undo, on ``store`` (perhaps a job's own): no Qt here."""
+        raise NotImplementedError
+
+    def redo_work(self, store: MemoryStore) -> Any:
+        """The store operation of a redo, on ``store``: no Qt here."""
+        raise NotImplementedError
+
+    def prepare(self, result: Any) -> None:
+        """What the next undo or redo wrote already, off the GUI thread: it only shows it."""
+        self._prepared = (result,)
+
+    def _work(self, work: Callable[[MemoryStore], Any]) -> Any:
+        """``work``'s result: prepared already, or run here on the window's store."""
+        if self._prepared is not None:
+            (result,), self._prepared = self._prepared, None
+            return result
+        return work(self.session.store)
 
     def _run(self, step, action: str) -> None:
         try:
@@ -137,8 +174,11 @@ class DeleteMemoryCommand(StoreCommand):
 
 
 class ImportCommand(StoreCommand):
-    """Import JSONL lines (existing ids are skipped); undo deletes what came in. Given the
-    ``report`` of an import already made (off the GUI thread), the first run only shows it."""
+    """Import JSONL lines (existing ids are skipped); undo deletes what came in, and redo
+    puts it back, each in one transaction. Given the ``report`` of an import already made
+    (off the GUI thread), the first run only shows it."""
+
+    runs_long = True
 
     def __init__(self, session: StoreSession, source: Any, label: str = "Import",
                  report: ImportReport | None = None) -> None:
@@ -147,23 +187,64 @@ class ImportCommand(StoreCommand):
         self.report: ImportReport | None = report
         self.snapshots: list[DeletedMemory] = []
 
+    def memories(self) -> int:
+        return len(self.report.ids) if self.report is not None else 0
+
+    def undo_work(self, store: MemoryStore) -> list[DeletedMemory]:
+        return store.delete_many(self.report.ids)
+
+    def redo_work(self, store: MemoryStore) -> None:
+        store.restore_many(self.snapshots)
+
     def apply(self) -> None:
-        store = self.session.store
         if self.report is None:
-            self.report = store.import_jsonl(self.source)
+            self.report = self.session.store.import_jsonl(self.source)
         elif self._done:
-            for snapshot in reversed(self.snapshots):
-                store.restore(snapshot)
+            self._work(self.redo_work)
             self.snapshots = []
         self.session.notify(None)
         if self.report.ids:
             self.session.select(self.report.ids[0])
 
     def revert(self) -> None:
-        store = self.session.store
         if self.session.selected_id in self.report.ids:
             self.session.select(None)
-        self.snapshots = [store.delete(mid) for mid in self.report.ids]
+        self.snapshots = self._work(self.undo_work)
+        self.session.notify(None)
+
+
+class ForeignImportCommand(StoreCommand):
+    """Write another tool's import plan; undo takes back its memories, relations and new
+    entities, in one transaction. Given the ``result`` of the plan already written (off the
+    GUI thread), the first run only shows it."""
+
+    runs_long = True
+
+    def __init__(self, session: StoreSession, plan: ImportPlan, result: ImportResult | None = None) -> None:
+        super().__init__(session, f"Import {plan.format}")
+        self.plan = plan
+        self.result: ImportResult | None = result
+
+    def memories(self) -> int:
+        return len(self.result.ids) if self.result is not None else 0
+
+    def undo_work(self, store: MemoryStore) -> None:
+        importers.undo(store, self.result)
+
+    def redo_work(self, store: MemoryStore) -> ImportResult:
+        return importers.apply(store, self.plan)
+
+    def apply(self) -> None:
+        if self.result is None or self._done:
+            self.result = self._work(self.redo_work)
+        self.session.notify(None)
+        if self.result.ids:
+            self.session.select(self.result.ids[0])
+
+    def revert(self) -> None:
+        if self.session.selected_id in self.result.ids:
+            self.session.select(None)
+        self._work(self.undo_work)
         self.session.notify(None)
 
 
@@ -175,22 +256,52 @@ class TickCommand(StoreCommand):
     """Move the clock ``advance_days`` forward (0: not at all) and tick, as one step. Given
     the ``report`` of a tick already made (off the GUI thread), the first run only shows it."""
 
+    runs_long = True
+
     def __init__(self, session: StoreSession, advance_days: float = 0.0, report: TickReport | None = None) -> None:
         super().__init__(session, "Tick" if not advance_days else f"Advance {days_label(advance_days)}")
         self.advance_days = advance_days
         self.report: TickReport | None = report
 
+    def memories(self) -> int:
+        return self.report.changed if self.report is not None else 0
+
+    def undo_work(self, store: MemoryStore) -> None:
+        store.undo_tick(self.report.tick_id)
+
+    def redo_work(self, store: MemoryStore) -> TickReport:
+        return store.redo_tick(self.report.tick_id)
+
     def apply(self) -> None:
-        store = self.session.store
         if self.report is None:
-            self.report = store.tick(advance_days=self.advance_days or None)
+            self.report = self.session.store.tick(advance_days=self.advance_days or None)
         elif self._done:
-            self.report = store.redo_tick(self.report.tick_id)
+            self.report = self._work(self.redo_work)
         self.session.notify(None)
 
     def revert(self) -> None:
-        self.session.store.undo_tick(self.report.tick_id)
+        self._work(self.undo_work)
         self.session.notify(None)
+
+
+class PinCommand(StoreCommand):
+    """Pin a memory; undo puts back its pin and what pinning touched (its strength's start,
+    so the days towards the archive count from where they were), nothing else."""
+
+    def __init__(self, session: StoreSession, memory_id: str) -> None:
+        super().__init__(session, "Pin memory")
+        self.memory_id = memory_id
+        self.before: Memory | None = None
+
+    def apply(self) -> None:
+        result = self.session.store.pin(self.memory_id)
+        self.before = self.before or result.before
+        self.session.notify({self.memory_id})
+
+    def revert(self) -> None:
+        store = self.session.store
+        store.restore_state(self.before, ("pinned", *store.TOUCHED))
+        self.session.notify({self.memory_id})
 
 
 class RestoreForgottenCommand(StoreCommand):

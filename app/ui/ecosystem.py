@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from mnemoscope.connect import CLIENTS, config_text, connect
 from mnemoscope.store import SENSITIVITIES, StoreError, embedding_workers
-from mnemoscope.store.importers import ImportPlan, ImportResult, apply, detect, formats, plan_import, undo
+from mnemoscope.store.importers import ImportPlan, ImportResult, apply, detect, formats, plan_import
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -25,13 +25,12 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from .commands import StoreCommand
+from .commands import ForeignImportCommand
 from .job_dialog import watch
 from .preferences import picked, start_in
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
-    from .session import StoreSession
 
 
 
@@ -70,30 +69,6 @@ def in_window_words(message: str) -> str:
     message = _FORMAT_OPTION.sub(lambda m: f"use File › Import from › {labels.get(m.group(1), m.group(1))}"
                                  if m.group(1) in labels else "use File › Import", message)
     return message.replace("name one with --format", "choose its format in File › Import from")
-
-
-class ForeignImportCommand(StoreCommand):
-    """Write an import plan; undo takes back its memories, relations and new entities.
-    Given the ``result`` of the plan already written (off the GUI thread), the first run
-    only shows it."""
-
-    def __init__(self, session: StoreSession, plan: ImportPlan, result: ImportResult | None = None) -> None:
-        super().__init__(session, f"Import {plan.format}")
-        self.plan = plan
-        self.result: ImportResult | None = result
-
-    def apply(self) -> None:
-        if self.result is None or self._done:
-            self.result = apply(self.session.store, self.plan)
-        self.session.notify(None)
-        if self.result.ids:
-            self.session.select(self.result.ids[0])
-
-    def revert(self) -> None:
-        if self.session.selected_id in self.result.ids:
-            self.session.select(None)
-        undo(self.session.store, self.result)
-        self.session.notify(None)
 
 
 def preview_text(result: ImportResult) -> str:

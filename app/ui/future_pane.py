@@ -10,7 +10,6 @@ write path."""
 
 from __future__ import annotations
 
-from mnemoscope.store import Memory
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -25,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..prompt_future import ARCHIVED, NOT_RECALLED, REASON_WORDS, Change, PromptFuture, day_words, when_words
-from .commands import StoreCommand
+from .commands import PinCommand
 from .session import StoreSession
 from .theme import ARRIVAL_COLOUR, REFUSED_COLOUR
 from .widgets import RowsModel
@@ -35,26 +34,6 @@ HINT = ("Move the Time travel slider in the toolbar: the prompt is recalled and 
         "day (nothing is written), and this tab lists the memories that leave it and those that enter.")
 COLUMNS = ("", "Memory", "When", "Why", "")
 PIN_COLUMN = 4
-
-
-class PinCommand(StoreCommand):
-    """Pin a memory; undo puts back its pin and what pinning touched (its strength's start,
-    so the days towards the archive count from where they were), nothing else."""
-
-    def __init__(self, session: StoreSession, memory_id: str) -> None:
-        super().__init__(session, "Pin memory")
-        self.memory_id = memory_id
-        self.before: Memory | None = None
-
-    def apply(self) -> None:
-        result = self.session.store.pin(self.memory_id)
-        self.before = self.before or result.before
-        self.session.notify({self.memory_id})
-
-    def revert(self) -> None:
-        store = self.session.store
-        store.restore_state(self.before, ("pinned", *store.TOUCHED))
-        self.session.notify({self.memory_id})
 
 
 class FutureModel(RowsModel):

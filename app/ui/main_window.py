@@ -209,10 +209,16 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         stack = self.session.undo_stack
+        # The stack's own actions (their text names the step, they are enabled when there is
+        # one), but a step goes through the session: a long one runs off the GUI thread.
         self.undo_action = stack.createUndoAction(self, "&Undo")
+        self.undo_action.triggered.disconnect()
+        self.undo_action.triggered.connect(self.session.undo)
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
         self.undo_action.setProperty("plain_name", "Undo")  # its text names the last edit
         self.redo_action = stack.createRedoAction(self, "&Redo")
+        self.redo_action.triggered.disconnect()
+        self.redo_action.triggered.connect(self.session.redo)
         self.redo_action.setProperty("plain_name", "Redo")
         # Ctrl+Y as well as the platform's own (Ctrl+Shift+Z here): people reach for either
         redo_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)

@@ -7,8 +7,9 @@ noticed through SQLite's data version and announced the same way.
 A big store is read again off the GUI thread (:mod:`.background`): a view registers a
 *preparer*, a function of the memories that does its heavy work without Qt, and finds what
 it prepared in :meth:`prepared` when ``changed`` comes. Long writes (tick, advance,
-import) run the same way through :meth:`start`; while one runs the session is ``busy``
-and nothing else writes.
+import) run the same way through :meth:`start`, and so do their undo and redo
+(:meth:`undo`, :meth:`redo`); while one runs the session is ``busy`` and nothing else
+writes.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ log = logging.getLogger("mnemoscope")
 
 # From this many memories on, reading them again and long writes run off the GUI thread.
 BACKGROUND_FROM = 5000
+# An undo or redo that writes this many memories (an import's) runs off it in any store.
+LONG_STEP_FROM = 500
 
 
 class StoreSession(QObject):
@@ -56,6 +59,7 @@ class StoreSession(QObject):
         self.job: Job | None = None
         self._fresh = False  # the memories were just read with the write being announced
         self.background_from = BACKGROUND_FROM
+        self.long_step_from = LONG_STEP_FROM
         # Asked before the selection moves away (the editor: "save your edit?"); False keeps it.
         self.leave_guard: Callable[[], bool] = lambda: True
         self._watch = QTimer(self)
@@ -115,9 +119,9 @@ class StoreSession(QObject):
 
     def start(self, title: str, write: Callable[[MemoryStore], Any], done: Callable[[Any], None],
               failure: str, *, cancellable: bool = True, reports: bool = False, writes: bool = True,
-              refused: Callable[[Exception], None] | None = None) -> Job | None:
-        """Run ``write`` (a store operation) off the GUI thread when the store is big, else
-        here; then ``done(result)`` on the GUI thread with the memories already read again,
+              refused: Callable[[Exception], None] | None = None, background: bool = False) -> Job | None:
+        """Run ``write`` (a store operation) off the GUI thread when the store is big (or
+        ``background``, and it is in a file), else here; then ``done(result)`` on the GUI thread with the memories already read again,
         so the command it pushes shows at once (``reports``: ``write(store, report)`` says how
         far it is through ``report(done, total)``). A failure is reported under ``failure`` and
         leaves no undo step (``refused(error)``, when given, is called instead); a cancelled
@@ -132,7 +136,7 @@ class StoreSession(QObject):
 
         if self.job is not None or self._store is None:
             return None
-        if not self.in_background():
+        if not (self.in_background() or background and self._store.path != ":memory:"):
             try:
                 result = write(self._store, lambda _done, _total: None) if reports else write(self._store)
             except Exception as exc:
@@ -171,6 +175,33 @@ class StoreSession(QObject):
         self.busy_changed.emit(job)
         job.start()
         return job
+
+    def undo(self) -> None:
+        """Edit › Undo: the last command's undo, its store work off the GUI thread first when
+        it is long (StoreCommand.runs_long) and the store or the step big."""
+        self._step(self.undo_stack.index() - 1, "Undo")
+
+    def redo(self) -> None:
+        """Edit › Redo, as :meth:`undo`."""
+        self._step(self.undo_stack.index(), "Redo")
+
+    def _step(self, index: int, verb: str) -> None:
+        stack = self.undo_stack
+        command = stack.command(index) if 0 <= index < stack.count() else None
+        if self.job is not None or command is None:
+            return
+        step = stack.undo if verb == "Undo" else stack.redo
+        if not (getattr(command, "runs_long", False)
+                and (self.in_background() or command.memories() >= self.long_step_from)):
+            step()
+            return
+
+        def done(result: Any) -> None:  # nothing else wrote meanwhile: the session was busy
+            command.prepare(result)
+            step()
+
+        self.start(f"{verb}: {command.text()}", command.undo_work if verb == "Undo" else command.redo_work, done,
+                   f"{verb} failed: {command.text()}", background=True)
 
     def reload_in_background(self) -> Job | None:
         """Read every memory again off the GUI thread and then announce ``changed(None)``."""
