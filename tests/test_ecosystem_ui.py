@@ -74,3 +74,42 @@ def test_connect_dialog_shows_the_entry_and_writes_it_through_the_same_function(
     assert args[-9:] == ["mcp", "--db", window.session.store.path, "--scope", "group:team", "--scope",
                          "private:ana", "--trust", "low"]
     dialog.deleteLater()
+
+
+def test_importing_a_source_again_shows_the_changes_first_and_undo_takes_them_back(window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    store = window.session.store
+    memory = tmp_path / "memory.jsonl"
+
+    def write(observations):
+        memory.write_text(json.dumps({"type": "entity", "name": "Mara", "entityType": "person",
+                                      "observations": observations}), encoding="utf-8")
+
+    write(["Climbs on Sundays", "Drinks tea"])
+    window.ecosystem.import_path(str(memory), None, confirm=False)
+    before = sorted((m.id, m.text) for m in store.list())
+    shown = {}
+
+    def answer(self, preview):
+        from mnemoscope.ui.ecosystem import preview_text
+
+        shown["text"] = preview_text(preview)
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(type(window.ecosystem), "ask", answer)
+    write(["Swims", "Drinks tea", "Bikes"])  # one gone, one edited where it stood, one added
+    result = window.ecosystem.import_path(str(memory), None)
+    assert "would import 1 memories" in shown["text"] and "would update 1 and would retire 0" in shown["text"]
+    assert "'Climbs on Sundays' -> 'Swims'" in shown["text"]
+    assert (result.memories_new, result.memories_updated) == (1, 1)
+    assert {m.text for m in store.list()} >= {"Swims", "Drinks tea", "Bikes"}
+    window.session.undo_stack.undo()
+    assert sorted((m.id, m.text) for m in store.list()) == before
+    window.session.undo_stack.redo()
+    assert {m.text for m in store.list()} >= {"Swims", "Drinks tea", "Bikes"}
+    write(["Drinks tea"])
+    result = window.ecosystem.import_path(str(memory), None)
+    assert "retire " in shown["text"] and "'Swims'" in shown["text"] and result.memories_retired == 2
+    window.session.undo_stack.undo()
+    assert {m.text for m in store.list()} >= {"Swims", "Drinks tea", "Bikes"}

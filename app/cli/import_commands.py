@@ -82,7 +82,11 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
 
     kind is one of fact, lesson, skill, reflection, event; importance runs from 0 to 1.
     A line without an "id" gets one made from its content, so importing the same file
-    again skips it. The lines "mnemoscope export" writes import as they are."""
+    again skips it. The lines "mnemoscope export" writes import as they are.
+
+    Another tool's file or folder imported again is brought in step: what it changed is
+    updated, what it no longer has is forgotten (restorable), the rest is not written;
+    --dry-run lists the changes first."""
     seen = detect(path)
     if fmt == "jsonl" and seen not in (None, "jsonl"):
         raise click.ClickException(f"{path} is not {formats.by_name('jsonl').noun}: it looks like "
@@ -95,8 +99,8 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
         _import_jsonl(path, on_conflict, partial, client_name, as_json)
         return
     if on_conflict != "skip":
-        raise click.UsageError("--on-conflict is for jsonl; a memory another tool's file already gave is "
-                               "left as it is")
+        raise click.UsageError("--on-conflict is for jsonl; importing another tool's file again brings the "
+                               "memories it gave in step with it")
     with _store_for(dry_run) as store:
         if dry_run and fmt == "jsonl":
             result = preview_jsonl(store, path)
@@ -107,7 +111,8 @@ def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool,
             with logged(store, "import", {"file": path, "format": fmt, "scope": scope, "sensitivity": sensitivity},
                         client_name) as ids:
                 result = import_file(store, path, fmt, scope=scope, progress=_progress("importing"),
-                                     sensitivity=sensitivity, partial=partial)
+                                     sensitivity=sensitivity, partial=partial,
+                                     before_changes=lambda _result: _snapshot_first(store, import_policy="overwrite"))
                 ids.extend(result.ids[:200])
     if as_json:
         emit_json(result.to_dict())
@@ -121,6 +126,16 @@ def _import_report(result) -> None:
     click.echo(result.summary())
     for what, n in result.placed.items():
         click.echo(f"  {n:>7,}  {what}")
+    changes = getattr(result, "changes", [])
+    if changes:
+        click.echo("in step with the source (as imported before):" if not result.dry_run else
+                   "would bring in step with the source (as imported before):")
+        for change in changes[:200]:
+            click.echo(f"  {change}")
+        if len(changes) > 200:
+            click.echo(f"  … and {len(changes) - 200} more (--json lists them all)")
+        if result.retired:
+            click.echo("  (a retired memory is forgotten: mnemoscope restore ID brings it back)")
     if result.left_out:
         click.echo("left out:")
         for item in result.left_out[:200]:
@@ -155,12 +170,21 @@ def _privacy_report(findings: list, dry_run: bool) -> None:
 def _store_for(dry_run: bool):
     """The database to import into; for a dry run into a database not made yet, an empty
     one in memory (what it would hold is what the file gives), so nothing is created."""
-    path = db_path()
-    if dry_run and path is not None and not os.path.exists(path):
-        from mnemoscope.store import MemoryStore
+    from mnemoscope.store import DatabaseRefused, MemoryStore
+    from mnemoscope.store.backend import is_url
 
+    path = db_path()
+    if dry_run and path is not None and not is_url(path) and not os.path.exists(path):
         return MemoryStore(":memory:")
-    return open_store(create=not dry_run, read_only=dry_run)
+    try:
+        return open_store(create=not dry_run, read_only=dry_run)
+    except DatabaseRefused as exc:
+        if not (dry_run and is_url(path or "") and exc.reason == "unreadable"):
+            raise
+        # A PostgreSQL database Mnemoscope has not written yet: what it would hold is what
+        # the file gives (one of an older schema: compared with none of its memories).
+        click.echo(f"note: {exc}; the dry run compares with an empty memory", err=True)
+        return MemoryStore(":memory:")
 
 
 def _import_jsonl(path: str, on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:

@@ -74,6 +74,11 @@ def in_window_words(message: str) -> str:
 def preview_text(result: ImportResult) -> str:
     lines = [result.summary(), ""]
     lines += [f"{n:>7,}  {what}" for what, n in result.placed.items()]
+    if result.changes:  # the source was imported before: what comes in step with it
+        lines += ["", "In step with the source (retired memories are forgotten, and can be restored):"]
+        lines += [f"  {c}" for c in result.changes[:100]]
+        if len(result.changes) > 100:
+            lines.append(f"  … and {len(result.changes) - 100} more")
     if result.left_out:
         lines += ["", "Left out:"] + [f"  {x}" for x in result.left_out[:100]]
         if len(result.left_out) > 100:

@@ -5,7 +5,8 @@ Formats: ``mcp-memory`` (the official MCP memory server's ``memory.jsonl``),
 ``mem0`` (its exported memories) and ``jsonl`` (Mnemoscope's own export). Each module's
 docstring is its mapping to memories, entities and edges. Every import is read whole
 first; a file with any bad record writes nothing and the error names each bad line or
-field; the report says where every part of the file went and what was left out.
+field; the report says where every part of the file went and what was left out. A
+source imported again is brought in step with what it holds now (:mod:`.sync`).
 """
 
 from __future__ import annotations
@@ -88,13 +89,15 @@ def plan_import(store: MemoryStore, path: str | os.PathLike, fmt: str | None = N
 
 def import_file(store: MemoryStore, path: str | os.PathLike, fmt: str | None = None, *, scope: str | None = None,
                 now: Any = None, dry_run: bool = False, progress: Progress | None = None,
-                sensitivity: str | None = None, partial: bool = False) -> ImportResult:
+                sensitivity: str | None = None, partial: bool = False,
+                before_changes: Any = None) -> ImportResult:
     """Import ``path`` all or nothing (with ``partial``: all but its bad records, each
-    listed; see :func:`plan_import` and :func:`apply`); the result's ``findings`` are the
-    privacy check of what came in."""
+    listed; see :func:`plan_import` and :func:`apply`); a source imported before is
+    brought in step (``before_changes``: see :func:`apply`). The result's ``findings`` are
+    the privacy check of what came in."""
     plan = plan_import(store, path, fmt, scope=scope, now=now, warm=not dry_run, sensitivity=sensitivity,
                        partial=partial)
-    return apply(store, plan, now=now, dry_run=dry_run, progress=progress)
+    return apply(store, plan, now=now, dry_run=dry_run, progress=progress, before_changes=before_changes)
 
 
 def export_mcp_memory(store: MemoryStore, out: str | os.PathLike | None = None, *, scope: str | None = None) -> str:

@@ -254,7 +254,8 @@ def _observation(store: MemoryStore, plan: ImportPlan, match: re.Match, rel: str
     category = match["category"].strip()
     ctx = {"basic_memory": {"file": rel, "line": number, "permalink": meta.get("permalink"), "category": category,
                             **({"context": context} if context else {})}}
-    rec = plan.memory(store, f"{rel}\x1f{text}", text=text, created=created + order * 0.001,
+    rec = plan.memory(store, f"{rel}\x1f{text}", slot=f"{rel}\x1f{number}", text=text,
+                      created=created + order * 0.001,
                       updated=updated + order * 0.001, entities=(title,) if title else (), kind="fact",
                       topic=category[:200],
                       tags=list(dict.fromkeys([*note_tags, *tags]))[: store.config.limits.max_tags],

@@ -176,7 +176,8 @@ def _block(store: MemoryStore, plan: ImportPlan, bid: str, block: Any, agent: st
         plan.place("block longer than a memory -> split at line breaks", len(parts) - 1)
     for i, part in enumerate(parts):
         try:
-            rec = plan.memory(store, f"block\x1f{agent}\x1f{label}\x1f{i}\x1f{part}", text=part, created=created,
+            rec = plan.memory(store, f"block\x1f{agent}\x1f{label}\x1f{i}\x1f{part}", slot=f"block\x1f{bid}\x1f{i}",
+                              text=part, created=created,
                               updated=updated, entities=(agent,) if agent else (), kind="fact", topic=label[:200],
                               pinned=True, importance=0.8, tags=["letta", "core_memory", label[:64]] if label else
                               ["letta", "core_memory"], source=f"letta:{os.path.basename(plan.source)}",

@@ -134,7 +134,8 @@ def _entity(store: MemoryStore, plan: ImportPlan, number: int, obj: dict[str, An
                            f"no observation to keep it on; the entity is of kind {kind!r}")
     for i, text in enumerate(observations):
         try:
-            rec = plan.memory(store, f"{name}\x1f{text}", text=text, created=at + i * 0.001,
+            rec = plan.memory(store, f"{name}\x1f{text}", slot=f"{name.lower()}\x1f{i}", text=text,
+                              created=at + i * 0.001,
                               entities=(name,), kind="fact", source=f"mcp-memory:{os.path.basename(plan.source)}",
                               context={CONTEXT_KEY: {"entity": name, "entityType": etype}})
         except ValidationError as exc:
@@ -160,7 +161,8 @@ def _scope_entity(store: MemoryStore, plan: ImportPlan, number: int, scope: str,
     try:
         for i, text in enumerate(observations):
             try:
-                rec = plan.memory(store, f"\x1f{text}", text=text, created=at + i * 0.001, kind="fact",
+                rec = plan.memory(store, f"\x1f{text}", slot=f"\x1f{scope}\x1f{i}", text=text,
+                                  created=at + i * 0.001, kind="fact",
                                   source=f"mcp-memory:{os.path.basename(plan.source)}")
             except ValidationError as exc:
                 raise ValidationError(f"observations[{i}]", str(exc).split(": ", 1)[-1]) from None

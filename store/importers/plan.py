@@ -23,6 +23,7 @@ from ..capture import ENTITY_TYPES
 from ..edges import EDGE_COLUMNS, RELATION
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
 from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
+from . import sync
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
@@ -85,6 +86,11 @@ class ImportPlan:
     # An import's --partial: bad records are left out (each listed with its reason) and the
     # rest is imported, instead of nothing.
     partial: bool = False
+    # What a memory's origin names (store/importers/sync.py): the source, by its absolute
+    # path, and the scope it was imported into (the import's --scope; a reader may file
+    # some memories elsewhere, as mem0's users).
+    origin: str = ""
+    base_scope: str = "global"
     _ids: set[str] = field(default_factory=set)
     _relations: set[tuple[str, str, str]] = field(default_factory=set)
     _aliases: dict[str, str] = field(default_factory=dict)  # lower(alias) -> lower(name)
@@ -132,10 +138,12 @@ class ImportPlan:
         return self.entities[key]["name"]
 
     def memory(self, store: MemoryStore, key: str, *, text: str, created: float, updated: float | None = None,
-               entities: tuple[str, ...] = (), **fields: Any) -> dict[str, Any]:
+               entities: tuple[str, ...] = (), slot: str | None = None, **fields: Any) -> dict[str, Any]:
         """A memory record (checked as the store checks any memory) with an id made from
-        the format and ``key``, so importing the same file twice finds the same ids.
-        Raises :class:`ValidationError` naming the field."""
+        the format and ``key``, so importing the same file twice finds the same ids. Its
+        context holds its origin (see :mod:`.sync`): ``key`` names what it came from in the
+        source, ``slot`` where it stood (so that a record edited in place is matched with
+        the memory it gave). Raises :class:`ValidationError` naming the field."""
         values = validate_fields(dict(fields, text=text, scope=self.scope, sensitivity=self.sensitivity), store.config)
         digest = hashlib.sha1(f"{self.format}\x1f{self.scope}\x1f{key}".encode()).hexdigest()[:16]
         mid = f"{self.id_prefix}-{digest}"
@@ -150,6 +158,7 @@ class ImportPlan:
         rec = dict(values, id=mid, created_at=created, updated_at=updated, ref_time=updated, base=1.0,
                    recall_count=0, last_recalled_at=None, half_life_days=None, entities=specs, references=[],
                    supersedes=[], kept_with=[], recall_events=[])
+        sync.stamp(self, rec, key, slot)
         self.memories.append(rec)
         if len(self.memories) == embedding_workers.WORKERS_FROM:
             warm = WARM.get()
@@ -205,7 +214,10 @@ class ImportResult:
     scope: str
     dry_run: bool
     memories_new: int = 0
-    memories_existing: int = 0  # already in the store (same id): left as they are
+    memories_existing: int = 0  # already in the store (same id, or the source's and unchanged): left as they are
+    memories_updated: int = 0  # the source's, changed there since it was imported (see sync)
+    memories_retired: int = 0  # the source's, no longer there: forgotten (restorable)
+    memories_unchanged: int = 0  # (of memories_existing) the source's, unchanged
     entities_new: int = 0
     entities_existing: int = 0
     relations_new: int = 0
@@ -220,12 +232,19 @@ class ImportResult:
     # context) that needs more than its sensitivity. privacy.raise_findings raises them.
     findings: list[privacy.Finding] = field(default_factory=list)
     bad: int = 0  # bad records --partial left out (each is in left_out)
+    changes: list[sync.Change] = field(default_factory=list)  # what a sync updates and retires
+    updated: list[Any] = field(default_factory=list)  # the memories it updated, as they were before
+    retired: list[str] = field(default_factory=list)  # the memories it retired (forgot)
     seconds: float = 0.0
 
     def summary(self) -> str:
         verb = "would import" if self.dry_run else "imported"
         parts = [f"{verb} {self.memories_new} memories, {self.entities_new} entities, "
                  f"{self.relations_new} relations from {self.format}"]
+        if self.memories_updated or self.memories_retired:
+            parts.append(f"{'would update' if self.dry_run else 'updated'} {self.memories_updated} and "
+                         f"{'would retire' if self.dry_run else 'retired'} {self.memories_retired} memories the "
+                         "source changed or no longer has")
         existing = self.memories_existing + self.entities_existing + self.relations_existing
         if existing:
             parts.append(f"{self.memories_existing} memories, {self.entities_existing} entities and "
@@ -245,7 +264,10 @@ class ImportResult:
                 "entities_new": self.entities_new, "entities_existing": self.entities_existing,
                 "relations_new": self.relations_new, "relations_existing": self.relations_existing,
                 "placed": dict(self.placed), "summary": self.summary(), "sensitivity": self.sensitivity,
-                "bad_records": self.bad,
+                "bad_records": self.bad, "memories_updated": self.memories_updated,
+                "memories_retired": self.memories_retired, "memories_unchanged": self.memories_unchanged,
+                "changes": [{"action": c.action, "memory_id": c.memory_id, "text": c.text}
+                            | ({"new_text": c.new_text} if c.action == "update" else {}) for c in self.changes],
                 "privacy": [{"memory_id": f.memory_id, "what": f.what, "where": f.where, "preview": f.preview,
                              "sensitivity": f.sensitivity, "needed": f.needed} for f in self.findings],
                 "left_out": [{"where": x.where, "what": x.what, "why": x.why} for x in self.left_out]}
@@ -272,11 +294,15 @@ BATCH = 2000
 
 
 def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: bool = False,
-          progress: Progress | None = None) -> ImportResult:
+          progress: Progress | None = None, before_changes: Callable[[ImportResult], None] | None = None
+          ) -> ImportResult:
     """Write the plan in one transaction (nothing when it has errors: :class:`ImportRefused`
     lists them all; with the plan's ``partial``, the bad records are left out, each listed
     with its reason, and the rest is written). A memory whose id is already stored is left
-    as it is. With ``dry_run`` nothing is written and the result counts what would be."""
+    as it is. Importing a source again brings the memories it gave in step with it (see
+    :mod:`.sync`): ``before_changes`` is called, before anything is written, when that
+    updates or retires any. With ``dry_run`` nothing is written and the result counts
+    what would be, and lists what would change."""
     if plan.errors and (not plan.partial or not (plan.memories or plan.entities or plan.relations)):
         raise FileRefused(plan.source, plan.errors)
     started_all = time.perf_counter()
@@ -286,29 +312,33 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
     result.left_out += [LeftOut(_where(where), "a bad record", why)
                         for where, why in plan.errors]
     at = store.tables.now(now)
-    writes = len(plan.memories) + len(plan.entities) + len(plan.relations)
-    done = 0
-
+    with store.tables.reading():
+        found = sync.match(store, plan)
+        stored = store.tables.stored_ids([rec["id"] for rec in found.new])
+    # What the source gave before: unchanged, updated or retired (store/importers/sync.py).
+    result.memories_updated, result.memories_retired = len(found.updates), len(found.retire)
+    result.memories_unchanged, result.changes = found.unchanged, found.changes()
+    to_embed = [rec for rec in found.new if rec["id"] not in stored]
     if dry_run:
         with store.tables.reading():
             aliases = _aliases(store, plan.scope)
             known = {k for k, e in plan.entities.items() if k in aliases or _existing_entity(store, e["name"], plan.scope)}
-            result.entities_existing = len(known)
-            result.entities_new = len(plan.entities) - len(known)
-            result.memories_existing = len(store.tables.stored_ids([rec["id"] for rec in plan.memories]))
-            result.memories_new = len(plan.memories) - result.memories_existing
-            result.relations_new = len(set(plan.relations))
-            stored = store.tables.stored_ids([rec["id"] for rec in plan.memories])
-        result.findings = privacy.check_records([rec for rec in plan.memories if rec["id"] not in stored])
+        result.entities_existing = len(known)
+        result.entities_new = len(plan.entities) - len(known)
+        result.memories_new = len(to_embed)
+        result.memories_existing = len(found.new) - len(to_embed) + found.unchanged
+        result.relations_new = len(set(plan.relations))
+        result.findings = privacy.check_records([*to_embed, *(dict(rec, id=mid) for mid, rec in found.updates)])
         result.seconds = time.perf_counter() - started_all
         return result
+    if before_changes is not None and (found.updates or found.retire):
+        before_changes(result)
+    writes = len(found.new) + len(plan.entities) + len(plan.relations) + len(found.updates) + len(found.retire)
+    done = 0
     # The new memories' vectors first, outside the transaction (it is most of an import's
     # time with a real model); progress counts them and then every write. In a big import
     # worker processes make them (store/embedding_workers.py) while this thread works out
     # the rows to write, which needs no SQL, and then writes all but the vectors.
-    with store.tables.reading():
-        stored = store.tables.stored_ids([rec["id"] for rec in plan.memories])
-    to_embed = [rec for rec in plan.memories if rec["id"] not in stored]
     total = len(to_embed) + writes
     step = max(1, total // 100)
 
@@ -338,93 +368,107 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         # them should take about as long as working out the rows did (the writes take about
         # that long): the write lock is held little longer than the writes need it.
         pending.wait(embedding, leave=prepared)
-        _write(store, plan, result, rows, pending, at, tick, embedding)
+        with store.tables.write():
+            _write(store, plan, found.new, result, rows, pending, at, tick, embedding)
+            result.updated, result.retired = sync.write(store, found, at)
+            tick(len(found.updates) + len(found.retire))
+        findings += privacy.check_records([dict(rec, id=mid) for mid, rec in found.updates])
     finally:
         pending.cancel()
-    written = set(result.ids)
+    written = set(result.ids) | {m.id for m in result.updated}
     result.findings = [f for f in findings if f.memory_id in written]
     result.seconds = time.perf_counter() - started_all
     return result
 
 
-def _write(store: MemoryStore, plan: ImportPlan, result: ImportResult, rows: dict[str, tuple[tuple, tuple]],
-           pending: vectors.PendingVectors, at: float, tick: Callable[..., None], embedding: Progress) -> None:
-    with store.tables.write():
-        entity_ids: dict[str, str] = {}
-        aliases = _aliases(store, plan.scope)
-        fresh_entities = []
-        for key, ent in plan.entities.items():
-            escope = ent.get("scope") or plan.scope
-            eid = _existing_entity(store, ent["name"], escope) or aliases.get(key)
-            if eid is None:
-                # As Tables.resolve_entity creates one, without its per-name scan for aliases
-                # (done once above): at 50,000 entities that scan was most of an import.
-                eid = "e-" + uuid.uuid4().hex[:12]
-                fresh_entities.append((eid, ent["name"], ent["kind"], escope,
-                                       json.dumps(ent["aliases"], ensure_ascii=False), at))
-                result.entity_ids.append(eid)
-            else:
-                result.entities_existing += 1
-            entity_ids[key] = eid
-        tick(len(plan.entities))
-        store.conn.executemany("INSERT INTO entities (id, name, kind, scope, aliases, created_at) VALUES (?,?,?,?,?,?)",
-                               fresh_entities)
-        result.entities_new = len(fresh_entities)
-        known = store.tables.stored_ids([rec["id"] for rec in plan.memories])
-        fresh = [rec for rec in plan.memories if rec["id"] not in known]
-        result.memories_existing = len(plan.memories) - len(fresh)
-        tick(result.memories_existing)
-        missing = [rec for rec in fresh if rec["id"] not in rows]  # deleted by another writer since the look above
-        rows.update(store.tables.prepared(missing, at))
-        written: list[tuple[int, str]] = []  # (rowid, memory id)
-        for start in range(0, len(fresh), BATCH):
-            chunk = fresh[start:start + BATCH]
-            rowids = store.tables.insert_memories([rows[rec["id"]][0] for rec in chunk],
-                                                  [rows[rec["id"]][1] for rec in chunk])
-            written += zip(rowids, (rec["id"] for rec in chunk))
-            mentions = []
-            for rec in chunk:
-                for spec in rec["entities"]:
-                    eid = entity_ids[spec["name"].lower()]
-                    mentions += [(rec["id"], "mentions_entity", eid, at), (eid, "mentioned_in", rec["id"], at)]
-                result.ids.append(rec["id"])
-            store.conn.executemany(store.tables.sql.insert_if_absent("edges", EDGE_COLUMNS), mentions)
-            tick(len(chunk))
-        result.memories_new = len(fresh)
-        # What a Mnemoscope export read back carries besides (mem0.export's items): recalls,
-        # and the memories each cites, once every memory of the file is in.
-        for rec in fresh:
-            if rec["recall_events"]:
-                store.tables.add_recall_events(rec["id"], rec["recall_events"])
-            for ref in rec["references"]:
-                if store.tables.exists(ref):
-                    store.tables.reference(rec["id"], ref, rec["created_at"], [])
-        # Relations already stored are counted, not written again (one look, then one statement).
-        stored_edges = set(store.conn.execute(f"SELECT src, edge, dst FROM edges WHERE {store.tables.sql.like('edge')}",
-                                              (RELATION_PREFIX + "%",)))
-        for src, rel, dst in plan.relations:
-            edge = (entity_ids[src.lower()], RELATION_PREFIX + rel, entity_ids[dst.lower()])
-            if edge in stored_edges:
-                result.relations_existing += 1
-            else:
-                stored_edges.add(edge)
-                result.edges.append(edge)
-        result.relations_new = len(result.edges)
-        store.conn.executemany("INSERT INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
-                               [(*edge, at) for edge in result.edges])
-        tick(len(plan.relations))
-        blobs = pending.wait(embedding)  # the last of the vectors
-        if blobs and vectors.writable_for(store):
-            vectors.claim(store)
-            # One statement on PostgreSQL (COPY): the count of vectors written moves once (schema 13).
-            store.tables.backend.insert_many("vectors", ("rowid", "vec"),
-                        [(rowid, blobs[mid]) for rowid, mid in written if mid in blobs])
+def _write(store: MemoryStore, plan: ImportPlan, records: list[dict[str, Any]], result: ImportResult,
+           rows: dict[str, tuple[tuple, tuple]], pending: vectors.PendingVectors, at: float, tick: Callable[..., None],
+           embedding: Progress) -> None:
+    """Write the plan's entities, ``records`` (its new memories) and relations, inside the
+    caller's transaction."""
+    entity_ids: dict[str, str] = {}
+    aliases = _aliases(store, plan.scope)
+    fresh_entities = []
+    for key, ent in plan.entities.items():
+        escope = ent.get("scope") or plan.scope
+        eid = _existing_entity(store, ent["name"], escope) or aliases.get(key)
+        if eid is None:
+            # As Tables.resolve_entity creates one, without its per-name scan for aliases
+            # (done once above): at 50,000 entities that scan was most of an import.
+            eid = "e-" + uuid.uuid4().hex[:12]
+            fresh_entities.append((eid, ent["name"], ent["kind"], escope,
+                                   json.dumps(ent["aliases"], ensure_ascii=False), at))
+            result.entity_ids.append(eid)
+        else:
+            result.entities_existing += 1
+        entity_ids[key] = eid
+    tick(len(plan.entities))
+    store.conn.executemany("INSERT INTO entities (id, name, kind, scope, aliases, created_at) VALUES (?,?,?,?,?,?)",
+                           fresh_entities)
+    result.entities_new = len(fresh_entities)
+    known = store.tables.stored_ids([rec["id"] for rec in records])
+    fresh = [rec for rec in records if rec["id"] not in known]
+    result.memories_existing = len(records) - len(fresh) + result.memories_unchanged
+    tick(len(records) - len(fresh))
+    missing = [rec for rec in fresh if rec["id"] not in rows]  # deleted by another writer since the look above
+    rows.update(store.tables.prepared(missing, at))
+    written: list[tuple[int, str]] = []  # (rowid, memory id)
+    for start in range(0, len(fresh), BATCH):
+        chunk = fresh[start:start + BATCH]
+        rowids = store.tables.insert_memories([rows[rec["id"]][0] for rec in chunk],
+                                              [rows[rec["id"]][1] for rec in chunk])
+        written += zip(rowids, (rec["id"] for rec in chunk))
+        mentions = []
+        for rec in chunk:
+            for spec in rec["entities"]:
+                eid = entity_ids[spec["name"].lower()]
+                mentions += [(rec["id"], "mentions_entity", eid, at), (eid, "mentioned_in", rec["id"], at)]
+            result.ids.append(rec["id"])
+        store.conn.executemany(store.tables.sql.insert_if_absent("edges", EDGE_COLUMNS), mentions)
+        tick(len(chunk))
+    result.memories_new = len(fresh)
+    # What a Mnemoscope export read back carries besides (mem0.export's items): recalls,
+    # and the memories each cites, once every memory of the file is in.
+    for rec in fresh:
+        if rec["recall_events"]:
+            store.tables.add_recall_events(rec["id"], rec["recall_events"])
+        for ref in rec["references"]:
+            if store.tables.exists(ref):
+                store.tables.reference(rec["id"], ref, rec["created_at"], [])
+    # Relations already stored are counted, not written again (one look, then one statement).
+    stored_edges = set(store.conn.execute(f"SELECT src, edge, dst FROM edges WHERE {store.tables.sql.like('edge')}",
+                                          (RELATION_PREFIX + "%",)))
+    for src, rel, dst in plan.relations:
+        edge = (entity_ids[src.lower()], RELATION_PREFIX + rel, entity_ids[dst.lower()])
+        if edge in stored_edges:
+            result.relations_existing += 1
+        else:
+            stored_edges.add(edge)
+            result.edges.append(edge)
+    result.relations_new = len(result.edges)
+    store.conn.executemany("INSERT INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
+                           [(*edge, at) for edge in result.edges])
+    tick(len(plan.relations))
+    blobs = pending.wait(embedding)  # the last of the vectors
+    if blobs and vectors.writable_for(store):
+        vectors.claim(store)
+        # One statement on PostgreSQL (COPY): the count of vectors written moves once (schema 13).
+        store.tables.backend.insert_many("vectors", ("rowid", "vec"),
+                    [(rowid, blobs[mid]) for rowid, mid in written if mid in blobs])
 
 
 def undo(store: MemoryStore, result: ImportResult) -> None:
     """Take back what :func:`apply` wrote (in one transaction): its memories, its relation
-    edges, and the entities it created that nothing else links to now."""
+    edges, and the entities it created that nothing else links to now; the memories it
+    updated as they were, and those it retired back."""
+    from ..activity import restore_forgotten
+
     with store.tables.write():
+        for mid in result.retired:
+            restore_forgotten(store, mid)
+        for before in result.updated:
+            if store.tables.exists(before.id):
+                store.restore_state(before, sync.SYNCED)
         for mid in result.ids:
             if store.tables.exists(mid):
                 store.tables.delete_memory(mid)
@@ -436,7 +480,8 @@ def undo(store: MemoryStore, result: ImportResult) -> None:
 
 def new_plan(fmt: str, source: str, scope: str | None, id_prefix: str) -> ImportPlan:
     """An empty plan for reading ``source`` as the format ``fmt`` (its ids start ``id_prefix``)."""
-    return ImportPlan(fmt, source, validate_scope(scope or "global"), id_prefix=id_prefix)
+    scope = validate_scope(scope or "global")
+    return ImportPlan(fmt, source, scope, id_prefix=id_prefix, origin=sync.source_of(source), base_scope=scope)
 
 
 def dumps(value: Any) -> str:
