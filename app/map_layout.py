@@ -1,12 +1,16 @@
 """Where each memory sits on the radial map: pure geometry, no Qt.
 
 Rings from the centre out: habit, fading, edge (archived outside them, hidden by
-default). Inside its ring a memory's distance follows its strength (stronger is
-nearer). Angles are stable: a memory's group (its topic, else its first entity, else
-its kind) picks a sector by a hash of the group's name alone, and the memory's own id
-picks its place inside the sector, so a memory keeps its angle across ticks, edits and
-the arrival of other memories, and a dot that slides outward is a memory that is fading.
-The habit and edge thresholds come from the store's decay config.
+default). Inside its ring a memory's distance follows its strength's rank among the
+ring's memories (the strongest nearest the centre), spread evenly over the ring's area:
+a memory that fades faster than its neighbours slides outward, and a ring of memories
+all fresh still fills its ring instead of hugging its inner edge.
+
+Round the circle, each group (a memory's topic, else its first entity, else its kind)
+has a sector as wide as its share of the memories (with a floor, so that a group of one
+can be seen), clockwise from 12 o'clock, topics first, in order of name; a group's
+memories spread evenly across its sector in the order of a hash of their ids. The same
+memories always get the same places; a memory added moves the others a little.
 
 Arranged by meaning instead (:func:`meaning_angles`), a memory's angle comes from its
 vector, so memories that mean similar things sit together even with no topic in common.
@@ -20,15 +24,26 @@ import zlib
 import numpy as np
 from mnemoscope.store.model import LAYERS
 
-RING_INNER = {"habit": 0.15, "fading": 1.0, "edge": 2.0, "archived": 3.0}
+RING_INNER = {"habit": 0.05, "fading": 1.0, "edge": 2.0, "archived": 3.0}
 RING_WIDTH = 1.0
-ENTITY_CLEARANCE = 0.35  # from the outermost ring shown to the first entity orbit
-ENTITY_STAGGER = 0.3  # between the three entity orbits
-SECTOR_SPREAD = 0.42  # radians a group's memories spread over
+RING_MARGIN = 0.04  # between a ring's circle and its nearest memory
+ENTITY_CLEARANCE = 0.25  # from the outermost ring shown to the first entity orbit
+ENTITY_STAGGER = 0.25  # between the three entity orbits
+SECTOR_GAP = 0.012  # radians between two sectors (less when there are many)
+SECTOR_FLOOR = 0.035  # radians: the narrowest sector (less when there are many)
+SECTOR_INSET = 0.06  # of a sector's width, left empty at each side: neighbours' dots do not touch
+TWELVE = math.pi / 2  # where the first sector starts: the top of the map
+TAU = 2 * math.pi
+GROUP_KINDS = ("topic", "entity", "kind")  # the order of the sectors: topics first
 
 
 def _unit_hash(text: str) -> float:
     return zlib.crc32(text.encode("utf-8")) / 0xFFFFFFFF
+
+
+def unit_hashes(ids) -> np.ndarray:
+    """Each id's crc32 in [0, 1]: where a memory sits among its group's, whatever else is there."""
+    return np.fromiter((zlib.crc32(i.encode("utf-8")) for i in ids), dtype=np.float64) / 0xFFFFFFFF
 
 
 def group_key(entities: list[str], topic: str, kind: str) -> str:
@@ -40,9 +55,9 @@ def group_key(entities: list[str], topic: str, kind: str) -> str:
     return "kind:" + kind
 
 
-def sector_centre(group: str) -> float:
-    """The angle of a group's sector, from its name only."""
-    return 2 * math.pi * _unit_hash(group)
+def name_angle(name: str) -> float:
+    """An angle from a name alone (for an entity whose memories are all round the map)."""
+    return TAU * _unit_hash(name)
 
 
 def group_label(group: str) -> str:
@@ -50,10 +65,87 @@ def group_label(group: str) -> str:
     return group.split(":", 1)[-1]
 
 
-def angle_for(memory_id: str, group: str) -> float:
-    """The group's sector and the memory's place in it (from its id)."""
-    offset = (_unit_hash(memory_id) - 0.5) * SECTOR_SPREAD
-    return (sector_centre(group) + offset) % (2 * math.pi)
+def _group_order(group: str) -> tuple[int, str, str]:
+    kind, _, name = group.partition(":")
+    return (GROUP_KINDS.index(kind) if kind in GROUP_KINDS else len(GROUP_KINDS), name, group)
+
+
+def sector_layout(counts) -> dict[str, tuple[float, float]]:
+    """Each group's sector as (start, width) in radians: it runs clockwise (towards smaller
+    angles) from ``start``. Widths are in proportion to ``counts`` (group → memories), none
+    under :data:`SECTOR_FLOOR` while the circle has room, with :data:`SECTOR_GAP` between
+    two; the first starts at 12 o'clock, topics first, then entities, then kinds, each in
+    order of name."""
+    groups = sorted((g for g, n in counts.items() if n > 0), key=_group_order)
+    if not groups:
+        return {}
+    # Many groups (a long tail of entities): the gaps and the floors together take at most
+    # a tenth of the circle each, or the tail would take the room of what holds the most.
+    gap = min(SECTOR_GAP, 0.1 * TAU / len(groups)) if len(groups) > 1 else 0.0
+    room = TAU - gap * len(groups)
+    floor = min(SECTOR_FLOOR, 0.1 * room / len(groups))
+    weights = np.array([counts[g] for g in groups], dtype=float)
+    widths = np.zeros(len(groups))
+    floored = np.zeros(len(groups), dtype=bool)
+    while True:  # the groups under the floor get it; the others share what is left
+        share = room - floor * floored.sum()
+        widths = np.where(floored, floor, share * weights / weights[~floored].sum())
+        under = (widths < floor) & ~floored
+        if not under.any() or (floored | under).all():
+            floored |= under
+            widths = np.where(floored, floor, widths)
+            break
+        floored |= under
+    out, at = {}, TWELVE
+    for group, width in zip(groups, widths.tolist(), strict=True):
+        out[group] = (at % TAU, width)
+        at -= width + gap
+    return out
+
+
+def sector_angles(ids, groups, sectors: dict[str, tuple[float, float]] | None = None) -> np.ndarray:
+    """Each memory's angle: its group's sector (:func:`sector_layout` of the groups' sizes
+    here, unless ``sectors`` is given), and within it the memory's place among the group's
+    by the hash of its id, evenly from one side to the other."""
+    ids, groups = list(ids), list(groups)
+    n = len(ids)
+    if not n:
+        return np.zeros(0)
+    code: dict[str, int] = {}
+    codes = np.fromiter((code.setdefault(g, len(code)) for g in groups), dtype=np.int64, count=n)
+    names = list(code)
+    sizes = np.bincount(codes, minlength=len(names))
+    if sectors is None:
+        sectors = sector_layout(dict(zip(names, sizes.tolist())))
+    starts = np.array([sectors[g][0] for g in names])
+    widths = np.array([sectors[g][1] for g in names])
+    order = np.lexsort((unit_hashes(ids), codes))  # (two ids of one crc32: in the order given)
+    rank = np.empty(n, dtype=np.int64)
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])  # where each group begins in ``order``
+    rank[order] = np.arange(n) - first[codes[order]]
+    place = (rank + 0.5) / sizes[codes]  # 0-1 across the sector
+    inset = SECTOR_INSET * widths[codes]
+    return np.mod(starts[codes] - inset - place * (widths[codes] - 2 * inset), TAU)
+
+
+def ring_radii(layers, strengths, hashes) -> np.ndarray:
+    """Each memory's distance from the centre: inside its layer's ring (``layers`` as
+    indices into ``LAYERS``), by its strength's rank among the ring's memories (ties by
+    ``hashes``), the strongest nearest the centre, evenly over the ring's area."""
+    layers = np.asarray(layers, dtype=np.int64)
+    strengths = np.asarray(strengths, dtype=float)
+    hashes = np.asarray(hashes, dtype=float)
+    out = np.zeros(len(layers))
+    for code, name in enumerate(LAYERS):
+        mine = np.flatnonzero(layers == code)
+        if not len(mine):
+            continue
+        order = mine[np.lexsort((hashes[mine], -strengths[mine]))]
+        q = (np.arange(len(order)) + 0.5) / len(order)
+        inner = RING_INNER[name] + RING_MARGIN
+        outer = (ring_outer(name) if name != LAYERS[-1] else layer_outer(name)) - RING_MARGIN
+        out[order] = np.sqrt(inner ** 2 + q * (outer ** 2 - inner ** 2))
+    return out
 
 
 def ring_middle(layer: str) -> float:
@@ -149,36 +241,6 @@ def spread_on_circle(targets, gap: float) -> np.ndarray:
     out = t.copy()
     out[order] += moved
     return np.where((out < 0) | (out >= 2 * math.pi), np.mod(out, 2 * math.pi), out)
-
-
-def radius_for(layer: str, strength: float, habit_min: float, edge_below: float) -> float:
-    """Distance from the centre: the ring of the layer, nearer its inner edge when stronger."""
-    s = max(0.0, min(1.0, strength))
-    if layer == "habit":
-        depth = (1.0 - s) / max(1.0 - habit_min, 1e-6)
-        return RING_INNER["habit"] + min(depth, 1.0) * (RING_WIDTH - RING_INNER["habit"]) * 0.95
-    if layer == "edge":
-        depth = (edge_below - s) / edge_below
-    elif layer == "archived":
-        depth = 1.0 - s
-    else:
-        depth = (1.0 - s) / (1.0 - edge_below)
-    return RING_INNER.get(layer, 1.0) + max(0.0, min(depth, 1.0)) * RING_WIDTH * 0.95
-
-
-def radii_for(layers: np.ndarray, strengths: np.ndarray, habit_min: float, edge_below: float) -> np.ndarray:
-    """:func:`radius_for` over arrays (``layers`` as indices into ``LAYERS``): a previewed
-    day at 100,000 memories in milliseconds, not a Python call per memory."""
-    s = np.clip(np.asarray(strengths, dtype=float), 0.0, 1.0)
-    names = np.array(LAYERS)[np.asarray(layers, dtype=np.int64)]
-    inner = np.array([RING_INNER.get(name, 1.0) for name in LAYERS])[layers]
-    depth = np.where(names == "edge", (edge_below - s) / edge_below,
-                     np.where(names == "archived", 1.0 - s, (1.0 - s) / (1.0 - edge_below)))
-    out = inner + np.clip(depth, 0.0, 1.0) * RING_WIDTH * 0.95
-    habit = names == "habit"
-    habit_depth = np.minimum((1.0 - s) / max(1.0 - habit_min, 1e-6), 1.0)
-    out[habit] = (RING_INNER["habit"] + habit_depth * (RING_WIDTH - RING_INNER["habit"]) * 0.95)[habit]
-    return out
 
 
 # -- the arrangement by meaning ------------------------------------------------------------

@@ -13,8 +13,11 @@ import pytest
 pytest.importorskip("PySide6")
 
 
-def test_the_density_counts_are_numpys_histogram_also_on_the_bin_edges():
-    from mnemoscope.ui.memory_map import histogram2d
+def test_the_map_cells_are_numpys_histogram_also_on_the_bin_edges():
+    from mnemoscope.ui.memory_map import cell_index
+
+    def histogram2d(xs, ys, bins, ranges):
+        return np.bincount(cell_index(xs, ys, bins, ranges), minlength=bins[0] * bins[1]).reshape(bins)
 
     rng = np.random.default_rng(3)
     for _ in range(60):

@@ -257,23 +257,21 @@ def test_a_previewed_day_reuses_the_dots_and_matches_a_full_build(demo_db):
 
     with MemoryStore(demo_db) as store:
         memories = store.list()
-        decay = store.config.decay
-        base = map_data(memories, None, decay.habit_min_strength, decay.edge_below)
+        base = map_data(memories, None)
         for days in (30, 200, 365):
             projection = store.project(store.now() + days * 86400.0)
-            full = map_data(memories, projection, decay.habit_min_strength, decay.edge_below, days)
-            quick = reproject(base, projection, decay.habit_min_strength, decay.edge_below, days)
+            full = map_data(memories, projection, days)
+            quick = reproject(base, projection, days)
             assert quick.dots is base.dots and quick.preview_days == days
             for name in ("angles", "radii", "kinds", "layers", "strengths", "importances", "scopes"):
                 assert np.allclose(getattr(quick, name), getattr(full, name)), name
-            assert [quick.cell_keys[c] for c in quick.cells] == [full.cell_keys[c] for c in full.cells]
     # and it is quick: 100,000 dots in well under a frame of the full build
     many = [type(m)(**{**m.__dict__, "id": f"{m.id}-{i}"}) for i in range(1600) for m in memories[:64]]
     ids = [m.id for m in many]
     projection = {i: (0.5, "fading") for i in ids}
     started = time.perf_counter()
-    base = map_data(many, None, decay.habit_min_strength, decay.edge_below)
+    base = map_data(many, None)
     full_s = time.perf_counter() - started
     started = time.perf_counter()
-    reproject(base, projection, decay.habit_min_strength, decay.edge_below, 30)
+    reproject(base, projection, 30)
     assert time.perf_counter() - started < full_s / 4

@@ -1,8 +1,8 @@
 """The radial memory map (pyqtgraph): habit at the centre, then fading, then edge.
 
-Each memory is a dot (colour by kind, size by importance, opacity by strength) at a
-stable angle; entities are diamonds on an outer orbit joined to their memories by thin
-lines. The map reads the store; with the time-travel slider it reads the store's
+Each memory is a dot (colour by kind, size by importance, opacity by strength) in its
+group's sector (see ``map_layout``); the most mentioned entities are diamonds on an outer
+orbit, joined to their memories by lines when hovered or when one of them is selected. The map reads the store; with the time-travel slider it reads the store's
 projection of a future day instead, which writes nothing. "By meaning" arranges the
 angles by the memories' vectors instead of their topics (see ``map_layout``).
 """
@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from mnemoscope.store import KINDS, LAYERS
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QPen
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -34,14 +34,15 @@ from PySide6.QtWidgets import (
 )
 
 from ..map_layout import (
+    RING_INNER,
+    SECTOR_GAP,
     group_label,
     layer_outer,
     meaning_angles,
+    name_angle,
     orbit_for,
     orbit_steps,
-    ring_middle,
     ring_outer,
-    sector_centre,
     spread_on_circle,
 )
 from . import map_memory
@@ -54,13 +55,17 @@ from .widgets import ElidedLabel, visible_groove
 ANIMATION_MS = 450
 ANIMATION_STEPS = 12
 LABELS_MAX = 40  # entity names drawn at once; the rest show on hover
+ENTITIES_DRAWN = 40  # the most mentioned entities of what is shown get a diamond
 ENTITY_LABELS_ALWAYS = 8  # the most mentioned entities are labelled even over a crowd of diamonds
 LABEL_CLEARANCE_PX = 7  # from an entity's centre to its label, outward
-DENSITY_DOTS = 3000  # more dots than this in view: draw their density, labelled by sector
+DENSITY_DOTS = 3000  # more dots than this in view: draw them as cells (see _draw_cells)
 DENSITY_BINS = 160
 SECTOR_LABELS_MAX = 24
+RING_LABEL_ANGLES = tuple(math.radians(90 + sign * a) for a in range(0, 181, 15) for sign in (1, -1))[1:]
+SECTORS_ALWAYS = 6  # the biggest sectors are labelled even over a diamond
+SECTOR_LABEL_INSET = 0.42  # a sector's label sits this far inside the outermost ring shown
+SPOKE_MIN = 0.12  # radians: a line is drawn between two sectors when one of them is this wide
 VIEW_RADIUS = 4.4  # what Fit view shows: the rings and the entity orbits just outside them
-LINES_MAX = 2500
 HALO_SECONDS = 8.0
 HALO_FRAME_MS = 250
 ENTITY_GAP = 0.06  # radians between neighbouring entities at least (~10 px along a fitted orbit)
@@ -139,7 +144,7 @@ class RadialMap(QWidget):
         for name in LAYERS[:-1]:  # every ring but the archived one, which is outside them
             radius = ring_outer(name)
             ring = QGraphicsEllipseItem(-radius, -radius, 2 * radius, 2 * radius)
-            ring.setZValue(-10)
+            ring.setZValue(4.2)  # over a crowded map's cells, under the dots
             self.plot.addItem(ring)
             self.rings.append(ring)
             # above the dots, on a backing, so a crowded habit ring cannot hide its name
@@ -148,9 +153,14 @@ class RadialMap(QWidget):
             label.setZValue(9)
             self.plot.addItem(label)
             self.ring_labels[name] = label
-        self.link_curve = pg.PlotCurveItem(connect="pairs")
-        self.link_curve.setZValue(-5)
+        self.link_curve = pg.PlotCurveItem(connect="pairs")  # the selected memory's entities
+        self.link_curve.setZValue(4.8)
         self.plot.addItem(self.link_curve)
+        self.spokes = pg.PlotCurveItem(connect="pairs")  # between the sectors
+        self.spokes.setZValue(4.2)  # as the rings: over a crowded map's cells, under the dots
+        self.plot.addItem(self.spokes)
+        self._sector_font = QFont()
+        self._sector_font.setBold(True)
         self.highlight_curve = pg.PlotCurveItem(pen=pg.mkPen(ENTITY_COLOUR, width=2), connect="pairs")
         self.highlight_curve.setZValue(-4)
         self.plot.addItem(self.highlight_curve)
@@ -171,10 +181,8 @@ class RadialMap(QWidget):
         self.density.hide()
         self.plot.addItem(self.density)
         self.dense = False
-        self.sector_counts: dict[tuple[str, str], int] = {}
+        self.sector_totals: dict[str, int] = {}  # group -> memories of it shown
         self._visible_xy = (np.zeros(0), np.zeros(0))
-        self._visible_cells = np.zeros(0, dtype=np.int64)  # each visible dot's (layer, group) cell
-        self._cell_keys: list[tuple[str, str]] = []
         self._dots_stale = True
         self.selection_ring = pg.ScatterPlotItem(pxMode=True, symbol="o", size=26,
                                                  pen=pg.mkPen(HIGHLIGHT, width=3), brush=pg.mkBrush(0, 0, 0, 0))
@@ -265,8 +273,8 @@ class RadialMap(QWidget):
         """Recolour the map for a light or dark theme."""
         self.colours = map_colours(dark)
         self.dark = dark
-        self._density_table = density_table(dark)
-        self.density_legend.set_table(self._density_table, self.colours["label"])
+        self._kind_rgba = np.array([[*QColor(KIND_COLOURS[k]).getRgb()[:3], 255] for k in KINDS], dtype=np.ubyte)
+        self.density_legend.set_text_colour(self.colours["label"])
         self.plot.setBackground(self.colours["background"])
         ring_pen = QPen(QColor(self.colours["ring"]))
         ring_pen.setCosmetic(True)
@@ -281,10 +289,14 @@ class RadialMap(QWidget):
             label.update()
         for label in [*self.entity_labels.values(), *self.sector_labels.values()]:
             label.setColor(self.colours["label"])
-        for label in self.sector_labels.values():  # their backing follows the theme too
-            label.fill = pg.mkBrush(self._label_fill)
-            label.update()
-        self.link_curve.setPen(pg.mkPen(self.colours["line"], width=1))
+        self.link_curve.setPen(pg.mkPen(self.colours["link"], width=1.5))
+        spoke = QColor(self.colours["ring"])
+        spoke.setAlpha(110)
+        self.spokes.setPen(pg.mkPen(spoke, width=1))
+        self._sector_fill = QColor(self.colours["background"])
+        self._sector_fill.setAlpha(150)
+        for label in self.sector_labels.values():
+            label.fill = pg.mkBrush(self._sector_fill)
         for kind, button in self.legend_buttons.items():  # a style sheet keeps the old palette: set it again
             self._style_legend(button, kind, kind not in self.hidden_kinds)
         self._entity_pen = pg.mkPen(self.colours["background"])
@@ -300,10 +312,9 @@ class RadialMap(QWidget):
         previewed day of the memories ``base`` was built from moves ``base``'s dots."""
         days = self.session.preview_days if days is None else days
         projection = store.project(store.now() + days * 86400.0) if days else None
-        decay = store.config.decay
         if projection is not None and base is not None and base.source is memories and len(base.dots):
-            return reproject(base, projection, decay.habit_min_strength, decay.edge_below, days)
-        return map_data(memories, projection, decay.habit_min_strength, decay.edge_below, days)
+            return reproject(base, projection, days)
+        return map_data(memories, projection, days)
 
     def _preview_changed(self, days: float) -> None:
         """Another previewed day: in a big store its projection is read off the GUI thread
@@ -471,14 +482,15 @@ class RadialMap(QWidget):
             dots = self.dots
             self.search_matches = {dots[i].id for i in where.tolist() if self._matches(dots[i])} \
                 if self.search_text else set()
-            self._visible_cells = self.data.cells[where]
-            self._cell_keys = self.data.cell_keys
+            counts = np.bincount(self.data.groups[where], minlength=len(self.data.group_names))
+            self.sector_totals = {self.data.group_names[i]: int(counts[i]) for i in np.flatnonzero(counts)}
         where = self._visible_index
         all_x, all_y = positions if positions is not None else (self._x, self._y)
         xs, ys = all_x[where], all_y[where]
         pos = Positions(self.dot_index, all_x, all_y)
         self._visible_xy = (xs, ys)
         self._dots_stale = True  # the dots are drawn when they are shown, not under the density
+        self._draw_spokes()
         self._draw_entities(len(where), pos)
         self._update_detail()
         self._draw_selection(pos)
@@ -543,22 +555,23 @@ class RadialMap(QWidget):
         norm = np.hypot(xs, ys)
         norm[norm == 0] = 1.0
         ux, uy = xs / norm, ys / norm
-        draw_lines = visible <= LINES_MAX
         names, targets = [], []
-        for name, idx in sorted(members.items()):
+        # the most mentioned only: a ring of a hundred diamonds round a big memory says nothing
+        drawn = sorted(members, key=lambda n: (-len(members[n]), n))[:ENTITIES_DRAWN]
+        for name, idx in sorted((n, members[n]) for n in drawn):
             # An entity sits by its memories: at the circular mean of their angles when they
             # gather on one side; when they are all round the map (the mean says nothing, and
             # every such entity would pile into one arc) at an angle of its own name.
             sx, sy = float(ux[idx].sum()), float(uy[idx].sum())
             gathered = math.hypot(sx, sy) >= ENTITY_GATHERED * len(idx)
             names.append(name)
-            targets.append(math.atan2(sy, sx) if gathered else sector_centre("entity:" + name.lower()))
+            targets.append(math.atan2(sy, sx) if gathered else name_angle("entity:" + name.lower()))
         # Side by side where many belong by one sector, not piled into one diamond; in such
         # a run each a step further out than the last, so neighbours' diamonds have room.
         angles = spread_on_circle(targets, ENTITY_GAP)
         steps = orbit_steps(angles, 1.5 * ENTITY_GAP)
         outer = max((layer_outer(layer) for layer in self.visible_layers), default=layer_outer("edge"))
-        ex, ey, lx, ly = [], [], [], []
+        ex, ey = [], []
         self.entity_pos: dict[str, tuple[float, float]] = {}
         for name, angle, step in zip(names, angles.tolist(), steps.tolist(), strict=True):
             orbit = orbit_for(step, outer)
@@ -566,20 +579,12 @@ class RadialMap(QWidget):
             ex.append(x)
             ey.append(y)
             self.entity_pos[name] = (x, y)
-            if draw_lines:
-                for i in members[name].tolist():
-                    lx += [x, xs[i]]
-                    ly += [y, ys[i]]
         self.entity_names = names
         sizes = self._entity_sizes = [9 + min(len(members[n]), 12) for n in names]
         self.entity_scatter.setData(x=ex, y=ey, size=sizes, data=names, symbol="d",
                                     brush=self._entity_brush, pen=self._entity_pen)
-        # Thousands of antialiased lines cost most of a frame: above LINES_MAX dots only
-        # the hovered entity's lines are drawn.
-        if draw_lines:
-            self.link_curve.setData(np.array(lx, dtype=float), np.array(ly, dtype=float))
-        else:
-            self.link_curve.setData([], [])
+        # No line from every entity to every memory (a fan of pale lines across the disc):
+        # the hovered entity's lines, and the selected memory's, say what they join.
         self.entity_weight = {n: len(members[n]) for n in names}
         self._draw_entity_highlight(pos)
 
@@ -596,23 +601,51 @@ class RadialMap(QWidget):
         self.density.setVisible(self.dense)
         self.density_legend.setVisible(self.dense)
         if self.dense:
-            bins_y = max(1, round(DENSITY_BINS * (y1 - y0) / max(x1 - x0, 1e-9)))
-            counts = histogram2d(xs[in_view], ys[in_view], (DENSITY_BINS, bins_y), ((x0, x1), (y0, y1)))
-            # A perceptual scale (CET-L17 on light, viridis on dark) over the log of the
-            # count, so a sparse ring still reads beside a crowded centre; an empty cell
-            # stays the background.
-            most = max(int(counts.max()), 1)
-            level = np.log1p(counts) / np.log1p(most)
-            image = self._density_table[np.clip((level * 255).astype(int), 0, 255)]
-            image[counts == 0, 3] = 0
-            self.density.setImage(image, autoLevels=False)
-            self.density_legend.set_range(most)
-            self.density.setRect(QRectF(x0, y0, x1 - x0, y1 - y0))
-            counts = np.bincount(self._visible_cells[in_view], minlength=len(self._cell_keys))
-            self.sector_counts = {self._cell_keys[i]: int(counts[i]) for i in np.flatnonzero(counts)}
-        else:
-            self.sector_counts = {}
+            self._draw_cells(in_view, (x0, x1), (y0, y1))
         self._place_labels()
+
+    def _draw_cells(self, in_view: np.ndarray, xrange, yrange) -> None:
+        """Too many dots to tell apart: the view in cells, each drawn as its memories would
+        be, in the colour of their commonest kind, as opaque as they are strong on average
+        (a count per cell would be all one colour: the rings spread memories evenly)."""
+        (x0, x1), (y0, y1) = xrange, yrange
+        nx = DENSITY_BINS
+        ny = max(1, round(DENSITY_BINS * (y1 - y0) / max(x1 - x0, 1e-9)))
+        xs, ys = self._visible_xy
+        where = self._visible_index[in_view]
+        cells = cell_index(xs[in_view], ys[in_view], (nx, ny), ((x0, x1), (y0, y1)))
+        counts = np.bincount(cells, minlength=nx * ny)
+        kinds = len(KINDS)
+        by_kind = np.bincount(cells * kinds + self.data.kinds[where].astype(np.int64),
+                              minlength=nx * ny * kinds).reshape(nx * ny, kinds)
+        strength = np.bincount(cells, weights=self.data.strengths[where], minlength=nx * ny)
+        image = self._kind_rgba[np.argmax(by_kind, axis=1)].copy()
+        image[:, 3] = self._alphas(strength / np.maximum(counts, 1))
+        image[counts == 0, 3] = 0
+        self.density.setImage(image.reshape(nx, ny, 4), autoLevels=False)
+        self.density.setRect(QRectF(x0, y0, x1 - x0, y1 - y0))
+        self.density_legend.set_range(max(int(counts.max()), 1))
+
+    def _outer_ring(self) -> float:
+        """The radius of the outermost ring shown (its circle, or the archived ring's reach)."""
+        shown = [layer for layer in LAYERS if layer in self.visible_layers] or ["edge"]
+        last = shown[-1]
+        return layer_outer(last) if last == LAYERS[-1] else ring_outer(last)
+
+    def _draw_spokes(self) -> None:
+        """A faint line between two sectors where one of them is wide enough to read as one."""
+        sectors = [] if self.by_meaning else sorted(self.data.sectors.values(), reverse=True)
+        xs, ys = [], []
+        if len(sectors) > 1:
+            inner, outer = RING_INNER["fading"], self._outer_ring()  # not into the centre, where they meet
+            for (start, width), (_next_start, next_width) in zip(sectors, [*sectors[1:], sectors[0]]):
+                if width < SPOKE_MIN and next_width < SPOKE_MIN:
+                    continue
+                angle = start - width - SECTOR_GAP / 2 + self.rotation  # where this one ends
+                c, s_ = math.cos(angle), math.sin(angle)
+                xs += [inner * c, outer * c]
+                ys += [inner * s_, outer * s_]
+        self.spokes.setData(np.array(xs, dtype=float), np.array(ys, dtype=float))
 
     def _place_labels(self) -> None:
         """Label the busiest sectors (in the density view), then the most mentioned
@@ -621,30 +654,6 @@ class RadialMap(QWidget):
         if not hasattr(self, "entity_pos"):
             return
         taken: list[QRectF] = []
-        rings = {name: (0.0, ring_outer(name)) for name in reversed(self.ring_labels)}  # outermost first
-        self._place(self.ring_labels, {name: name for name in rings}, rings, taken, (0.5, 0.5), 9)
-        # by meaning, a topic has no sector to label
-        counts = {} if self.by_meaning else self.sector_counts
-        # One label per sector (topic), with all it holds in view, biggest first; in the ring
-        # where most of it is, else another ring of the sector, wherever there is room.
-        totals: dict[str, int] = {}
-        by_ring: dict[str, dict[str, int]] = {}
-        for (layer, group), n in counts.items():
-            totals[group] = totals.get(group, 0) + n
-            by_ring.setdefault(group, {})[layer] = n
-        groups = sorted(totals, key=lambda g: (-totals[g], g))[:SECTOR_LABELS_MAX]
-        sector_text = {g: f"{group_label(g)} · {totals[g]:,}" for g in groups}
-        sector_spots = {}
-        for group in groups:
-            angle = sector_centre(group) + self.rotation
-            rings = sorted(by_ring[group], key=lambda layer: -by_ring[group][layer])
-            rings += [layer for layer in ("edge", "fading") if layer not in rings and layer in self.visible_layers]
-            # a little to either side when a ring's name or another sector is in the way
-            sector_spots[group] = [(ring_middle(layer) * math.cos(angle + turn), ring_middle(layer) *
-                                    math.sin(angle + turn), (0.5, 0.5))
-                                   for layer in rings if layer != "archived" for turn in (0.0, 0.15, -0.15)]
-        self.labelled_sectors = self._place(self.sector_labels, sector_text, {}, taken, (0.5, 0.5), 9,
-                                            fill=self._label_fill, spots=sector_spots)
         # An entity's label goes outward from its diamond (the room outside the map), else
         # under, above or beside it; over no other diamond where it can help it, since it would
         # hide it: in a crowded map the most mentioned are labelled even so, on a backing.
@@ -661,6 +670,31 @@ class RadialMap(QWidget):
             outward = (min(max(0.5 - c, 0.0), 1.0), min(max(0.5 + s_, 0.0), 1.0))  # the side facing the centre
             spots[name] = [(x + c * units, y + s_ * units, outward), (x, y, (0.5, -0.55)), (x, y, (0.5, 1.55)),
                            (x + units, y, (0.0, 0.5)), (x - units, y, (1.0, 0.5))]
+        # One label per sector (by meaning, a topic has no sector), with how many of its
+        # memories are shown, biggest first, at its middle near the rim (where the weakest
+        # few are), else a little further in: a place of its own, the same on every redraw
+        # of the same memories, over no diamond.
+        totals = {} if self.by_meaning else self.sector_totals
+        groups = sorted(totals, key=lambda g: (-totals[g], g))[:SECTOR_LABELS_MAX]
+        sector_text = {g: f"{group_label(g)} · {totals[g]:,}" for g in groups}
+        rim = self._outer_ring() - SECTOR_LABEL_INSET
+        sector_spots = {}
+        for group in groups:
+            start, width = self.data.sectors[group]
+            angle = start - width / 2 + self.rotation
+            # at its middle, else a little further in, else (a wide sector) to either side
+            turns = (0.0, 0.25 * width, -0.25 * width) if width > 0.5 else (0.0,)
+            sector_spots[group] = [(r * math.cos(angle + t), r * math.sin(angle + t), (0.5, 0.5))
+                                   for t in turns for r in (rim, rim - 0.3, rim - 0.6, rim - 0.9)]
+        self.labelled_sectors = self._place(self.sector_labels, sector_text, {}, taken, (0.5, 0.5), 4.5,
+                                            fill=self._sector_fill, spots=sector_spots, font=self._sector_font,
+                                            soft=diamonds, must=set(groups[:SECTORS_ALWAYS]))
+        # A ring's name on its circle, at the top unless a sector's label is there: then
+        # further round, where there is room.
+        ring_spots = {name: [(ring_outer(name) * math.cos(a), ring_outer(name) * math.sin(a), (0.5, 0.5))
+                             for a in RING_LABEL_ANGLES] for name in reversed(self.ring_labels)}  # outermost first
+        self._place(self.ring_labels, {name: name for name in ring_spots}, {}, taken, (0.5, 0.5), 9,
+                    spots=ring_spots)
         names = sorted(self.entity_pos, key=lambda n: (-self.entity_weight.get(n, 0), n))[:LABELS_MAX * 3]
         self.labelled_entities = self._place(self.entity_labels, {n: n for n in names}, self.entity_pos, taken,
                                              (0.5, -0.55), 8, limit=LABELS_MAX, spots=spots, soft=diamonds,
@@ -669,7 +703,7 @@ class RadialMap(QWidget):
 
     def _place(self, pool: dict, texts: dict, positions: dict, taken: list[QRectF], anchor, z: float,
                limit: int | None = None, fill=None, other_anchor=None, spots: dict | None = None,
-               soft: dict | None = None, must: set | None = None) -> set:
+               soft: dict | None = None, must: set | None = None, font=None) -> set:
         """Show ``pool``'s labels for ``texts`` (in order) where they overlap nothing in
         ``taken`` and no ``soft`` mark but their own (at ``positions`` with ``anchor``, else
         ``other_anchor``, or at the first free of their ``spots``: (x, y, anchor) each);
@@ -683,6 +717,8 @@ class RadialMap(QWidget):
             label = pool.get(key)
             if label is None:
                 label = pool[key] = pg.TextItem(text, color=self.colours["label"], anchor=anchor, fill=fill)
+                if font is not None:
+                    label.setFont(font)
                 label.setZValue(z)
                 label.hide()
                 self.plot.addItem(label)
@@ -776,13 +812,19 @@ class RadialMap(QWidget):
         self.highlight_curve.setData(np.array(lx, dtype=float), np.array(ly, dtype=float))
 
     def _draw_selection(self, pos=None) -> None:
+        """Ring the selected memory and draw its lines to its entities' diamonds."""
         pos = pos or self._positions
         mid = self.session.selected_id
         i = self.dot_index.get(mid) if mid else None
         if i is not None and i < len(self._mask) and self._mask[i]:
-            self.selection_ring.setData([pos[mid][0]], [pos[mid][1]])
+            x, y = pos[mid]
+            self.selection_ring.setData([x], [y])
+            ends = [self.entity_pos[name] for name in self.dots[i].entities if name in getattr(self, "entity_pos", {})]
+            self.link_curve.setData(np.array([v for e in ends for v in (x, e[0])], dtype=float),
+                                    np.array([v for e in ends for v in (y, e[1])], dtype=float))
         else:
             self.selection_ring.setData([], [])
+            self.link_curve.setData([], [])
 
     def _update_caption(self, visible: int) -> None:
         per_layer = np.bincount(self.data.layers, minlength=len(LAYERS)) if len(self.dots) else [0] * len(LAYERS)
@@ -980,65 +1022,36 @@ def _bin(values: np.ndarray, bins: int, low: float, high: float) -> np.ndarray:
     return index
 
 
-def histogram2d(xs: np.ndarray, ys: np.ndarray, bins: tuple[int, int], ranges) -> np.ndarray:
-    """``np.histogram2d(xs, ys, bins, range=ranges)[0]`` for points all inside the ranges,
-    without its binary search of every point among the edges (12 ms of a redraw at 100,000)."""
+def cell_index(xs: np.ndarray, ys: np.ndarray, bins: tuple[int, int], ranges) -> np.ndarray:
+    """Each point's cell among ``bins`` equal ones over ``ranges`` (row-major, x first), as
+    ``np.histogram2d(xs, ys, bins, range=ranges)`` counts them for points all inside the
+    ranges, without its binary search of every point among the edges."""
     (x0, x1), (y0, y1) = ranges
     nx, ny = bins
-    if not len(xs):
-        return np.zeros((nx, ny))
-    cells = _bin(xs, nx, x0, x1) * ny + _bin(ys, ny, y0, y1)
-    return np.bincount(cells, minlength=nx * ny).reshape(nx, ny).astype(float)
+    return _bin(xs, nx, x0, x1) * ny + _bin(ys, ny, y0, y1)
 
 
-def density_table(dark: bool) -> np.ndarray:
-    """256 RGBA colours from few memories to many: perceptually even, and starting near
-    the background of the theme (CET-L17 from white on light, viridis from dark on dark)."""
-    cmap = pg.colormap.get("viridis" if dark else "CET-L17")
-    table = cmap.getLookupTable(nPts=256, alpha=False).astype(np.ubyte)
-    alpha = np.linspace(150, 255, 256).astype(np.ubyte)[:, None]
-    return np.concatenate([table, alpha], axis=1)
-
-
-class DensityLegend(QWidget):
-    """What the density colours mean: a strip from few memories per cell to the most."""
+class DensityLegend(QLabel):
+    """What the cells of a crowded map mean, under it."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setObjectName("density_legend")
-        self._table = density_table(False)
-        self._text = "#444444"
         self.most = 1
-        self.setFixedSize(250, 18)
-        self.setToolTip("The density view: how many memories fall in each cell of the map; zoom in to see dots")
+        self.setToolTip("Too many memories in view to draw each: every cell is drawn in its memories' commonest "
+                        "kind, as opaque as they are strong on average. Zoom in to see dots.")
+        self._show()
 
-    def set_table(self, table: np.ndarray, text: str) -> None:
-        self._table, self._text = table, text
-        self.update()
+    def set_text_colour(self, colour: str) -> None:
+        self.setStyleSheet(f"color: {colour};")
 
     def set_range(self, most: int) -> None:
         if most != self.most:
             self.most = most
-            self.update()
+            self._show()
 
-    def paintEvent(self, _event) -> None:
-        from PySide6.QtGui import QLinearGradient, QPainter
-
-        painter = QPainter(self)
-        metrics = painter.fontMetrics()
-        left, right = "1", f"{self.most:,} per cell"
-        x0 = metrics.horizontalAdvance(left) + 6
-        x1 = self.width() - metrics.horizontalAdvance(right) - 6
-        gradient = QLinearGradient(x0, 0, x1, 0)
-        for stop in range(0, 256, 32):
-            r, g, b, _a = self._table[stop].tolist()
-            gradient.setColorAt(stop / 255, QColor(r, g, b))
-        r, g, b, _a = self._table[255].tolist()
-        gradient.setColorAt(1.0, QColor(r, g, b))
-        painter.fillRect(x0, 4, max(1, x1 - x0), self.height() - 8, gradient)
-        painter.setPen(QColor(self._text))
-        painter.drawText(0, 0, x0, self.height(), int(Qt.AlignmentFlag.AlignVCenter), left)
-        painter.drawText(x1 + 6, 0, self.width() - x1, self.height(), int(Qt.AlignmentFlag.AlignVCenter), right)
+    def _show(self) -> None:
+        self.setText(f"cells of up to {self.most:,} · commonest kind · zoom in for dots")
 
 
 __all__ = ["RadialMap", "Dot"]

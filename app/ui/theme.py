@@ -77,7 +77,7 @@ def apply(app: QApplication, choice: str | None = None) -> bool:
 
 def map_colours(dark: bool) -> dict[str, str]:
     if dark:
-        return {"background": "#16181c", "ring": "#4a505a", "label": "#aab0ba", "line": "#56B4E955",
+        return {"background": "#16181c", "ring": "#4a505a", "label": "#aab0ba", "line": "#56B4E955", "link": "#56B4E9cc",
                 "text": "#e6e6e6"}
-    return {"background": "#fbfbfa", "ring": "#c9ccd1", "label": "#5b6270", "line": "#0072B240",
+    return {"background": "#fbfbfa", "ring": "#c9ccd1", "label": "#5b6270", "line": "#0072B240", "link": "#0072B2b0",
             "text": "#222222"}
