@@ -129,11 +129,13 @@ def test_letta_agent_file_from_its_schema(store):
     passage = memories["Mara's team moved the new parser from C++ to Zig in February."]
     assert not passage.pinned and "archival" in passage.tags and "parser" in passage.tags
     assert passage.created_at == 1771596000.0  # 2026-02-20T14:00:00Z, the passage's own time
-    assert result.memories_new == 4
+    assert persona.kind == "skill" and persona.who == "support-bot" and persona.scope == "agent:support-bot"
+    assert result.memories_new == 6  # two blocks, two passages, two messages
+    said = sorted((m.context["letta"]["role"], m.text) for m in memories.values() if "message" in m.tags)
+    assert said == [("assistant", "Hello Mara!"), ("user", "Hi, I'm Mara.")]
     left = {x.where: x for x in result.left_out}
     assert left["block block-2"].what == "block 'scratchpad'"  # empty
-    assert "2 messages" in left["agents[0].messages"].what and "1 tools" in left["tools"].what
-    assert "agents[0].system" in left
+    assert "1 tools" in left["tools"].what and "agents[0].system" in left
 
 
 def test_letta_first_format_keeps_block_times(store):

@@ -75,6 +75,7 @@ def plan_import(store: MemoryStore, path: str | os.PathLike, fmt: str | None = N
     at = store.tables.now(now)
     try:
         empty = new_plan(record.name, str(path), scope, record.id_prefix)
+        empty.scope_given = scope is not None
         empty.now = at
         plan = record.read(store, path, empty, now=at)
     finally:

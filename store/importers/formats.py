@@ -66,12 +66,17 @@ class Sniff:
 
     @cached_property
     def doc(self) -> Any:
+        """The whole file as one JSON document; one that is a JSON string holding a
+        document (an export's JSON encoded twice) is the document inside."""
         from .source import MAX_FILE_BYTES, file_size, read_plain
 
-        if not self.head.lstrip().startswith(("{", "[")) or (file_size(self.path) or 0) > MAX_FILE_BYTES:
+        if not self.head.lstrip().startswith(("{", "[", '"')) or (file_size(self.path) or 0) > MAX_FILE_BYTES:
             return None
         try:
-            return json.loads(read_plain(self.path, MAX_FILE_BYTES).decode("utf-8-sig"))
+            doc = json.loads(read_plain(self.path, MAX_FILE_BYTES).decode("utf-8-sig"))
+            if isinstance(doc, str) and doc.lstrip().startswith(("{", "[")):
+                doc = json.loads(doc)
+            return doc if isinstance(doc, (dict, list)) else None
         except (OSError, ValueError, RecursionError):
             return None
         except Exception:  # noqa: BLE001 - a file we cannot read is simply not recognised here

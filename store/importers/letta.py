@@ -4,27 +4,44 @@ Two shapes are read, as Letta's schemas define them: the current one (``agents``
 ``blocks``, ``tools``, … at the top, each agent naming its ``block_ids``) and the first
 one (one agent at the top with its ``core_memory`` blocks). Archival passages are read
 from ``passages`` (top level or an agent's: ``text``, ``created_at``, ``updated_at``,
-``tags``), as Letta's passage schema has them.
+``tags``), as Letta's passage schema has them. A file whose JSON is one string holding
+the agent file's JSON (as some of letta-ai/agent-file's examples are) is read inside.
 
+- Scopes: each agent's memory goes in a scope of its own, ``agent:NAME`` (spaces as
+  ``-``), so that two agents' ``human`` and ``persona`` blocks never mix; what several
+  agents share goes in the import's scope (``global`` unless ``--scope`` names one), which
+  each of them sees. With ``--scope``, everything goes there.
 - Each core memory block becomes one memory, pinned (core memory is always in the
-  agent's context, so it must not fade): text = the block's value, topic = its label,
-  tags ``letta``, ``core_memory`` and the label; the agent becomes an entity (kind
-  ``tool``) the memory mentions. A block longer than a memory may be is split at line
-  breaks into parts, and the report counts them. An empty block is listed as left out.
+  agent's context, so it must not fade), however many agents share it: text = the
+  block's value, topic = its label, tags ``letta``, ``core_memory`` and the label. The
+  agents become entities (kind ``tool``). Whose it is follows its label: a ``persona``
+  block is the agent's own (kind ``skill``, who = the agent, linked to it), a ``human``
+  or ``user`` block is about the user (a fact linked to no agent), any other block is
+  the agent's working memory (a fact linked to each agent that shares it). A block
+  longer than a memory may be is split at line breaks into parts, and the report counts
+  them. An empty block is listed as left out.
+- Messages (Letta's recall memory): each user and assistant message with text becomes a
+  memory (an event) in its agent's scope, in the order and at the time it was written,
+  all of one agent's conversation one episode (the same source, ``letta:FILE#AGENT``), so
+  that recall brings the turns next to a hit. System prompts, tool calls and results and
+  the model's reasoning are not memory: the report counts them.
 - Each archival passage becomes one memory (a fact) with its own times and tags.
 - Times: a block's ``created_at``/``updated_at`` where the file has them, else the
   agent's, else the file's ``created_at``, else the import's ``now``.
-- Messages, tools, the system prompt, model settings, groups, files and sources are
-  not memories: the report lists each kind with its count.
+- Tools, the system prompt, model settings, groups, files and sources are not memories:
+  the report lists each kind with its count.
+- Importing the file again (:mod:`.sync`): a block is known by its label and the agents
+  sharing it (then by its id), a message and a passage by their ids.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
-from ..model import parse_time
+from ..model import parse_time, validate_scope
 from .plan import ImportPlan, check_name
 from .source import parse_json, read_text
 
@@ -33,8 +50,10 @@ if TYPE_CHECKING:
     from .formats import Sniff
 
 FORMAT = "letta"
-NOT_MEMORY = ("messages", "tools", "tool_rules", "groups", "files", "sources", "mcp_servers", "files_agents",
+NOT_MEMORY = ("tools", "tool_rules", "groups", "files", "sources", "mcp_servers", "files_agents",
               "tool_exec_environment_variables")
+PERSONA = re.compile(r"persona", re.IGNORECASE)
+USER = re.compile(r"(^|[/_\s-])(human|user)($|[/_\s-])", re.IGNORECASE)
 
 
 def looks_like(obj: Any) -> bool:
@@ -50,9 +69,17 @@ def recognise(sniff: Sniff) -> bool:
     return sniff.broken_document and ('"core_memory"' in head or ('"agents"' in head and '"blocks"' in head))
 
 
+def agent_scope(name: str) -> str:
+    """The scope of an agent's own memory: ``agent:NAME``, its spaces as ``-``."""
+    return validate_scope("agent:" + re.sub(r"\s+", "-", name.strip()), "agent name")
+
+
 def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: float | None = None) -> ImportPlan:
     try:
         doc = parse_json(read_text(path))
+        if isinstance(doc, str):  # the agent file's JSON inside a JSON string
+            doc = parse_json(doc)
+            plan.place("file of JSON inside a JSON string -> read inside")
     except ValueError as exc:
         plan.error(1, str(exc))
         return plan
@@ -88,7 +115,9 @@ def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: 
                 continue
             first_at[bid] = i
             blocks[bid] = b
-    used: set[str] = set()
+    # Who uses each block, and each agent's scope and times.
+    users: dict[str, list[str]] = {}
+    named: list[tuple[int, dict[str, Any], str, str, float, float]] = []
     for n, agent in enumerate(agents):
         if not isinstance(agent, dict):
             plan.error(f"agents[{n}]", "must be an object")
@@ -96,6 +125,7 @@ def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: 
         where = f"agents[{n}]" if "agents" in doc else "agent"
         try:
             name = check_name(agent.get("name") or f"letta agent {n + 1}", f"{where}.name")
+            scope = plan.scope if plan.scope_given else agent_scope(name)
         except ValidationError as exc:
             plan.error(where, str(exc))
             continue
@@ -103,27 +133,36 @@ def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: 
         plan.place("agent -> entity (kind tool)")
         a_created = _when(plan, agent, "created_at", f"{where}.created_at", file_time)
         a_updated = _when(plan, agent, "updated_at", f"{where}.updated_at", a_created)
+        named.append((n, agent, name, scope, a_created, a_updated))
         for bid in agent.get("block_ids") or []:
-            block = blocks.get(str(bid))
-            if block is None:
+            if str(bid) not in blocks:
                 plan.error(f"{where}.block_ids", f"names block {bid!r}, which the file does not have")
-                continue
-            used.add(str(bid))
-            _block(store, plan, str(bid), block, name, a_created, a_updated)
+            elif name not in users.setdefault(str(bid), []):
+                users[str(bid)].append(name)
+    times = {name: (created, updated) for _n, _a, name, _s, created, updated in named}
+    scopes = {name: scope for _n, _a, name, scope, _c, _u in named}
+    for bid, block in blocks.items():
+        sharing = users.get(bid, [])
+        scope = scopes[sharing[0]] if len(sharing) == 1 else plan.scope
+        created = min((times[a][0] for a in sharing), default=file_time)
+        updated = max((times[a][1] for a in sharing), default=file_time)
+        _block(store, plan, bid, block, sharing, scope, created, updated)
+        if len(sharing) > 1:
+            plan.place(f"block shared by {len(sharing)} agents -> one memory in scope {plan.scope}")
+    for n, agent, name, scope, a_created, _a_updated in named:
+        where = f"agents[{n}]" if "agents" in doc else "agent"
+        _messages(store, plan, where, agent, name, scope, a_created)
         for i, passage in enumerate(agent.get("passages") or []):
-            _passage(store, plan, f"{where}.passages[{i}]", passage, name, a_created)
+            _passage(store, plan, f"{where}.passages[{i}]", passage, name, scope, a_created)
         for key in NOT_MEMORY:
             items = agent.get(key)
             if items:
                 plan.leave_out(f"{where}.{key}", f"{len(items) if isinstance(items, list) else 1} {key}",
-                               "not memory: the agent's configuration or conversation")
+                               "not memory: the agent's configuration")
         if agent.get("system"):
             plan.leave_out(f"{where}.system", "the system prompt", "instructions, not memory")
-    for bid, block in blocks.items():
-        if bid not in used:
-            _block(store, plan, bid, block, None, file_time, file_time)
     for i, passage in enumerate(doc.get("passages") or []):
-        _passage(store, plan, f"passages[{i}]", passage, None, file_time)
+        _passage(store, plan, f"passages[{i}]", passage, None, plan.scope, file_time)
     if "agents" in doc:
         for key in NOT_MEMORY:
             items = doc.get(key)
@@ -156,8 +195,8 @@ def _when(plan: ImportPlan, obj: Any, key: str, where: str, fallback: float) -> 
         return fallback
 
 
-def _block(store: MemoryStore, plan: ImportPlan, bid: str, block: Any, agent: str | None, created: float,
-           updated: float) -> None:
+def _block(store: MemoryStore, plan: ImportPlan, bid: str, block: Any, agents: list[str], scope: str,
+           created: float, updated: float) -> None:
     where = bid if bid.startswith(("blocks[", "core_memory[")) else f"block {bid}"
     if not isinstance(block, dict):
         plan.error(where, "must be an object")
@@ -174,20 +213,88 @@ def _block(store: MemoryStore, plan: ImportPlan, bid: str, block: Any, agent: st
     parts = _split(value.strip(), store.config.limits.max_text_chars)
     if len(parts) > 1:
         plan.place("block longer than a memory -> split at line breaks", len(parts) - 1)
+    if PERSONA.search(label):  # the agent's own: who it is and how it behaves
+        whose, kind, linked, who = "the agent's persona -> pinned memory (skill) of the agent", "skill", agents, \
+            agents[0] if len(agents) == 1 else ""
+    elif USER.search(label):  # about the user, whom no agent entity stands for
+        whose, kind, linked, who = "block about the user -> pinned memory (fact)", "fact", [], ""
+    else:
+        whose, kind, linked, who = "the agent's working memory -> pinned memory (fact) of the agent", "fact", \
+            agents, ""
+    sharing = "\x1e".join(sorted(agents))
     for i, part in enumerate(parts):
         try:
-            rec = plan.memory(store, f"block\x1f{agent}\x1f{label}\x1f{i}\x1f{part}", slot=f"block\x1f{bid}\x1f{i}",
-                              text=part, created=created,
-                              updated=updated, entities=(agent,) if agent else (), kind="fact", topic=label[:200],
-                              pinned=True, importance=0.8, tags=["letta", "core_memory", label[:64]] if label else
-                              ["letta", "core_memory"], source=f"letta:{os.path.basename(plan.source)}",
+            rec = plan.memory(store, f"block\x1f{label}\x1f{sharing}\x1f{i}", slot=f"block\x1f{bid}\x1f{i}",
+                              scope=scope, text=part, created=created, updated=updated, entities=tuple(linked),
+                              kind=kind, who=who[:200], topic=label[:200], pinned=True, importance=0.8,
+                              tags=["letta", "core_memory", label[:64]] if label else ["letta", "core_memory"],
+                              source=f"letta:{os.path.basename(plan.source)}",
                               context={"letta": {"block": label, "part": i + 1, "parts": len(parts),
-                                                 "limit": block.get("limit"), "description": block.get("description")}})
+                                                 "limit": block.get("limit"), "description": block.get("description"),
+                                                 "agents": agents}})
         except ValidationError as exc:
             plan.error(where, str(exc))
             return
         if rec:
-            plan.place("core memory block -> pinned memory (fact)")
+            plan.place(whose)
+
+
+def _message_text(message: dict[str, Any]) -> tuple[str, int]:
+    """A message's text (its text parts, joined) and how many other parts it had
+    (reasoning, tool calls, images)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content.strip(), 0
+    if not isinstance(content, list):
+        text = message.get("text")
+        return (text.strip() if isinstance(text, str) else ""), 0
+    texts = [p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text" and isinstance(
+        p.get("text"), str) and p["text"].strip()]
+    return "\n".join(t.strip() for t in texts), len(content) - len(texts)
+
+
+def _messages(store: MemoryStore, plan: ImportPlan, where: str, agent: dict[str, Any], name: str, scope: str,
+              fallback: float) -> None:
+    """The agent's conversation, each user and assistant message with text a memory (an
+    event), one episode: the same source, in the order written."""
+    messages = agent.get("messages") or []
+    if not isinstance(messages, list):
+        plan.error(f"{where}.messages", "must be a list")
+        return
+    skipped: dict[str, int] = {}
+    for i, message in enumerate(messages):
+        at = f"{where}.messages[{i}]"
+        if not isinstance(message, dict):
+            plan.error(at, "must be an object")
+            continue
+        role = message.get("role")
+        text, other = _message_text(message)
+        if role not in ("user", "assistant"):
+            skipped[f"{role} message(s)"] = skipped.get(f"{role} message(s)", 0) + 1
+            continue
+        if other:
+            skipped["reasoning, tool call or other part(s) of a message"] = skipped.get(
+                "reasoning, tool call or other part(s) of a message", 0) + other
+        if not text:
+            skipped[f"{role} message(s) without text"] = skipped.get(f"{role} message(s) without text", 0) + 1
+            continue
+        created = _when(plan, message, "created_at", f"{at}.created_at", fallback)
+        parts = _split(text, store.config.limits.max_text_chars)
+        mid = str(message.get("id") or i)
+        for j, part in enumerate(parts):
+            try:
+                rec = plan.memory(store, f"message\x1f{name}\x1f{mid}\x1f{j}", scope=scope, text=part,
+                                  created=created + j * 0.001, kind="event", importance=0.3,
+                                  tags=["letta", "message", role], source=f"letta:{os.path.basename(plan.source)}#{name}"[:200],
+                                  context={"letta": {"message": message.get("id"), "role": role, "agent": name,
+                                                     **({"part": j + 1, "parts": len(parts)} if len(parts) > 1 else {})}})
+            except ValidationError as exc:
+                plan.error(at, str(exc))
+                break
+            if rec:
+                plan.place(f"{role} message -> memory (event) of the agent's conversation")
+    for what, n in skipped.items():
+        plan.leave_out(f"{where}.messages", f"{n} {what}", "not what was said: instructions, tools or reasoning")
 
 
 def _split(text: str, limit: int) -> list[str]:
@@ -212,7 +319,7 @@ def _split(text: str, limit: int) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def _passage(store: MemoryStore, plan: ImportPlan, where: str, passage: Any, agent: str | None,
+def _passage(store: MemoryStore, plan: ImportPlan, where: str, passage: Any, agent: str | None, scope: str,
              fallback: float) -> None:
     if not isinstance(passage, dict) or not isinstance(passage.get("text"), str):
         plan.error(where, "an archival passage needs a string 'text'")
@@ -224,7 +331,7 @@ def _passage(store: MemoryStore, plan: ImportPlan, where: str, passage: Any, age
         plan.error(f"{where}.tags", "must be a list of strings")
         return
     try:
-        rec = plan.memory(store, f"passage\x1f{passage.get('id') or passage['text']}", text=passage["text"],
+        rec = plan.memory(store, f"passage\x1f{passage.get('id') or passage['text']}", scope=scope, text=passage["text"],
                           created=created, updated=updated, entities=(agent,) if agent else (), kind="fact",
                           tags=list(dict.fromkeys(["letta", "archival", *tags]))[: store.config.limits.max_tags],
                           source=f"letta:{os.path.basename(plan.source)}",

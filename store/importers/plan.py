@@ -91,6 +91,7 @@ class ImportPlan:
     # some memories elsewhere, as mem0's users).
     origin: str = ""
     base_scope: str = "global"
+    scope_given: bool = False  # the import named its scope (--scope): a reader files nothing elsewhere
     _ids: set[str] = field(default_factory=set)
     _relations: set[tuple[str, str, str]] = field(default_factory=set)
     _aliases: dict[str, str] = field(default_factory=dict)  # lower(alias) -> lower(name)
@@ -138,14 +139,17 @@ class ImportPlan:
         return self.entities[key]["name"]
 
     def memory(self, store: MemoryStore, key: str, *, text: str, created: float, updated: float | None = None,
-               entities: tuple[str, ...] = (), slot: str | None = None, **fields: Any) -> dict[str, Any]:
+               entities: tuple[str, ...] = (), slot: str | None = None, scope: str | None = None,
+               **fields: Any) -> dict[str, Any]:
         """A memory record (checked as the store checks any memory) with an id made from
         the format and ``key``, so importing the same file twice finds the same ids. Its
         context holds its origin (see :mod:`.sync`): ``key`` names what it came from in the
         source, ``slot`` where it stood (so that a record edited in place is matched with
-        the memory it gave). Raises :class:`ValidationError` naming the field."""
-        values = validate_fields(dict(fields, text=text, scope=self.scope, sensitivity=self.sensitivity), store.config)
-        digest = hashlib.sha1(f"{self.format}\x1f{self.scope}\x1f{key}".encode()).hexdigest()[:16]
+        the memory it gave). ``scope``: where it goes (default: the plan's). Raises
+        :class:`ValidationError` naming the field."""
+        scope = scope or self.scope
+        values = validate_fields(dict(fields, text=text, scope=scope, sensitivity=self.sensitivity), store.config)
+        digest = hashlib.sha1(f"{self.format}\x1f{scope}\x1f{key}".encode()).hexdigest()[:16]
         mid = f"{self.id_prefix}-{digest}"
         if mid in self._ids:
             return {}
