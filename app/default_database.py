@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from mnemoscope.store.backend import is_url
+from mnemoscope.store import on_server
 from mnemoscope.store.demo import default_db_path
 from mnemoscope.store.errors import StoreError
 from mnemoscope.store.safe_folder import SafeFolder
@@ -53,11 +53,11 @@ def default_database() -> DefaultDatabase:
     """The database a window or door opens without ``--db``, and why that one."""
     demo = default_db_path()
     last = _recorded()
-    if last is None or os.path.abspath(last) == os.path.abspath(demo) and not is_url(last):
+    if last is None or os.path.abspath(last) == os.path.abspath(demo) and not on_server(last):
         why = "the demo database (the inspector has not opened another)" if last is None else \
             f"the demo database, {LAST_OPENED}"
         return DefaultDatabase(demo, why, True)
-    if is_url(last) or os.path.exists(last):
+    if on_server(last) or os.path.exists(last):
         return DefaultDatabase(last, LAST_OPENED, False)
     return DefaultDatabase(demo, f"the demo database: {LAST_OPENED}, {last}, is gone", True)
 
@@ -68,7 +68,7 @@ def remember_opened(path: str) -> None:
     beside the demo database, never through a link (a :class:`StoreError` says so)."""
     if path == ":memory:":
         return
-    if not is_url(path):
+    if not on_server(path):
         path = os.path.abspath(path)
     if "\n" in path or "\r" in path:
         raise StoreError(f"{path!r}: a database path with a line break cannot be the default database")

@@ -1,6 +1,7 @@
-"""The decay store: an agent's long-term memory in SQLite that fades, recalls, links and
-imports. Plain Python (sqlite-utils; networkx for ``graph()``); no Qt."""
+"""The decay store: an agent's long-term memory in a file or on a server that fades,
+recalls, links and imports. Plain Python (networkx for ``graph()``); no Qt."""
 
+from .backends.targets import on_server, shown
 from .config import KINDS, StoreConfig
 from .errors import (
     ConfigError,
@@ -18,5 +19,5 @@ from .store import MemoryStore
 __all__ = [
     "KINDS", "LAYERS", "SENSITIVITIES", "ConfigError", "DatabaseRefused", "ImportRefused", "DeletedMemory", "Entity", "Memory",
     "MemoryStore", "NotFound", "RememberResult", "StoreConfig", "StoreError", "TickReport", "Unavailable", "UpdateResult",
-    "ValidationError",
+    "ValidationError", "on_server", "shown",
 ]

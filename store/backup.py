@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
-from .backend import on_postgres, parse_url, refuse_on_postgres
+from .backends.targets import on_server, parse_url, refuse_on_server
 from .config import KINDS
 from .errors import StoreError, ValidationError
 from .model import LAYERS
@@ -313,7 +313,7 @@ def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | 
     left is removed and listed in ``cleaned``. ``progress(status, remaining, total)`` is called
     once the pages are copied, before the snapshot is checked and renamed."""
     keep = _check_keep(keep)
-    if on_postgres(source):
+    if on_server(source):
         return _backup_postgres(source, to_dir, keep)
     path = _db_path(source)
     name = Path(path).name
@@ -415,7 +415,7 @@ def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparis
     """What differs between the database ``current`` and ``snapshot``; writes nothing."""
     from .files import check_file
 
-    refuse_on_postgres(current, "comparing with a snapshot in place", RESTORE_ON_POSTGRES)
+    refuse_on_server(current, "comparing with a snapshot in place", RESTORE_ON_POSTGRES)
 
     for p in (current, snapshot):
         if not os.path.isfile(p):
@@ -440,6 +440,12 @@ def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparis
     )
 
 
+def refuse_in_place(current: str | os.PathLike) -> None:
+    """Refuse, before anything is asked or written, to restore a snapshot in place into a
+    database on a server (it is copied into a new one instead)."""
+    refuse_on_server(current, "restoring a snapshot in place", RESTORE_ON_POSTGRES)
+
+
 def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm: bool,
             to_dir: str | os.PathLike | None = None, keep: int = DEFAULT_KEEP, progress=None) -> RestoreResult:
     """Replace the database ``current`` with ``snapshot``, only when ``confirm`` is true
@@ -455,7 +461,7 @@ def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm:
     outlasts its patience. Stopped at any point, the database is the old one or the new
     one whole. ``progress(status, remaining, total)`` is called after each step of the copy.
     A snapshot of another database (another identity) is refused."""
-    refuse_on_postgres(current, "restoring a snapshot in place", RESTORE_ON_POSTGRES)
+    refuse_in_place(current)
     comparison = compare(current, snapshot)
     if not confirm:
         raise StoreError("restoring replaces the current database; confirm it to go ahead "

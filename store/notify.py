@@ -1,5 +1,5 @@
 """Hearing other writers of a PostgreSQL memory at once: LISTEN on the channel every write
-transaction notifies before it commits (store/backend.py, ``CHANNEL``).
+transaction notifies before it commits (store/backends/pg_connection.py, ``CHANNEL``).
 
 A :class:`Listener` holds a connection of its own (the store's is busy with the store's
 work, and a notice must not wait for it). It never blocks: whoever owns it watches
@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from .backend import CHANNEL
+from .backends.pg_connection import CHANNEL
 
 
 class ListenerLost(Exception):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 
 from . import columns
-from .backend import PostgresConnection
+from .backends.pg_connection import PostgresConnection
 from .errors import DatabaseRefused
 from .schema import KNOWN_MIGRATIONS, MIGRATION_SET, ORDER, SCHEMA_VERSION
 

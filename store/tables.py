@@ -402,7 +402,7 @@ class Tables:
         with self.reading():
             return {r[0] for r in self.conn.execute(
                 "SELECT x.dst FROM edges x JOIN memories m ON m.id = x.src WHERE x.edge = 'mentions_entity' "
-                # (CASE, not a sum of booleans: the SQL both backends speak, store/backend.py)
+                # (CASE, not a sum of booleans: the SQL both backends speak)
                 f"GROUP BY x.dst HAVING sum(CASE WHEN m.sensitivity IN ({ph}) AND m.scope IN (?, 'global') "
                 "THEN 1 ELSE 0 END) = 0",
                 (*readable, scope))}

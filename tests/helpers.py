@@ -50,7 +50,7 @@ def fingerprint(path):
 
 def _pg_fingerprint(url):
     import psycopg
-    from mnemoscope.store.backend import parse_url
+    from mnemoscope.store.backends.targets import parse_url
 
     found = {}
     with psycopg.connect(autocommit=True, **parse_url(url)) as conn:

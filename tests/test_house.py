@@ -2,6 +2,7 @@
 
 import ast
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,46 @@ def test_memory_holds_every_declared_field():
     from mnemoscope.store.model import Memory
 
     assert {f.name for f in fields(Memory)} - {"entities", "references"} == set(MEMORY_FIELDS)
+
+
+# -- one backend seam: nothing outside store/backends/ asks which engine it is on -----------
+
+ENGINE_WORDS = re.compile(r"postgres|sqlite|dialect|is_url|psycopg|pgvector|pg_", re.I)
+# Code (names, not comments or text) that names an engine outside store/backends/, and why.
+# The list only shrinks: the engines' differences live in store/backends/ (#33).
+ENGINE_NAMED = {
+    "app/ui/about.py": "Help › About lists the components the program runs on, SQLite's version among them",
+    "store/schema.py": "SQLite's migrations through sqlite-utils (PostgreSQL's: store/pg_schema.py); and "
+                       "m013_postgres_statement_triggers, a migration's name recorded in every database",
+    "store/pg_schema.py": "PostgreSQL's migrations (to move into store/backends/)",
+    "store/notify.py": "hearing PostgreSQL's other writers (to move into store/backends/)",
+    "store/vectors.py": "the type of pgvector's search, for type hints (to go with store/pg_vectors.py)",
+    "store/files.py": "opening and checking an SQLite file (to move into store/backends/)",
+    "store/backup.py": "snapshots are SQLite files; a server's is a logical copy (to go behind Backend)",
+    "store/tables.py": "sqlite3.Error, the error every engine's connection raises (to get a name of the seam)",
+    "store/activity.py": "sqlite3.OperationalError: an old file without the activity log (as tables.py)",
+    "store/conversations.py": "as activity.py", "store/privacy.py": "as activity.py",
+    "store/provenance.py": "as activity.py",
+    "app/cli/owner_commands.py": "backup's names for a server's snapshots (as store/backup.py)",
+    "app/ui/owner_tools.py": "the message that backups of a server's memory are taken from the command line",
+}
+
+
+def _code_names(path: Path) -> set[str]:
+    import io
+    import tokenize
+
+    tokens = tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
+    return {t.string for t in tokens if t.type == tokenize.NAME and ENGINE_WORDS.search(t.string)}
+
+
+def test_only_the_backends_name_an_engine_in_code():
+    """``grep`` for the engine outside store/backends/ finds nothing but what must name one:
+    code asks ``store.tables.backend`` or ``store.tables.sql``, never which engine it is on."""
+    found = {}
+    for folder in ("store", "app"):
+        for path in sorted(Path(ROOT, folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if not rel.startswith("store/backends/") and _code_names(path):
+                found[rel] = sorted(_code_names(path))
+    assert set(found) == set(ENGINE_NAMED), {k: v for k, v in found.items() if k not in ENGINE_NAMED}

@@ -25,7 +25,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from mnemoscope.store import MemoryStore
-from mnemoscope.store.backend import PostgresError, pyformat
+from mnemoscope.store.backends.pg_connection import PostgresError, pyformat
 from mnemoscope.store.backends.postgres import PostgresBackend, pg_tsquery
 from mnemoscope.store.text import all_of
 

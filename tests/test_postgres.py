@@ -1,4 +1,4 @@
-"""A memory on PostgreSQL (store/backend.py, store/pg_schema.py): the URL ``--db`` takes,
+"""A memory on PostgreSQL (store/backends/, store/pg_schema.py): the URL ``--db`` takes,
 its refusals, the same behaviour as on SQLite, and what is not supported yet. The server
 is the one the run starts (tests/pg_server.py); the store's core test modules also run on
 it (every test that opens its store through ``db_path``: tests/conftest.py)."""
@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from mnemoscope.cli import main
 from mnemoscope.store import DatabaseRefused, MemoryStore, StoreError
-from mnemoscope.store.backend import CONNECT_TIMEOUT_S, KEEPALIVE, parse_url, pyformat, redact
+from mnemoscope.store.backends.pg_connection import pyformat
 from mnemoscope.store.backends.postgres import PostgresBackend
 from mnemoscope.store.backends.sqlite import SQLiteBackend
+from mnemoscope.store.backends.targets import CONNECT_TIMEOUT_S, KEEPALIVE, parse_url, redact
 from mnemoscope.store.config import ConfigError, StoreConfig
 from mnemoscope.store.copying import copy_memory
 from mnemoscope.store.decay import DAY
@@ -444,7 +445,7 @@ def test_two_ticks_at_once_run_once(store_target, backend):
 
 
 def test_columns_come_as_numbers_and_a_null_among_them_is_refused(pg_url):
-    from mnemoscope.store.backend import PostgresError
+    from mnemoscope.store.backends.pg_connection import PostgresError
 
     with MemoryStore(pg_url) as store:
         rowid, value = store.conn.columns("SELECT g::int8, g / 4.0::float8 FROM generate_series(1, 3) g", "if")

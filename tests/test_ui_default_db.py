@@ -143,7 +143,7 @@ def test_a_postgresql_memory_can_be_the_default(pg_url, qtbot):
     """The window on a PostgreSQL memory makes it the doors' default (its URL as the store
     shows it, never with a password)."""
     from mnemoscope.default_database import default_database
-    from mnemoscope.store.backend import redact
+    from mnemoscope.store.backends.targets import redact
 
     window = _start(qtbot, pg_url)
     assert window.session.store.path == redact(pg_url)

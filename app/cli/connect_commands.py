@@ -29,11 +29,11 @@ def connect_command(client: str, scopes: tuple[str, ...], trust: str, show: bool
     """Connect an MCP client: write the server entry that runs 'mnemoscope mcp' on this
     database into the client's configuration file (merged with what is there; the old
     file kept as .bak; nothing changes if it is already there)."""
-    from mnemoscope.store.backend import is_url, redact
+    from mnemoscope.store import shown
 
     db = chosen_db()
-    if is_url(db) and redact(db) != db:
-        raise Failure(f"{redact(db)}: give the password through PGPASSWORD or ~/.pgpass, not in the URL: the "
+    if shown(db) != db:  # a URL with its password in it
+        raise Failure(f"{shown(db)}: give the password through PGPASSWORD or ~/.pgpass, not in the URL: the "
                       "URL is written into the client's configuration; nothing was written")
     where = {"workspace": workspace} if workspace else {}
     result = connect(client, db, scopes=scopes, trust=trust, remove=remove, dry_run=show, path=config_file,

@@ -82,21 +82,19 @@ def say_which_db(door: str) -> None:
     and why (the default one follows the inspector: a person must be able to tell where an
     agent writes). With ``--db`` the caller named it; a client that treats any line on
     standard error as trouble stays quiet."""
-    from mnemoscope.store.backend import is_url, redact
+    from mnemoscope.store import shown
 
     path, why = which_db()
     if why == "--db":
         return
-    shown = redact(path) if is_url(path) else path
-    click.echo(f"mnemoscope {door}: memory database: {shown} ({why}; --db chooses another)", err=True)
+    click.echo(f"mnemoscope {door}: memory database: {shown(path)} ({why}; --db chooses another)", err=True)
 
 
 def open_store(*, create: bool = False, read_only: bool = False):
     """The database named by ``--db`` (which must exist unless ``create``), else the
     default one: the one the inspector last opened, else the demo database (created from
     the demo on first use, as the inspector does)."""
-    from mnemoscope.store import MemoryStore
-    from mnemoscope.store.backend import is_url
+    from mnemoscope.store import MemoryStore, on_server
     from mnemoscope.store.demo import open_default
 
     from ..default_database import default_database
@@ -105,7 +103,7 @@ def open_store(*, create: bool = False, read_only: bool = False):
     if path is None:
         chosen = default_database()
         return open_default() if chosen.demo else MemoryStore(chosen.path, read_only=read_only)
-    if not create and not is_url(path) and not os.path.exists(path):
+    if not create and not on_server(path) and not os.path.exists(path):
         raise Failure(f"{path} does not exist; create it with 'mnemoscope --db {path} init' (or 'demo')")
     return MemoryStore(path, read_only=read_only)
 

@@ -27,10 +27,8 @@ from .store_commands import logged
 def _current_path() -> str:
     """The database file a snapshot is restored into (a PostgreSQL memory: refused, it is
     restored by copying the snapshot into a new database)."""
-    from mnemoscope.store.backend import refuse_on_postgres
-
     path = chosen_db()
-    refuse_on_postgres(path, "restoring a snapshot in place", backups.RESTORE_ON_POSTGRES)
+    backups.refuse_in_place(path)
     return path
 
 
@@ -43,11 +41,10 @@ def copy_command(source: str, target: str, as_json: bool) -> None:
     memories) from SRC to DST, each a file or a postgresql:// URL; DST must be new or empty."""
     import os
 
-    from mnemoscope.store import MemoryStore
-    from mnemoscope.store.backend import is_url
+    from mnemoscope.store import MemoryStore, on_server
     from mnemoscope.store.copying import copy_memory
 
-    if not is_url(source) and not os.path.isfile(source):
+    if not on_server(source) and not os.path.isfile(source):
         raise Failure(f"{source} does not exist; nothing was copied")
     with MemoryStore(source, read_only=True) as src, MemoryStore(target) as dst:
         report = copy_memory(src, dst)
@@ -70,9 +67,9 @@ def backup_command(to_dir: str | None, keep: int, list_only: bool, as_json: bool
     Only this database's own snapshots are listed and rotated. A PostgreSQL memory's
     snapshot is a logical copy into an SQLite file (--to is needed: it has no file to keep
     them beside); restore one with `mnemoscope copy SNAPSHOT postgresql://…/new-database`."""
-    from mnemoscope.store.backend import is_url
+    from mnemoscope.store import on_server
 
-    on_postgres = is_url(chosen_db())
+    on_postgres = on_server(chosen_db())
     if on_postgres and to_dir is None:
         raise Failure(backups.NO_FOLDER_ON_POSTGRES)
     with open_store() as store:

@@ -51,9 +51,9 @@ def _snapshot_first(store: MemoryStore, **change: Any) -> None:
 
 
 def _create_at(path: str | None) -> str:
-    from mnemoscope.store.backend import is_url
+    from mnemoscope.store import on_server
 
-    if path is not None and is_url(path):
+    if path is not None and on_server(path):
         return path
     path = path or default_db_path()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

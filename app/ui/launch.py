@@ -79,7 +79,7 @@ def create_app(argv: list[str] | None = None):
 
 
 def build_window(db_path: str | None, dark: bool):
-    from mnemoscope.store.backend import is_url
+    from mnemoscope.store import on_server
 
     from .main_window import MainWindow, settings
 
@@ -92,7 +92,7 @@ def build_window(db_path: str | None, dark: bool):
     if not chosen.demo and window.open_path(chosen.path):
         return window
     last = settings().value("last_db")  # where a version before the shared default kept it
-    if chosen.demo and isinstance(last, str) and (os.path.exists(last) or is_url(last)) and window.open_path(last):
+    if chosen.demo and isinstance(last, str) and (os.path.exists(last) or on_server(last)) and window.open_path(last):
         return window
     try:
         window.set_store(open_default(chosen.path))

@@ -7,8 +7,7 @@ from __future__ import annotations
 import logging
 import os
 
-from mnemoscope.store import MemoryStore, StoreError
-from mnemoscope.store.backend import is_url, redact
+from mnemoscope.store import MemoryStore, StoreError, on_server, shown
 from mnemoscope.store.backup import is_bulk_change
 from mnemoscope.store.demo import rebased_demo
 from mnemoscope.store.errors import ImportRefused
@@ -367,7 +366,7 @@ class MainWindow(QMainWindow):
     def set_store(self, store: MemoryStore) -> None:
         self.session.set_store(store)
         mode = " (read-only)" if store.read_only else ""
-        remote = is_url(store.path)  # store.path of a postgresql:// URL is already without its password
+        remote = on_server(store)  # the path of a server's database is its URL, already without its password
         self.setWindowTitle(f"Mnemoscope — {store.path if remote else os.path.basename(store.path)}{mode}[*]")
         if store.path != ":memory:":
             self._remember_recent(store.path if remote else os.path.abspath(store.path))
@@ -382,7 +381,7 @@ class MainWindow(QMainWindow):
         try:
             store = MemoryStore(path, create=create, read_only=read_only)
         except StoreError as exc:
-            log.warning("refused to open %s: %s", redact(path) if is_url(path) else path, exc)
+            log.warning("refused to open %s: %s", shown(path), exc)
             self.show_error("Cannot open this database", str(exc))
             return False
         self.set_store(store)
@@ -642,8 +641,8 @@ class MainWindow(QMainWindow):
         """Say whether agents started without --db use this database (the one the window
         last opened is every door's default), and if not, which one they use."""
         chosen = default_database()
-        path = store.path if is_url(store.path) else os.path.abspath(store.path)
-        here = path == (chosen.path if is_url(chosen.path) else os.path.abspath(chosen.path))
+        path = store.path if on_server(store) else os.path.abspath(store.path)
+        here = path == (chosen.path if on_server(chosen.path) else os.path.abspath(chosen.path))
         self.status_default.setText("· agents' default" if here else "· not the agents' default")
         self.status_default.setToolTip(
             "Agents started without --db (mnemoscope mcp, mnemoscope serve, as README says) use this "

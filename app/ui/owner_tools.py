@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemoscope.store import StoreError, privacy
+from mnemoscope.store import StoreError, on_server, privacy
 from mnemoscope.store import backup as backups
-from mnemoscope.store.backend import is_url
 from mnemoscope.store.mirror import MirrorResult, shown_memories, write_mirror
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
@@ -152,7 +151,7 @@ class OwnerTools(QObject):
             self.failed.emit("No database file", "This database lives in memory only; there is no file to "
                                    "back up or restore.")
             return None
-        if is_url(store.path):
+        if on_server(store):
             self.failed.emit("Not on PostgreSQL", POSTGRES_BACKUPS)
             return None
         return store.path
@@ -161,7 +160,7 @@ class OwnerTools(QObject):
         """Backup needs a file, Restore a file the window may write (the window calls this
         whenever that can change); on a PostgreSQL memory both are off, and say why."""
         store = self.session.store
-        remote = store is not None and is_url(store.path)
+        remote = store is not None and on_server(store)
         self.backup_action.setEnabled(not remote)
         self.restore_action.setEnabled(self.session.writable and not remote)
         for action in (self.backup_action, self.restore_action):

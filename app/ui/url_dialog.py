@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, unquote, urlsplit
 
-from mnemoscope.store.backend import URL_SCHEMES, redact
+from mnemoscope.store import on_server, shown
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout
 
 
@@ -47,7 +47,7 @@ class DatabaseUrlDialog(QDialog):
         if password is None:
             return
         self.password.setText(unquote(password))
-        self.address.setText(redact(text))  # emits textChanged again, with no password left
+        self.address.setText(shown(text))  # emits textChanged again, with no password left
 
     def url(self) -> str:
         """The URL to connect with: what was typed, with the password field's password
@@ -57,7 +57,7 @@ class DatabaseUrlDialog(QDialog):
         if not password:
             return text
         parts = urlsplit(text)
-        bare = redact(text)
+        bare = shown(text)
         user = parts.username or ""
         head, _, rest = bare.partition("://")
         host = rest.split("@", 1)[1] if "@" in rest.split("/", 1)[0] else rest
@@ -65,7 +65,7 @@ class DatabaseUrlDialog(QDialog):
 
     def accept(self) -> None:
         text = self.address.text().strip()
-        if not text.startswith(URL_SCHEMES):
+        if not on_server(text):
             self.problem.setText("A database URL starts with postgresql:// (open a file with File › Open…).")
             return
         super().accept()

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..backend import is_url
+from .targets import on_server
 
 if TYPE_CHECKING:
     from ..text import Words
@@ -68,7 +68,7 @@ class Backend(Protocol):
     """What a store needs of its engine (store/backends/sqlite.py, store/backends/postgres.py)."""
 
     name: str  # "sqlite" or "postgresql": what stats and the doors report
-    conn: Any  # sqlite3's connection, or store/backend.py's PostgresConnection (the same calls)
+    conn: Any  # sqlite3's connection, or store/backends/pg_connection.py's PostgresConnection (the same calls)
     path: str  # as shown: a file's path, or the URL without its password
     read_only: bool
     hears_other_writers: bool  # True: watch() hears every commit at once; False: poll data_version()
@@ -143,7 +143,7 @@ class Backend(Protocol):
 def open_backend(target: str | os.PathLike, *, create: bool, read_only: bool) -> Backend:
     """The backend of the database at ``target``: a file (``:memory:`` for none), or a
     ``postgresql://`` URL."""
-    if is_url(target):
+    if on_server(target):
         from .postgres import PostgresBackend
 
         return PostgresBackend(str(target), read_only=read_only)

@@ -1,4 +1,4 @@
-"""The PostgreSQL backend: a server's database, through store/backend.py's connection
+"""The PostgreSQL backend: a server's database, through store/backends/pg_connection.py
 (psycopg 3, an sqlite3-like face), migrated by store/pg_schema.py's steps of the same
 migrations; pgvector's search in the server where it is installed (store/pg_vectors.py)."""
 
@@ -10,9 +10,9 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from .. import pg_schema, pg_vectors
-from ..backend import connect_postgres
 from ..errors import DatabaseRefused
 from ..text import Prefix, Words
+from .pg_connection import connect_postgres
 from .statements import json_key, values
 
 
@@ -112,7 +112,7 @@ class PostgresBackend:
 
     # -- transactions -------------------------------------------------------------------
     def aside(self) -> Any:
-        """A connection of the pool (store/backend.py ``pooled``): readers of one process
+        """A connection of the pool (store/backends/pg_connection.py ``pooled``): readers of one process
         run side by side, and see what is committed, as a reader in another process does."""
         return self.conn.pooled()
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL connection, and where a store's database is (a file or a URL).
+"""The PostgreSQL connection: an sqlite3-like face over psycopg 3.
 
 A store talks to its connection in the SQL both engines speak; what differs is built per
 engine by store/backends/ (upserts, numbered inserts, full-text search …). On SQLite the
@@ -34,27 +34,18 @@ the documented fallback.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import sqlite3
 import threading
 import time
 from functools import lru_cache
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
-from .errors import DatabaseRefused, StoreError, Unavailable
+from ..errors import DatabaseRefused, StoreError, Unavailable
+from .targets import SECRET_PARAMS, parse_url, redact
 
-URL_SCHEMES = ("postgresql://", "postgres://")
 # Writers take this transaction-scoped advisory lock (BEGIN IMMEDIATE's equivalent): "MNEM".
 WRITE_LOCK = int.from_bytes(b"MNEM", "big")
-CONNECT_TIMEOUT_S = 3
-# A dead server (no reply at all) is noticed in about idle + interval × count seconds; a write
-# whose bytes go unacknowledged gives up after tcp_user_timeout (ms). The URL's query overrides them.
-KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 2,
-             "tcp_user_timeout": 10000}
-# After a failed reconnect, calls fail at once for as long as it took, at most this long: a refused
-# connection (the server is down) costs nothing to retry, a timeout should not pile up.
 RECONNECT_PAUSE_S = 1.0
 _READS = ("SELECT", "WITH", "PRAGMA", "SHOW")
 # The channel every write transaction notifies before it commits (store/notify.py listens).
@@ -66,89 +57,8 @@ POOL_SIZE = 4
 POOL_WAIT_S = 0.2
 
 
-def is_url(target: str | os.PathLike) -> bool:
-    return isinstance(target, str) and target.startswith(URL_SCHEMES)
-
-
-def on_postgres(target: Any) -> bool:
-    """Whether ``target`` (a store, a path or a URL) is a PostgreSQL memory."""
-    path = getattr(target, "path", target)
-    return is_url(os.fspath(path) if isinstance(path, os.PathLike) else path)
-
-
-def refuse_on_postgres(target: Any, what: str, instead: str) -> None:
-    """Refuse, in one line, an operation the PostgreSQL backend does not do yet."""
-    if on_postgres(target):
-        raise StoreError(f"not yet supported on PostgreSQL: {what} ({instead}); nothing was written")
-
-
 class PostgresError(sqlite3.DatabaseError):
     """An error of the PostgreSQL server or its connection (its first line)."""
-
-
-# Query parameters libpq reads a secret from (postgresql://u@host/db?password=…).
-SECRET_PARAMS = frozenset({"password", "sslpassword"})
-
-
-def redact(url: str) -> str:
-    """The URL without its password, whether in the userinfo (``u:pw@``) or the query
-    (``?password=pw``, percent-encoded or not): what is shown, logged and stored as the path."""
-    try:
-        parts = urlsplit(url)
-        secret_in_userinfo = parts.password is not None
-    except ValueError:
-        return _redact_by_hand(url)
-    query = [pair for pair in parts.query.split("&") if pair]
-    kept = [pair for pair in query if unquote(pair.partition("=")[0]).strip().lower() not in SECRET_PARAMS]
-    if not secret_in_userinfo and len(kept) == len(query):
-        return url
-    netloc = parts.netloc
-    if secret_in_userinfo:
-        userinfo, host = netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user + '@' if user else ''}{host}"
-    out = f"{parts.scheme}://{netloc}{parts.path}"
-    if kept:
-        out += "?" + "&".join(kept)
-    return out + (f"#{parts.fragment}" if parts.fragment else "")
-
-
-def _redact_by_hand(url: str) -> str:
-    """A URL urlsplit cannot read (a bad port): everything between :// and @ and every
-    secret parameter's value go, so its error message holds no password either."""
-    url = re.sub(r"(://)[^/@?#]*@", lambda m: m.group(1) + "***@", url, count=1)
-    return re.sub(r"(?i)((?:^|[?&])(?:ssl)?pass(?:%77|w)ord=)[^&#]*", r"\1***", url)
-
-
-def parse_url(url: str) -> dict[str, Any]:
-    """The connection parameters of a ``postgresql://user[:password]@host[:port]/dbname``
-    URL; a URL that does not parse is refused, naming what is wrong (never its password)."""
-    shown = redact(url)
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise DatabaseRefused(shown, "not_a_database", f"cannot use {shown}: not a PostgreSQL URL ({exc}); "
-                              "write postgresql://user@host:port/dbname") from None
-    dbname = unquote(parts.path.lstrip("/"))
-    if not parts.hostname or not dbname or "/" in dbname:
-        raise DatabaseRefused(shown, "not_a_database",
-                              f"cannot use {shown}: a PostgreSQL URL needs a host and a database name, "
-                              "as in postgresql://user@host:port/dbname")
-    params: dict[str, Any] = {"host": parts.hostname, "dbname": dbname, "connect_timeout": CONNECT_TIMEOUT_S,
-                              **KEEPALIVE}
-    if port is not None:
-        params["port"] = port
-    if parts.username:
-        params["user"] = unquote(parts.username)
-    if parts.password is not None:
-        params["password"] = unquote(parts.password)
-    # Anything else (sslmode, passfile …) as libpq knows it; PGPASSWORD and ~/.pgpass
-    # are libpq's own: a password not in the URL is looked up there.
-    for pair in filter(None, parts.query.split("&")):
-        key, _, value = pair.partition("=")
-        params[unquote(key)] = unquote(value)
-    return params
 
 
 # A parameter, a percent sign, or a quoted literal (whose ``?`` is text): what :func:`pyformat` reads.
@@ -494,7 +404,7 @@ class PostgresConnection:
         version = self.execute("SHOW server_version").fetchone()[0]
         extensions = {name: v for name, v in self.execute("SELECT extname, extversion FROM pg_extension "
                                                           "ORDER BY extname").fetchall()}
-        from .pg_vectors import describe, state
+        from ..pg_vectors import describe, state
 
         return {"backend": "postgresql", "server_version": version, "extensions": extensions,
                 "vectors": describe(state(self))}
