@@ -170,16 +170,15 @@ def _privacy_report(findings: list, dry_run: bool) -> None:
 def _store_for(dry_run: bool):
     """The database to import into; for a dry run into a database not made yet, an empty
     one in memory (what it would hold is what the file gives), so nothing is created."""
-    from mnemoscope.store import DatabaseRefused, MemoryStore
-    from mnemoscope.store.backend import is_url
+    from mnemoscope.store import DatabaseRefused, MemoryStore, on_server
 
     path = db_path()
-    if dry_run and path is not None and not is_url(path) and not os.path.exists(path):
+    if dry_run and path is not None and not on_server(path) and not os.path.exists(path):
         return MemoryStore(":memory:")
     try:
         return open_store(create=not dry_run, read_only=dry_run)
     except DatabaseRefused as exc:
-        if not (dry_run and is_url(path or "") and exc.reason == "unreadable"):
+        if not (dry_run and on_server(path or "") and exc.reason == "unreadable"):
             raise
         # A PostgreSQL database Mnemoscope has not written yet: what it would hold is what
         # the file gives (one of an older schema: compared with none of its memories).
