@@ -53,13 +53,50 @@ def test_legend_click_hides_a_kind(window, qtbot):
     assert set(events) <= set(window.map.visible_ids)
 
 
-def test_search_highlights_matches(window, qtbot):
-    qtbot.keyClicks(window.map.search_box, "lighthouse")
-    matches = window.map.search_matches
-    expected = {m.id for m in window.session.store.list() if m.layer != "archived" and
-                ("lighthouse" in m.text.lower() or "Lighthouse" in m.entities)}
-    assert matches == expected and matches
-    assert f"{len(matches)} match" in window.map.caption.text()
+def _search(window, qtbot, text):
+    m = window.map
+    m.search_box.clear()
+    qtbot.keyClicks(m.search_box, text)
+    qtbot.waitUntil(lambda: m.searched == text.strip(), timeout=20000)
+    return m
+
+
+def test_the_map_search_finds_by_meaning_and_lights_the_hits(window, qtbot):
+    """Issue 34: the map's search was a substring filter. It finds what a memory means,
+    as recall does (words and meaning), off the GUI thread, and lights the hits."""
+    from mnemoscope.ui.memory_map import SEARCH_K
+
+    store = window.session.store
+    query = "what food would make Mara ill"
+    m = _search(window, qtbot, query)
+    hits = store.recall(query, k=SEARCH_K, scope=store.scopes(), trust=None)
+    assert list(m.search_hits) == [h.id for h in hits]
+    allergy = next(x.id for x in store.list() if "allergic to peanuts" in x.text)
+    assert allergy in m.search_matches  # found by what it means: no word of the query in it
+    # the hits that stand out are lit, not every one of the 40 recall ranks
+    best = hits[0].relevance
+    lit = [h.id for i, h in enumerate(hits) if i < 3 or h.relevance >= 0.25 * best]
+    assert m.search_matches == set(lit) & set(m.visible_ids) and len(lit) < len(hits) // 2
+    expected = lit
+    assert "found by meaning" in m.caption.text()
+    # the hits are drawn over everything else, the best biggest
+    xs, _ys = m.hit_marks.getData()
+    assert len(xs) == len(m.search_matches)
+    # Enter picks the best hit shown
+    qtbot.keyClick(m.search_box, Qt.Key.Key_Return)
+    assert window.session.selected_id == next(h for h in expected if h in m.search_matches)
+
+
+def test_a_name_typed_in_the_map_search_finds_its_memories(window, qtbot):
+    m = _search(window, qtbot, "Lighthouse")
+    store = window.session.store
+    mentions = {x.id for x in store.list() if x.layer != "archived" and "Lighthouse" in x.entities}
+    assert mentions and mentions <= m.search_matches | (mentions - set(m.visible_ids))
+    m.search_box.clear()
+    qtbot.waitUntil(lambda: not m.search_matches)
+    xs, _ys = m.hit_marks.getData()
+    assert xs is None or len(xs) == 0
+    assert "found by meaning" not in m.caption.text()
 
 
 def test_hovering_an_entity_highlights_its_lines(window):

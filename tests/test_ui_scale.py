@@ -55,8 +55,8 @@ def test_a_tick_runs_off_the_gui_thread_with_progress_and_lands_as_one_undo_step
     qtbot.waitUntil(lambda: big.cancel_button.isVisible(), timeout=3000)
     assert big.progress_label.text() == "Advancing 7 days…"
     assert not big.read_only_badge.isVisible()  # busy is not read-only (the badge showed during every job)
-    big.map.search_box.setText("mara")  # the window answers meanwhile
-    assert big.map.search_matches
+    big.map.search_box.setText("mara")  # the window answers meanwhile, and its search runs beside the job
+    qtbot.waitUntil(lambda: bool(big.map.search_matches), timeout=20000)
     release.set()
     qtbot.waitUntil(lambda: big.session.undo_stack.count() == steps + 1, timeout=10000)
     assert big.session.undo_stack.text(steps) == "Advance 7 days"
@@ -254,8 +254,8 @@ def test_import_from_runs_off_the_gui_thread_with_a_progress_dialog(big, qtbot, 
     qtbot.waitUntil(lambda: _dialog(big) is not None, timeout=3000)
     assert _dialog(big).labelText().startswith("Importing mcp-memory…")
     assert not big.cancel_button.isVisible()  # one progress, one Cancel: in the dialog
-    big.map.search_box.setText("mara")  # the window answers meanwhile
-    assert big.map.search_matches
+    big.map.search_box.setText("mara")  # the window answers meanwhile, and its search runs beside the job
+    qtbot.waitUntil(lambda: bool(big.map.search_matches), timeout=20000)
     release.set()
     qtbot.waitUntil(lambda: big.session.undo_stack.count() == steps + 1, timeout=10000)
     assert big.session.store.count() == n + 6 and _dialog(big) is None

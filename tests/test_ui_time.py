@@ -43,6 +43,7 @@ def test_time_travel_and_browsing_leave_the_file_unchanged(window, demo_db, qtbo
         window.preview_slider.setValue(0)
         window.session.select("mem-001")
         window.map.set_search("Mara")
+        qtbot.waitUntil(lambda: window.map.searched == "Mara", timeout=20000)  # a search recalls: it writes nothing
         window.table.filter_box.setText("tea")
         window.map.set_rotation(1.0)
         settle(qtbot, window)

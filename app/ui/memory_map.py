@@ -49,9 +49,21 @@ from . import map_memory
 from .background import drop_elsewhere
 from .map_data import Dot, MapData, Positions, map_data, reproject
 from .session import StoreSession
-from .theme import ARRIVAL_COLOUR, CALL_COLOUR, ENTITY_COLOUR, HIGHLIGHT, KIND_COLOURS, map_colours
+from .theme import (
+    ARRIVAL_COLOUR,
+    CALL_COLOUR,
+    ENTITY_COLOUR,
+    HIGHLIGHT,
+    HIGHLIGHT_EDGE,
+    KIND_COLOURS,
+    map_colours,
+)
 from .widgets import ElidedLabel, visible_groove
 
+SEARCH_K = 40  # hits the map's search asks recall for; it lights those that stand out (standing_out)
+SEARCH_ALWAYS = 3
+SEARCH_SHARE = 0.25
+SEARCH_DELAY_MS = 250  # typing pauses this long before a search runs
 ANIMATION_MS = 450
 ANIMATION_STEPS = 12
 LABELS_MAX = 40  # entity names drawn at once; the rest show on hover
@@ -90,7 +102,15 @@ class RadialMap(QWidget):
         self.hidden_kinds: set[str] = set()
         self.visible_layers = set(LAYERS) - {"archived"}
         self.scope_filter: str | None = None
-        self.search_text = ""
+        self.search_text = ""  # what the search box says
+        self.searched = ""  # the query the hits below are for
+        self.search_hits: dict[str, float] = {}  # memory id -> relevance, best first (store.recall)
+        self.search_matches: set[str] = set()  # the hits shown (after the filters)
+        self._search_job = None
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._run_search)
         self.rotation = 0.0
         self.entity_names: list[str] = []
         self.entity_members: dict[str, list[str]] = {}
@@ -188,6 +208,15 @@ class RadialMap(QWidget):
                                                  pen=pg.mkPen(HIGHLIGHT, width=3), brush=pg.mkBrush(0, 0, 0, 0))
         self.selection_ring.setZValue(7)
         self.plot.addItem(self.selection_ring)
+        # the search's hits, over the dots and a crowded map's cells alike
+        self.hit_shadow = pg.ScatterPlotItem(pxMode=True, symbol="o", brush=pg.mkBrush(0, 0, 0, 0),
+                                             pen=pg.mkPen(HIGHLIGHT_EDGE, width=5))
+        self.hit_shadow.setZValue(6.7)
+        self.plot.addItem(self.hit_shadow)
+        self.hit_marks = pg.ScatterPlotItem(pxMode=True, symbol="o", brush=pg.mkBrush(0, 0, 0, 0),
+                                            pen=pg.mkPen(HIGHLIGHT, width=2.5))
+        self.hit_marks.setZValue(6.8)
+        self.plot.addItem(self.hit_marks)
         self.scatter.sigClicked.connect(self._clicked)
         self.scatter.sigHovered.connect(self._hovered)
         self.entity_scatter.sigHovered.connect(self._entity_hovered)
@@ -237,10 +266,13 @@ class RadialMap(QWidget):
             self.layer_boxes[layer] = box
         layers.addSpacing(12)
         self.search_box = QLineEdit(self)
-        self.search_box.setPlaceholderText("Search the map…")
+        self.search_box.setPlaceholderText("Search by meaning…")
+        self.search_box.setToolTip("Find memories by what they mean, as an agent's recall does (words and "
+                                   "meaning); the best hits light up on the map. Enter selects the best.")
         self.search_box.setClearButtonEnabled(True)
         self.search_box.setMinimumWidth(90)
         self.search_box.textChanged.connect(self.set_search)
+        self.search_box.returnPressed.connect(self.select_best_hit)
         layers.addWidget(self.search_box, 2)
         self.scope_box = QComboBox(self)
         self.scope_box.setToolTip("Show one scope (and global) or all")
@@ -449,10 +481,6 @@ class RadialMap(QWidget):
         self._x, self._y = self._radii * np.cos(angles), self._radii * np.sin(angles)
         self._positions = Positions(self.dot_index, self._x, self._y)
 
-    def _matches(self, d: Dot) -> bool:
-        q = self.search_text
-        return q in d.text.lower() or any(q in e.lower() for e in d.entities) or q in d.kind
-
     # -- drawing ---------------------------------------------------------------------
     def _visible_mask(self) -> np.ndarray:
         data = self.data
@@ -471,7 +499,7 @@ class RadialMap(QWidget):
         # What is shown depends on the dots and the filters, not on where they are drawn: a
         # rotation or an animation frame reuses it (at 100,000 dots, most of a redraw).
         shown = (self.data, frozenset(self.hidden_kinds), frozenset(self.visible_layers), self.scope_filter,
-                 self.search_text)
+                 tuple(self.search_hits))
         if self._shown is None or self._shown[0] is not self.data or self._shown[1:] != shown[1:]:
             self._shown, self._members = shown, None
             mask = self._mask = self._visible_mask()
@@ -479,9 +507,8 @@ class RadialMap(QWidget):
             # No list of the visible dots or their ids here: at 100,000 building them took
             # 15-25 ms of every apply on the GUI thread, and the density view needs neither.
             self._visible_ids = None
-            dots = self.dots
-            self.search_matches = {dots[i].id for i in where.tolist() if self._matches(dots[i])} \
-                if self.search_text else set()
+            index = self.dot_index
+            self.search_matches = {mid for mid in standing_out(self.search_hits) if mid in index and mask[index[mid]]}
             counts = np.bincount(self.data.groups[where], minlength=len(self.data.group_names))
             self.sector_totals = {self.data.group_names[i]: int(counts[i]) for i in np.flatnonzero(counts)}
         where = self._visible_index
@@ -494,6 +521,7 @@ class RadialMap(QWidget):
         self._draw_entities(len(where), pos)
         self._update_detail()
         self._draw_selection(pos)
+        self._draw_hits(pos)
         self._draw_call_marks(pos)
         self._update_caption(len(where))
 
@@ -510,7 +538,7 @@ class RadialMap(QWidget):
         alpha = self._alphas(self.data.strengths[where])
         sizes = 6.0 + 2.0 * np.round(6 * self.data.importances[where])
         pens = self._plain_pen  # one pen for all unless a search outlines its matches: a pen each costs a frame
-        if self.search_text:
+        if self.search_matches:
             matched = np.fromiter((mid in self.search_matches for mid in self.visible_ids), dtype=bool,
                                   count=len(where))
             alpha = np.where(matched, 255, 28)
@@ -811,6 +839,15 @@ class RadialMap(QWidget):
                 ly += [y, pos[mid][1]]
         self.highlight_curve.setData(np.array(lx, dtype=float), np.array(ly, dtype=float))
 
+    def _draw_hits(self, pos=None) -> None:
+        """The search's hits shown, the best biggest."""
+        pos = pos or self._positions
+        shown = [mid for mid in self.search_hits if mid in self.search_matches]
+        sizes = [26.0 - 8.0 * rank / max(len(shown) - 1, 1) for rank in range(len(shown))]
+        xs, ys = [pos[m][0] for m in shown], [pos[m][1] for m in shown]
+        self.hit_shadow.setData(xs, ys, size=sizes)
+        self.hit_marks.setData(xs, ys, size=sizes, data=shown)
+
     def _draw_selection(self, pos=None) -> None:
         """Ring the selected memory and draw its lines to its entities' diamonds."""
         pos = pos or self._positions
@@ -837,8 +874,13 @@ class RadialMap(QWidget):
             text = f"Working out {f'+{days:g} days' if days else 'now'}… (showing {shown}) · " + text
         elif days:
             text = f"Previewing {days:g} days ahead (nothing is written) · " + text
-        if self.search_text:
-            text += f" · {len(self.search_matches)} match “{self.search_text}”"
+        # what a search found first: the caption is cut at its end in a narrow window
+        if self._search_job is not None or (self.search_text and self.search_text != self.searched):
+            text = f"Searching “{self.search_text}”… · " + text
+        elif self.searched:
+            hidden = len(standing_out(self.search_hits)) - len(self.search_matches)
+            text = (f"{len(self.search_matches)} found by meaning for “{self.searched}”"
+                    + (f" ({hidden} more hidden by the filters)" if hidden else "") + " · " + text)
         if self.by_meaning:
             text += " · arranged by meaning" + (f" ({self.unembedded} without a vector, by topic)"
                                                 if self.unembedded else "")
@@ -886,8 +928,66 @@ class RadialMap(QWidget):
         self.redraw()
 
     def set_search(self, text: str) -> None:
-        self.search_text = text.strip().lower()
+        """Search for ``text`` once typing pauses (at once when cleared)."""
+        self.search_text = text.strip()
+        if not self.search_text:
+            self._search_timer.stop()
+            self._show_hits("", [])
+            return
+        self._search_timer.start()
+        self._update_caption(len(self._visible_index))
+
+    def _run_search(self) -> None:
+        """Recall for the search box's text off the GUI thread (the model and, at 100,000
+        memories, the vectors load there the first time), as the owner, over every scope;
+        a newer query replaces one still running."""
+        from .background import Job
+
+        store, query = self.session.store, self.search_text
+        if store is None or not query:
+            return
+        if self._search_job is not None:
+            self._search_job.cancel()
+        held = store.held_vectors  # the vectors the window's store holds: read, not read again
+
+        def search(worker):
+            worker.held_vectors = held
+            hits = worker.recall(query, k=SEARCH_K, scope=worker.scopes(), trust=None)
+            return [(h.id, h.relevance) for h in hits], worker.held_vectors
+
+        job = Job(store, "Searching", search, writes=False, share_embedder=True, parent=self)
+        job.finished.connect(lambda found, _read, j=job: self._search_done(j, query, found))
+        job.failed.connect(lambda exc, j=job: self._search_done(j, query, None, exc))
+        self._search_job = job
+        job.start()
+        self._update_caption(len(self._visible_index))
+
+    def _search_done(self, job, query: str, found, error: Exception | None = None) -> None:
+        if job is not self._search_job:
+            return  # another query was asked for meanwhile
+        self._search_job = None
+        if found is None:
+            from .background import Cancelled
+
+            if not isinstance(error, Cancelled):
+                self.caption.setText(f"The search failed: {error}")
+            return
+        hits, held = found
+        store = self.session.store
+        if store is not None and held is not None and store.held_vectors is None:
+            store.held_vectors = held  # the next search (and the preview's recall) need not read them
+        self._show_hits(query, hits)
+
+    def _show_hits(self, query: str, hits: list[tuple[str, float]]) -> None:
+        self.searched = query
+        self.search_hits = dict(hits)
         self.redraw()
+
+    def select_best_hit(self) -> None:
+        """Enter in the search box: select the best hit shown."""
+        best = next((mid for mid in self.search_hits if mid in self.search_matches), None)
+        if best is not None:
+            self.session.select(best)
 
     def _scope_changed(self, _index: int) -> None:
         self.scope_filter = self.scope_box.currentData()
@@ -1029,6 +1129,15 @@ def cell_index(xs: np.ndarray, ys: np.ndarray, bins: tuple[int, int], ranges) ->
     (x0, x1), (y0, y1) = ranges
     nx, ny = bins
     return _bin(xs, nx, x0, x1) * ny + _bin(ys, ny, y0, y1)
+
+
+def standing_out(hits: dict[str, float]) -> list[str]:
+    """The hits a search lights, best first: those whose relevance stands out, at least a
+    quarter of the best one's (a recall ranks every time, and past its real finds the
+    relevance drops tenfold), the best three whatever it is."""
+    best = max(hits.values(), default=0.0)
+    return [mid for rank, (mid, relevance) in enumerate(hits.items())
+            if rank < SEARCH_ALWAYS or relevance >= SEARCH_SHARE * best]
 
 
 class DensityLegend(QLabel):

@@ -21,6 +21,7 @@ KIND_COLOURS = {
 }
 ENTITY_COLOUR = "#56B4E9"     # sky blue
 HIGHLIGHT = "#F0E442"         # yellow
+HIGHLIGHT_EDGE = "#8a7d00"    # a dark yellow round a highlight, so it reads on a light background too
 CALL_COLOUR = "#CC79A7"       # reddish purple: the memories of the agent call picked in the Activity dock
 ARRIVAL_COLOUR = "#009E73"    # bluish green: the halo of a memory an agent just wrote
 REFUSED_COLOUR = "#D55E00"    # vermillion: a refused agent call (reads on light and dark)
