@@ -20,7 +20,7 @@ def test_the_menus_offer_each_format_and_connect(window):
     texts, file_menu = menu_texts(window, "File")
     assert "Import from" in texts
     assert [a.text() for a in window.ecosystem.import_menu.actions()] == [
-        "MCP memory server (memory.jsonl)…", "basic-memory folder…", "Letta agent file (.af)…", "mem0 export (JSON)…"]
+        "MCP memory server (memory.jsonl)…", "basic-memory folder…", "Letta agent file (.af)…", "mem0 or OpenMemory export…"]
     assert "Connect an agent…" in menu_texts(window, "Help")[0]
 
 

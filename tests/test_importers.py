@@ -174,7 +174,7 @@ def test_mem0_export_from_its_schema_scopes_by_user_agent_and_run(store):
 def test_formats_are_recognised_and_a_wrong_one_says_what_the_file_looks_like(store):
     assert detect(MCP_FILE) == "mcp-memory" and detect(LETTA_FILE) == "letta" and detect(MEM0_FILE) == "mem0"
     assert detect(LETTA_V1) == "letta"
-    with pytest.raises(StoreError, match="looks like a mem0 export; import it with --format mem0"):
+    with pytest.raises(StoreError, match="looks like a mem0 or OpenMemory export; import it with --format mem0"):
         plan_import(store, MEM0_FILE, "mcp-memory")
     with pytest.raises(StoreError, match="looks like an MCP memory server file"):
         plan_import(store, MCP_FILE, "letta")
@@ -268,7 +268,7 @@ def test_cli_import_dry_run_then_import_then_export(empty_db, tmp_path, capsys):
 
 def test_cli_wrong_format_fails_with_the_format_it_looks_like(empty_db, capsys):
     assert main(["--db", empty_db, "import", MEM0_FILE, "--format", "letta"]) == 1
-    assert "it looks like a mem0 export; import it with --format mem0" in capsys.readouterr().err
+    assert "it looks like a mem0 or OpenMemory export; import it with --format mem0" in capsys.readouterr().err
     # Named as Mnemoscope's own JSONL, another tool's file is not read as bad JSONL lines.
     before = rows(empty_db)
     for wrong, looks in ((MCP_FILE, "an MCP memory server file (memory.jsonl); import it with --format mcp-memory"),

@@ -70,8 +70,8 @@ def _progress(label: str):
 def import_command(path: str, fmt: str | None, scope: str | None, dry_run: bool, sensitivity: str | None,
                    on_conflict: str, partial: bool, client_name: str, as_json: bool) -> None:
     """Import memories from a file: Mnemoscope JSONL, an MCP memory server's memory.jsonl,
-    a basic-memory folder, a Letta agent file or a mem0 export. All of it is imported, or
-    nothing if anything in it is bad (each bad line or field is listed).
+    a basic-memory folder, a Letta agent file, a mem0 export or OpenMemory's zip. All of it
+    is imported, or nothing if anything in it is bad (each bad line or field is listed).
 
     Mnemoscope JSONL is one JSON object a line; only "text" is needed:
 

@@ -14,7 +14,9 @@ name); its frontmatter ``type`` becomes our kind where one fits (``note`` and th
   becomes ``relation:links_to``, as basic-memory reads it; a relation's ``(context)`` has
   no place on an edge and is listed as left out;
 - times come from frontmatter ``created``/``modified`` where present, else the file's
-  modification time;
+  modification time; frontmatter ``aliases`` (and the note's permalink) become the
+  entity's aliases; any other frontmatter field is listed as left out, with how many
+  notes have it;
 - everything else (headings aside: prose, code, tables) is not an observation, and the
   report lists each note's left-out text by its line numbers.
 Files that are not ``.md`` and folders starting with ``.`` are listed as left out.
@@ -41,6 +43,9 @@ if TYPE_CHECKING:
 FORMAT = "basic-memory"
 SCOPE_KEY = "mnemoscope_scope"  # frontmatter: the scope of a note Mnemoscope exported
 ENTITY_SCOPE_KEY = "mnemoscope_entity_scope"  # ... and of its entity, where that is another
+# The frontmatter an import reads (the rest is listed as left out, by field).
+READ_KEYS = {"title", "type", "permalink", "tags", "aliases", "created", "created_at", "date", "modified", "updated",
+             "updated_at", SCOPE_KEY, ENTITY_SCOPE_KEY}
 MAX_NOTE_BYTES = 8 << 20
 # The patterns are written so that no run of spaces can be split two ways (a lazy group
 # before \s* or \s+ backtracked quadratically: one line of 20,000 spaces took a second).
@@ -116,6 +121,7 @@ def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: 
     if not os.path.isdir(folder):
         raise StoreError(f"{folder} is not a folder; a basic-memory project is a folder of markdown notes")
     parsed = []
+    dropped: dict[str, int] = {}  # frontmatter fields nothing here keeps: the notes that have each
     for rel in _notes(folder, plan):
         full = os.path.join(folder, rel)
         try:
@@ -146,6 +152,9 @@ def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: 
         except ValidationError as exc:
             plan.error(f"{rel}:1", f"frontmatter: {exc}".replace("\n", " ")[:300])
             continue
+        for key in meta:
+            if key not in READ_KEYS:
+                dropped[key] = dropped.get(key, 0) + 1
         etype = meta.get("type") if isinstance(meta.get("type"), str) else "note"
         note_scope = None
         if isinstance(meta.get(SCOPE_KEY), str):  # a note Mnemoscope exported: its memories' scope
@@ -181,6 +190,9 @@ def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: 
             continue
         for name in names:
             plan.alias(title, name)
+    for key, n in sorted(dropped.items()):
+        plan.leave_out("frontmatter", f"field {key!r} of {n} note{'s' if n > 1 else ''}",
+                       "no place for it here: the note keeps it")
     for rel, meta, body, first, title, created, updated, note_scope in parsed:
         own = plan.scope
         plan.scope = note_scope or own

@@ -107,8 +107,8 @@ def _formats() -> list[Format]:
                lambda s: s.is_dir and basic_memory.looks_like(s.path), basic_memory.read, folder=True),
         Format("letta", "a Letta agent file (.af)", "letta", "Letta agent file (.af)…",
                "Letta agent files (*.af *.json);;All (*)", letta.recognise, letta.read),
-        Format("mem0", "a mem0 export", "mem0", "mem0 export (JSON)…",
-               "JSON (*.json);;All (*)", mem0.recognise, mem0.read),
+        Format("mem0", "a mem0 or OpenMemory export", "mem0", "mem0 or OpenMemory export…",
+               "mem0 and OpenMemory exports (*.json *.zip);;All (*)", mem0.recognise, mem0.read),
         Format("jsonl", "a Mnemoscope JSONL export", "", "Mnemoscope JSONL…", "JSON Lines (*.jsonl);;All (*)",
                _jsonl, None),
     ]

@@ -1,4 +1,4 @@
-"""mem0's exported memories (JSON).
+"""mem0's exported memories (JSON), and OpenMemory's export (a zip).
 
 Read as ``Memory.get_all()`` returns them (``{"results": [...]}``), as a plain list of
 those items, or as ``{"memories": [...]}``. Each item: ``id``, ``memory`` (the text),
@@ -9,9 +9,21 @@ those items, or as ``{"memories": [...]}``. Each item: ``id``, ``memory`` (the t
 - Scope: ``user:<user_id>``, else ``agent:<agent_id>``, else ``run:<run_id>``, else the
   import's scope. The ids not used for the scope become tags (``agent:…``, ``run:…``),
   and all of them stay in the memory's context with the item's id, hash and metadata.
+- An item filed under a user *and* an agent is found by mem0 from either; a memory here
+  has one scope, so it is in ``user:<user_id>`` and a copy of it in ``agent:<agent_id>``
+  (the report counts them; importing the file again keeps both in step).
 - ``metadata.categories`` (a list of strings), where present, become tags.
 - mem0's graph relations (``relations`` in a graph store's output) have no text of
   their own; the report counts them as left out.
+
+OpenMemory (mem0's app) exports a zip (``POST /api/v1/backup/export``) holding
+``memories.json`` (the user, their apps, categories and memories: ``id``, ``content``,
+``metadata``, ``state``, ``app_id``, ``category_ids``, times) and ``memories.jsonl.gz``
+(the same memories, one a line, with the app's and categories' names). The zip, or its
+``memories.json`` alone, is read: each active memory becomes a memory in scope
+``user:<user_id>``, its categories as tags and its app as a tag ``app:<name>``; a paused,
+archived or deleted one is counted as left out (OpenMemory serves none of them). Without
+``memories.json`` the zip's ``memories.jsonl.gz`` is read instead.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..model import parse_time, validate_scope
+from . import openmemory
 from .plan import ImportPlan
 from .report import ExportReport, snapshot
 from .source import parse_json, read_text
@@ -30,8 +43,14 @@ if TYPE_CHECKING:
     from .formats import Sniff
 
 FORMAT = "mem0"
+ZIP_MAGIC = "PK\x03\x04"
 KNOWN = {"id", "memory", "hash", "metadata", "created_at", "updated_at", "user_id", "agent_id", "run_id",
          "actor_id", "role", "score", "categories", "immutable", "expiration_date", "owner", "organization"}
+
+
+def is_openmemory(doc: Any) -> bool:
+    """OpenMemory's ``memories.json``: its user, and memories with ``content``."""
+    return isinstance(doc, dict) and isinstance(doc.get("memories"), list) and ("user" in doc or "export_meta" in doc)
 
 
 def items_of(doc: Any) -> list[Any] | None:
@@ -44,6 +63,8 @@ def items_of(doc: Any) -> list[Any] | None:
 
 
 def looks_like(doc: Any) -> bool:
+    if is_openmemory(doc):
+        return True
     items = items_of(doc)
     return bool(items) and isinstance(items[0], dict) and "memory" in items[0]
 
@@ -51,6 +72,8 @@ def looks_like(doc: Any) -> bool:
 def recognise(sniff: Sniff) -> bool:
     if sniff.is_dir:
         return False
+    if sniff.head.startswith(ZIP_MAGIC):
+        return openmemory.is_export(sniff.path)
     if sniff.doc is not None:
         return looks_like(sniff.doc)
     head = sniff.head
@@ -60,11 +83,17 @@ def recognise(sniff: Sniff) -> bool:
 
 
 def read(store: MemoryStore, path: str | os.PathLike, plan: ImportPlan, *, now: float | None = None) -> ImportPlan:
+    if openmemory.is_zip(path):
+        return openmemory.read_zip(store, path, plan, now=now)
     try:
         doc = parse_json(read_text(path))
+        if isinstance(doc, str):  # JSON inside a JSON string
+            doc = parse_json(doc)
     except ValueError as exc:
         plan.error(1, str(exc))
         return plan
+    if is_openmemory(doc):
+        return openmemory.read_doc(store, doc, plan, now=now, where=os.path.basename(str(path)))
     items = items_of(doc)
     if items is None or (items and not all(isinstance(i, dict) and "memory" in i for i in items[:1])):
         hint = "; this looks like a Letta agent file: use --format letta" if isinstance(doc, dict) and (
@@ -119,20 +148,22 @@ def _item(store: MemoryStore, plan: ImportPlan, item: Any, at: float, where: str
         return
     context = {"mem0": {k: item.get(k) for k in ("id", "hash", "role") if item.get(k) is not None} | ids
                | ({"metadata": metadata} if metadata else {})}
-    own_scope = plan.scope
-    if chosen:
-        plan.scope = chosen
-    try:
-        rec = plan.memory(store, f"{item.get('id') or text}", text=text, created=created, updated=updated,
-                          kind="fact", tags=[t[:64] for t in dict.fromkeys(tags)][: store.config.limits.max_tags],
-                          source=f"mem0:{os.path.basename(plan.source)}", context=context)
-    finally:
-        plan.scope = own_scope
+    key = f"{item.get('id') or text}"
+    fields = dict(text=text, created=created, updated=updated, kind="fact",
+                  tags=[t[:64] for t in dict.fromkeys(tags)][: store.config.limits.max_tags],
+                  source=f"mem0:{os.path.basename(plan.source)}", context=context)
+    rec = plan.memory(store, key, scope=chosen, **fields)
     if rec:
         plan.place(f"memory -> memory (fact) in scope {chosen or plan.scope}")
     else:
         same = f"the same id {item['id']!r}"[:100] if item.get("id") else "the same text"
         plan.leave_out(where, f"memory {text[:60]!r}", f"an earlier item of its scope has {same}; the first is kept")
+    if rec and "user_id" in ids and "agent_id" in ids:
+        # mem0 finds it from the user and from the agent; here, a copy in the agent's scope.
+        agent = validate_scope(f"agent:{ids['agent_id']}", "agent_id")
+        fields["tags"] = [f"user:{ids['user_id']}", *(t for t in fields["tags"] if t != f"agent:{ids['agent_id']}")]
+        if plan.memory(store, f"{key}\x1f{agent}", scope=agent, **fields):
+            plan.place("memory of a user and an agent -> also a copy in scope agent:ID, so the agent finds it")
     if extra:
         plan.leave_out(f"memory {item.get('id') or text[:30]!r}", f"field(s) {', '.join(extra)}",
                        "not part of mem0's memory item schema")
