@@ -7,6 +7,7 @@ from .errors import (
     ConfigError,
     DatabaseRefused,
     ImportRefused,
+    ListenerLost,
     NotFound,
     StoreError,
     Unavailable,
@@ -17,7 +18,7 @@ from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
 from .store import MemoryStore
 
 __all__ = [
-    "KINDS", "LAYERS", "SENSITIVITIES", "ConfigError", "DatabaseRefused", "ImportRefused", "DeletedMemory", "Entity", "Memory",
+    "KINDS", "LAYERS", "SENSITIVITIES", "ConfigError", "DatabaseRefused", "ImportRefused", "ListenerLost", "DeletedMemory", "Entity", "Memory",
     "MemoryStore", "NotFound", "RememberResult", "StoreConfig", "StoreError", "TickReport", "Unavailable", "UpdateResult",
     "ValidationError", "on_server", "shown",
 ]

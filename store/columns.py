@@ -1,7 +1,7 @@
 """A memory's columns, declared once.
 
 Everything that lists a memory's columns is built from :data:`MEMORY_COLUMNS`: the
-``memory_rows`` view on both engines (store/schema.py, store/pg_schema.py), what a read
+``memory_rows`` view on both engines (store/schema.py, store/backends/pg_schema.py), what a read
 makes into a :class:`~.model.Memory` and what a write stores (store/tables.py), the fields a
 caller may set (``model.EDITABLE``), the copy between stores (store/copying.py) and the
 fields of a JSONL line (store/jsonl.py). A new column is one :class:`Column` here, with the

@@ -88,7 +88,7 @@ class Limits:
     # ts_rank, unlike SQLite's bm25, gives a term in a quarter of all memories as much weight
     # as a rare one and has to rank every memory that holds it (384 ms at 1,000,000, of which
     # 256 ranking ~390,000 rows). A memory found otherwise still counts the term in its
-    # keyword share. Under this many memories nothing changes (store/pg_terms.py).
+    # keyword share. Under this many memories nothing changes (store/backends/pg_terms.py).
     common_term_rows: int = 20000
     # Ticks that keep what they overwrote (the memories whose layer they changed), so
     # they can be undone; older ones keep only their summary and transitions.

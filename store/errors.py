@@ -85,3 +85,8 @@ class ImportRefused(StoreError):
 
 
 MAX_LISTED = 50  # bad lines named in the message; ``errors`` keeps them all
+
+
+class ListenerLost(Exception):
+    """The connection that hears other writers is gone (server restarted, network down):
+    the listener's owner opens a new one (MemoryStore.watch)."""

@@ -148,7 +148,7 @@ def _candidate_query(store: MemoryStore, q_terms: Sequence[str], scopes: Sequenc
                      known: Sequence[str]) -> Words:
     """The full-text query that finds the keyword candidates: any of the terms; on
     PostgreSQL, any of those not too common among what the caller may search
-    (``limits.common_term_rows``), or all of them when every one is (store/pg_terms.py)."""
+    (``limits.common_term_rows``), or all of them when every one is (store/backends/pg_terms.py)."""
     common = store.tables.backend.common_terms(store, q_terms, store.config.limits.common_term_rows, scopes, known)
     wanted = [t for t in q_terms if t not in common]
     return any_of(wanted) if wanted else all_of(q_terms)

@@ -265,10 +265,10 @@ def m012_wall_clock_and_reasons(db: Database) -> None:
 
 @migrations()
 def m013_postgres_statement_triggers(db: Database) -> None:
-    """PostgreSQL's bookkeeping moves to statement triggers (store/pg_schema.py): the count
+    """PostgreSQL's bookkeeping moves to statement triggers (store/backends/pg_schema.py): the count
     that tells recall's held index of a change (``meta.vectors_generation``) moves once per
     statement, by the vectors it wrote or dropped, and a new table keeps how many memories of
-    each scope and sensitivity hold each search term (store/pg_terms.py: which words are too
+    each scope and sensitivity hold each search term (store/backends/pg_terms.py: which words are too
     common to search by). SQLite needs neither: its triggers are per row (it has no others),
     and FTS5's bm25 weighs each term by its rarity itself. Here only the version moves."""
     db["meta"].insert({"key": "schema_version", "value": "13"}, replace=True)

@@ -147,7 +147,7 @@ class MemoryStore:
         return self.tables.backend.hears_other_writers
 
     def listen(self) -> Any:
-        """A :class:`~mnemoscope.store.notify.Listener` of other writers' commits (when
+        """A :class:`~mnemoscope.store.backends.pg_notify.Listener` of other writers' commits (when
         :attr:`hears_other_writers`); raises ``notify.ListenerLost`` when it cannot connect."""
         return self.tables.backend.watch()
 

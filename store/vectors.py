@@ -27,7 +27,7 @@ from . import relevance
 from .embedding import EmbeddingError, prepare
 
 if TYPE_CHECKING:
-    from .pg_vectors import Search
+    from .backends import VectorSearch
     from .store import MemoryStore
 
 META_KEY = "embedder_id"
@@ -528,7 +528,7 @@ class Index:
 _ROWS = "SELECT v.rowid, m.id, m.scope, m.sensitivity, v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
 
 
-def index(store: MemoryStore) -> Index | Search | None:
+def index(store: MemoryStore) -> Index | VectorSearch | None:
     """The store's vectors for recall, or None when there are none it may use (no vector
     yet, or vectors by another embedder than the store's).
 
@@ -597,7 +597,7 @@ def _read(store: MemoryStore, key: tuple) -> Index | None:
     return idx
 
 
-def nearest(idx: Index | Search, query: np.ndarray, scopes: Sequence[str], max_rank: int, k: int,
+def nearest(idx: Index | VectorSearch, query: np.ndarray, scopes: Sequence[str], max_rank: int, k: int,
             minimum: float) -> list[tuple[str, float, float]]:
     """The ``k`` memories nearest to ``query`` among those in ``scopes`` and at most
     ``max_rank`` sensitive, with a cosine of at least ``minimum`` (the caller leaves out
@@ -605,7 +605,7 @@ def nearest(idx: Index | Search, query: np.ndarray, scopes: Sequence[str], max_r
     standing): how many standard deviations the cosine is above the mean of the nearest
     max(2k, k + 20) of those memories (a query about nothing they hold has no memory that
     stands out). On
-    PostgreSQL with pgvector the server finds them (store/pg_vectors.py)."""
+    PostgreSQL with pgvector the server finds them (store/backends/pg_vectors.py)."""
     if not isinstance(idx, Index):
         return idx.nearest(query, scopes, max_rank, k, minimum)
     rows = idx.allowed(scopes, max_rank)
@@ -617,7 +617,7 @@ def nearest(idx: Index | Search, query: np.ndarray, scopes: Sequence[str], max_r
     # 11.9 ms beside 40,000 hidden ones; gathered, 9.9 and 9.4 (tests/perf/vector_hidden_bench.py).
     cos = idx.cosines(query, rows)
     # The standing is measured among the nearest max(2k, k + 20), as the server measures it
-    # on PostgreSQL (store/pg_vectors.py), so that both engines give one answer.
+    # on PostgreSQL (store/backends/pg_vectors.py), so that both engines give one answer.
     fetch = max(2 * k, k + 20)
     pool = np.argpartition(-cos, min(fetch, len(cos) - 1))[:fetch] if len(cos) > fetch else np.arange(len(cos))
     mean, spread = relevance.spread_of(cos[pool])
@@ -625,7 +625,7 @@ def nearest(idx: Index | Search, query: np.ndarray, scopes: Sequence[str], max_r
     return [(idx.ids[rows[i]], float(cos[i]), (float(cos[i]) - mean) / spread) for i in top if cos[i] >= minimum]
 
 
-def cosines_of(idx: Index | Search, query: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
+def cosines_of(idx: Index | VectorSearch, query: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
     """The cosines to ``query`` of those of the memories ``ids`` that have a vector (the
     caller has already filtered them by scope and trust)."""
     if not isinstance(idx, Index):

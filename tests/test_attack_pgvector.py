@@ -13,7 +13,8 @@ the walk stops among hidden rows as it did at 45,000 (22 candidates of 50).
 from __future__ import annotations
 
 import pytest
-from mnemoscope.store import MemoryStore, pg_vectors, vectors
+from mnemoscope.store import MemoryStore, vectors
+from mnemoscope.store.backends import pg_vectors
 from mnemoscope.store.copying import copy_memory
 from mnemoscope.store.model import SENSITIVITY_RANK
 from test_pgvector import TOPICS, TopicEmbedder

@@ -174,11 +174,8 @@ ENGINE_WORDS = re.compile(r"postgres|sqlite|dialect|is_url|psycopg|pgvector|pg_"
 # The list only shrinks: the engines' differences live in store/backends/ (#33).
 ENGINE_NAMED = {
     "app/ui/about.py": "Help › About lists the components the program runs on, SQLite's version among them",
-    "store/schema.py": "SQLite's migrations through sqlite-utils (PostgreSQL's: store/pg_schema.py); and "
+    "store/schema.py": "SQLite's migrations through sqlite-utils (PostgreSQL's: store/backends/pg_schema.py); and "
                        "m013_postgres_statement_triggers, a migration's name recorded in every database",
-    "store/pg_schema.py": "PostgreSQL's migrations (to move into store/backends/)",
-    "store/notify.py": "hearing PostgreSQL's other writers (to move into store/backends/)",
-    "store/vectors.py": "the type of pgvector's search, for type hints (to go with store/pg_vectors.py)",
     "store/files.py": "opening and checking an SQLite file (to move into store/backends/)",
     "store/backup.py": "snapshots are SQLite files; a server's is a logical copy (to go behind Backend)",
     "store/tables.py": "sqlite3.Error, the error every engine's connection raises (to get a name of the seam)",

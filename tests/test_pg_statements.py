@@ -34,7 +34,7 @@ HEAD = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b")  # the store writ
 # Where a statement is SQLite's own, and why it need not plan on PostgreSQL.
 SQLITE_ONLY = {
     "backends/sqlite.py": "the SQLite backend: its statements run on SQLite only",
-    "schema.py": "SQLite's migrations; PostgreSQL's are store/pg_schema.py",
+    "schema.py": "SQLite's migrations; PostgreSQL's are store/backends/pg_schema.py",
 }
 SQLITE_WORDS = re.compile(r"\b(sqlite_master|sqlite_schema|_sqlite_migrations|fts5vocab|PRAGMA)\b", re.I)
 MATCH_QUERY = pg_tsquery(all_of(["tea"]))

@@ -12,7 +12,8 @@ import zlib
 import numpy as np
 import psycopg
 import pytest
-from mnemoscope.store import MemoryStore, pg_vectors, vectors
+from mnemoscope.store import MemoryStore, vectors
+from mnemoscope.store.backends import pg_vectors
 from mnemoscope.store.copying import copy_memory
 from mnemoscope.store.model import SENSITIVITY_RANK
 

@@ -1,4 +1,4 @@
-"""A memory on PostgreSQL (store/backends/, store/pg_schema.py): the URL ``--db`` takes,
+"""A memory on PostgreSQL (store/backends/, store/backends/pg_schema.py): the URL ``--db`` takes,
 its refusals, the same behaviour as on SQLite, and what is not supported yet. The server
 is the one the run starts (tests/pg_server.py); the store's core test modules also run on
 it (every test that opens its store through ``db_path``: tests/conftest.py)."""
@@ -16,6 +16,7 @@ import pytest
 from mnemoscope.cli import main
 from mnemoscope.store import DatabaseRefused, MemoryStore, StoreError
 from mnemoscope.store.backends.pg_connection import pyformat
+from mnemoscope.store.backends.pg_schema import ORDER, STEPS
 from mnemoscope.store.backends.postgres import PostgresBackend
 from mnemoscope.store.backends.sqlite import SQLiteBackend
 from mnemoscope.store.backends.targets import CONNECT_TIMEOUT_S, KEEPALIVE, parse_url, redact
@@ -23,7 +24,6 @@ from mnemoscope.store.config import ConfigError, StoreConfig
 from mnemoscope.store.copying import copy_memory
 from mnemoscope.store.decay import DAY
 from mnemoscope.store.embedding import HashEmbedder
-from mnemoscope.store.pg_schema import ORDER, STEPS
 from mnemoscope.store.schema import KNOWN_MIGRATIONS, SCHEMA_VERSION
 from mnemoscope.store.text import Prefix, all_of, any_of
 from pg_server import PASSWORD, PASSWORD_USER
@@ -175,7 +175,7 @@ def test_the_same_migrations_create_the_schema_once(pg_server, pg_url):
 @contextmanager
 def _as_schema_12(monkeypatch):
     """Stores opened meanwhile are migrated as schema 12 left them (no step of 13)."""
-    from mnemoscope.store import pg_schema
+    from mnemoscope.store.backends import pg_schema
 
     with monkeypatch.context() as patched:
         patched.setattr(pg_schema, "ORDER", ORDER[:ORDER.index("m013_postgres_statement_triggers")])

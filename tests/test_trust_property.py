@@ -17,8 +17,9 @@ import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mnemoscope.serve.operations import Operations
-from mnemoscope.store import SENSITIVITIES, MemoryStore, StoreError, pg_vectors, vectors
+from mnemoscope.store import SENSITIVITIES, MemoryStore, StoreError, vectors
 from mnemoscope.store import activity as activity_log
+from mnemoscope.store.backends import pg_vectors
 from mnemoscope.store.decay import DAY
 from mnemoscope.store.tables import Tables
 from pydantic import ValidationError as PydanticValidationError
@@ -154,7 +155,7 @@ _databases = iter(range(1_000_000))
 @given(worlds())
 def test_on_pgvector_no_answer_count_or_log_line_depends_on_a_hidden_memory(pgvector_server, world):
     """The same, on PostgreSQL with pgvector (recall by meaning searched in the server,
-    store/pg_vectors.py) with the planner's statistics in place (issue #32)."""
+    store/backends/pg_vectors.py) with the planner's statistics in place (issue #32)."""
     scopes, trust, visible, hidden, queries = world
     n = next(_databases)
     without = drive(pgvector_server.new_database(f"prop{n}a"), scopes, trust, visible, hidden, queries,

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from mnemoscope.store import MemoryStore
+from mnemoscope.store import ListenerLost, MemoryStore
 from mnemoscope.store.decay import DAY
 from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
 from PySide6.QtGui import QUndoStack
@@ -66,7 +66,7 @@ class StoreSession(QObject):
         self._watch.setInterval(self.WATCH_INTERVAL_MS)
         self._watch.timeout.connect(self._poll)
         # On PostgreSQL other writers are heard, not polled for: a LISTEN connection whose
-        # socket Qt watches (store/notify.py); when it drops, it is reopened every second.
+        # socket Qt watches (store/backends/pg_notify.py); when it drops, it is reopened every second.
         self._listener = None
         self._heard: QSocketNotifier | None = None
         self._relisten = QTimer(self)
@@ -364,8 +364,6 @@ class StoreSession(QObject):
         return self._heard is not None
 
     def _listen(self, store: MemoryStore) -> bool:
-        from mnemoscope.store.notify import ListenerLost
-
         try:
             self._listener = store.listen()
         except ListenerLost as exc:
@@ -387,8 +385,6 @@ class StoreSession(QObject):
             self._listener = None
 
     def _hear(self, *_args) -> None:
-        from mnemoscope.store.notify import ListenerLost
-
         try:
             heard = self._listener.pending()
         except ListenerLost as exc:

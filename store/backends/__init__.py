@@ -64,6 +64,16 @@ class Statements(Protocol):
         """SQL for the text at ``key`` of the JSON object ``expr`` holds (NULL when absent)."""
 
 
+class VectorSearch(Protocol):
+    """An engine's own vector search (:meth:`Backend.vector_search`; store/vectors.py's
+    ``nearest`` and ``cosines_of`` hand over to it)."""
+
+    def nearest(self, query: Any, scopes: Sequence[str], max_rank: int, k: int,
+                minimum: float) -> list[tuple[str, float, float]]: ...
+
+    def cosines_of(self, query: Any, ids: Sequence[str]) -> dict[str, float]: ...
+
+
 class Backend(Protocol):
     """What a store needs of its engine (store/backends/sqlite.py, store/backends/postgres.py)."""
 
@@ -122,12 +132,12 @@ class Backend(Protocol):
         function that stops the running one at once, from any thread."""
 
     def watch(self) -> Any:
-        """A listener for other writers' commits (store/notify.py), when ``hears_other_writers``."""
+        """A listener for other writers' commits (store/backends/pg_notify.py), when ``hears_other_writers``."""
 
     def common_terms(self, store: Any, terms: list[str], limit: int, scopes: Any, readable: Any) -> set[str]:
         """Of ``terms``, those too common to search by (the engine's full text weighs none)."""
 
-    def vector_search(self, store: Any, key: tuple) -> Any:
+    def vector_search(self, store: Any, key: tuple) -> VectorSearch | None:
         """The engine's own vector search for recall, or None (numpy over the stored vectors)."""
 
     def wall_time(self) -> float:
@@ -152,4 +162,4 @@ def open_backend(target: str | os.PathLike, *, create: bool, read_only: bool) ->
     return SQLiteBackend(os.fspath(target), create=create, read_only=read_only)
 
 
-__all__ = ["Backend", "Statements", "open_backend"]
+__all__ = ["Backend", "Statements", "VectorSearch", "open_backend"]

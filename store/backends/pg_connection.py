@@ -11,7 +11,7 @@ queue as they do on one file.
 
 Every write transaction (``begin_write`` … ``COMMIT``) sends ``NOTIFY mnemoscope``
 just before it commits; PostgreSQL delivers it to listeners only if the commit happens, so
-a window (store/notify.py) hears of every other writer's change at once, without polling.
+a window (store/backends/pg_notify.py) hears of every other writer's change at once, without polling.
 
 Server errors are raised as :class:`PostgresError`, a ``sqlite3.DatabaseError``, so the
 store's handlers (which turn them into a sentence for the user) stay one code path. A
@@ -27,7 +27,7 @@ by one time, and a memory's strength is the same
 whichever of them computed it.
 Vectors are the same int8 blobs in a ``bytea`` column on both. Where the server has
 pgvector, they are also a ``halfvec`` column with an HNSW index, and recall searches them in
-the server (store/pg_vectors.py); without it, with numpy in the process (store/vectors.py),
+the server (store/backends/pg_vectors.py); without it, with numpy in the process (store/vectors.py),
 the documented fallback.
 """
 
@@ -48,7 +48,7 @@ from .targets import SECRET_PARAMS, parse_url, redact
 WRITE_LOCK = int.from_bytes(b"MNEM", "big")
 RECONNECT_PAUSE_S = 1.0
 _READS = ("SELECT", "WITH", "PRAGMA", "SHOW")
-# The channel every write transaction notifies before it commits (store/notify.py listens).
+# The channel every write transaction notifies before it commits (store/backends/pg_notify.py listens).
 CHANNEL = "mnemoscope"
 # Reads of a process's other threads while one holds the store's connection (an HTTP API's
 # calls at once) take a connection of a pool of at most this many (psycopg_pool), opened at the
@@ -404,7 +404,7 @@ class PostgresConnection:
         version = self.execute("SHOW server_version").fetchone()[0]
         extensions = {name: v for name, v in self.execute("SELECT extname, extversion FROM pg_extension "
                                                           "ORDER BY extname").fetchall()}
-        from ..pg_vectors import describe, state
+        from .pg_vectors import describe, state
 
         return {"backend": "postgresql", "server_version": version, "extensions": extensions,
                 "vectors": describe(state(self))}

@@ -1,6 +1,6 @@
 """The PostgreSQL backend: a server's database, through store/backends/pg_connection.py
-(psycopg 3, an sqlite3-like face), migrated by store/pg_schema.py's steps of the same
-migrations; pgvector's search in the server where it is installed (store/pg_vectors.py)."""
+(psycopg 3, an sqlite3-like face), migrated by store/backends/pg_schema.py's steps of the same
+migrations; pgvector's search in the server where it is installed (store/backends/pg_vectors.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from .. import pg_schema, pg_vectors
 from ..errors import DatabaseRefused
 from ..text import Prefix, Words
+from . import pg_schema, pg_vectors
 from .pg_connection import connect_postgres
 from .statements import json_key, values
 
@@ -33,7 +33,7 @@ class PostgresStatements:
 
     def text_search(self, columns: str, query: Words, where: str, params: Sequence[Any], *, limit: int,
                     state: bool = False, ranked: bool = False) -> tuple[str, list[Any]]:
-        """The generated ``tsv`` column (store/pg_schema.py) against a tsquery. The tsvector
+        """The generated ``tsv`` column (store/backends/pg_schema.py) against a tsquery. The tsvector
         holds the very terms the store makes (store/text.py ``term_string``: folded words, CJK
         and Korean bigrams) unstemmed, so a query finds what it finds on SQLite. It has no
         positions, so ``ts_rank`` only counts the query's terms a memory holds: many memories
@@ -190,15 +190,15 @@ class PostgresBackend:
         yield self.conn.interrupt
 
     def watch(self) -> Any:
-        from ..notify import Listener
+        from .pg_notify import Listener
 
         return Listener(self.conn.params, own=self.conn)
 
     # -- what recall asks -----------------------------------------------------------------
     def common_terms(self, store: Any, terms: list[str], limit: int, scopes: Any, readable: Any) -> set[str]:
-        """The terms held by more than ``limit`` memories the caller may search (store/pg_terms.py):
+        """The terms held by more than ``limit`` memories the caller may search (store/backends/pg_terms.py):
         ts_rank does not weigh a term by its rarity, and a common word's candidates crowd out the rest."""
-        from .. import pg_terms
+        from . import pg_terms
 
         return pg_terms.too_common(store, terms, limit, scopes, readable)
 

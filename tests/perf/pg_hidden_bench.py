@@ -10,7 +10,7 @@ vectors; ``crowded`` holds the same plus ``--hidden`` memories nearer every quer
 visible one (half ``high`` sensitive in ``global``, half in ``private:other``). The rows are
 loaded with COPY (not through the store's API, which would time the loading).
 
-Prints, for the caller's 50 nearest (store/pg_vectors.py ``Search.nearest``): whether both
+Prints, for the caller's 50 nearest (store/backends/pg_vectors.py ``Search.nearest``): whether both
 databases give the same answer, and the medians of the search in each, with their ratio (the
 alone database's as the baseline, measured in the same process, queries interleaved).
 With ``--walk`` the search is made to go through the HNSW walk however few the visible
@@ -29,7 +29,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from mnemoscope.store import MemoryStore, pg_vectors, vectors  # noqa: E402
+from mnemoscope.store import MemoryStore, vectors
+from mnemoscope.store.backends import pg_vectors  # noqa: E402
 from mnemoscope.store.model import SENSITIVITY_RANK  # noqa: E402
 from pg_server import start_with_pgvector  # noqa: E402
 

@@ -40,7 +40,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from mnemoscope.store import MemoryStore, pg_vectors, vectors  # noqa: E402
+from mnemoscope.store import MemoryStore, vectors
+from mnemoscope.store.backends import pg_vectors  # noqa: E402
 from pg_server import start_with_pgvector  # noqa: E402
 
 BODY = ("id", "text", "kind", "importance", "scope", "sensitivity", "created_at", "updated_at", "ref_time", "base",

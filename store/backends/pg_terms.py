@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .store import MemoryStore
+    from ..store import MemoryStore
 
 
 def too_common(store: MemoryStore, terms: Sequence[str], rows: int, scopes: Sequence[str],

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from .store import MemoryStore
+    from ..store import MemoryStore
 
 # hnsw.ef_search: how many candidates the graph walk keeps (at least twice the number asked
 # for). At 1,000,000 memories (tests/perf/pg_scale_bench.py) 100 found 0.886 of the exact 50
@@ -203,7 +203,7 @@ class Search:
         kept from scanning a whole table meanwhile). Above that the walk is worth it; when
         it stops short among hidden rows, the search is done again exactly: then the answer
         still does not depend on hidden memories, the time does (the notes of issue #32)."""
-        from .model import SENSITIVITIES
+        from ..model import SENSITIVITIES
 
         readable = [s for s in SENSITIVITIES if SENSITIVITIES.index(s) <= max_rank]
         if not readable or not scopes:
@@ -236,7 +236,7 @@ class Search:
         if not ranked:
             return []
         cos = np.array([c for _, c in rows], dtype=np.float64)
-        from .relevance import spread_of
+        from ..relevance import spread_of
 
         mean, spread = spread_of(cos)
         return [(mid, c, (c - mean) / spread) for mid, c in ranked if c >= minimum]

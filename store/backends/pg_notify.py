@@ -15,11 +15,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from .backends.pg_connection import CHANNEL
-
-
-class ListenerLost(Exception):
-    """The listening connection is gone (server restarted, network down)."""
+from ..errors import ListenerLost
+from .pg_connection import CHANNEL
 
 
 class Listener:
