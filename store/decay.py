@@ -92,6 +92,13 @@ def _states(rc, half_life, pinned, base, ref, now, decay: Decay):
     return strength, layer
 
 
+def array_states(rc, half_life, pinned, base, ref, now: float, decay: Decay):
+    """Strengths and layer codes (0 habit, 1 fading, 2 edge, 3 archived) at ``now`` of the
+    memories whose inputs :func:`arrays` made: a whole store's day in milliseconds (the
+    map's time travel works out each day it is dragged over with it)."""
+    return _states(rc, half_life, pinned, base, ref, now, decay)
+
+
 def states_at(rows: list[tuple], now: float, decay: Decay) -> tuple[list[float], list[str]]:
     """Strength and layer of many memories at once (numpy): ``rows`` are
     (kind, recall_count, half_life_days, pinned, base, ref_time) tuples. Same answers as

@@ -237,42 +237,49 @@ def test_the_time_travel_check_sees_a_write_made_while_previewing(window, qtbot,
     plant_write(window.session.store)
 
 
-def test_a_preview_still_being_worked_out_says_so(window, qtbot):
-    window.session.background_from = 1  # as a big store: the future day is read off the GUI thread
-    window.preview_slider.setValue(90)
-    assert "Working out +90 days" in window.map.caption.text()  # at once, before the frame comes
-    qtbot.waitUntil(lambda: window.map._preview_job is None, timeout=10000)
-    assert "Working out" not in window.map.caption.text() and "Previewing 90 days" in window.map.caption.text()
+def test_a_big_stores_drag_shows_each_day_it_passes_over_at_once(window, qtbot):
+    """Issue 34, point 6: at 100,000 a day was read from the store in a job that each
+    step of a drag cancelled, so nothing showed until the mouse held still. A day is worked
+    out from the dots' own decay inputs, on the spot, and nothing is read meanwhile."""
+    window.session.background_from = 1  # as a big store
+    reads = []
+    window.session.store.project = lambda *a, **k: reads.append(a)  # not asked any more
+    for days in (3, 17, 40, 90, 200):
+        window.preview_slider.setValue(days)
+        assert window.map.data.preview_days == days  # this day is drawn, not a later one
+        assert f"Previewing {days} days" in window.map.caption.text()
+    assert reads == [] and window.session.job is None
     window.now_button.click()
-    qtbot.waitUntil(lambda: window.map._preview_job is None, timeout=10000)
+    assert window.map.data.preview_days == 0
 
 
-def test_a_previewed_day_reuses_the_dots_and_matches_a_full_build(demo_db):
-    """Time travel at 100,000 rebuilt every dot per day (1.3 s of a ~2 s frame): a day only
-    moves strengths, layers and radii, so it is worked out over the dots already built."""
+def test_a_previewed_day_is_the_stores_projection_worked_out_over_arrays(demo_db):
+    """The map's day is what store.project says, for every memory, without asking it."""
     import time
 
     import numpy as np
-    from mnemoscope.store import MemoryStore
-    from mnemoscope.ui.map_data import map_data, reproject
+    from mnemoscope.store import LAYERS, MemoryStore
+    from mnemoscope.ui.map_data import day_of, map_data
 
     with MemoryStore(demo_db) as store:
         memories = store.list()
-        base = map_data(memories, None)
-        for days in (30, 200, 365):
-            projection = store.project(store.now() + days * 86400.0)
-            full = map_data(memories, projection, days)
-            quick = reproject(base, projection, days)
+        decay = store.config.decay
+        now = store.now()
+        base = map_data(memories, decay, now)
+        stored = (base.strengths.copy(), base.layers.copy())
+        for days in (30, 200, 365, 500):
+            projection = store.project(now + days * 86400.0)
+            quick = day_of(base, days, decay)
             assert quick.dots is base.dots and quick.preview_days == days
-            for name in ("angles", "radii", "kinds", "layers", "strengths", "importances", "scopes"):
-                assert np.allclose(getattr(quick, name), getattr(full, name)), name
+            assert np.allclose(quick.strengths, [projection[m.id][0] for m in memories])
+            assert [LAYERS[c] for c in quick.layers] == [projection[m.id][1] for m in memories]
+        back = day_of(quick, 0, decay)  # Now: the day as stored
+        assert np.array_equal(back.strengths, stored[0]) and np.array_equal(back.layers, stored[1])
     # and it is quick: 100,000 dots in well under a frame of the full build
     many = [type(m)(**{**m.__dict__, "id": f"{m.id}-{i}"}) for i in range(1600) for m in memories[:64]]
-    ids = [m.id for m in many]
-    projection = {i: (0.5, "fading") for i in ids}
     started = time.perf_counter()
-    base = map_data(many, None)
+    base = map_data(many, decay, now)
     full_s = time.perf_counter() - started
     started = time.perf_counter()
-    reproject(base, projection, 30)
-    assert time.perf_counter() - started < full_s / 4
+    day_of(base, 30, decay)
+    assert time.perf_counter() - started < full_s / 8

@@ -9,9 +9,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from mnemoscope.store import KINDS, LAYERS
+from mnemoscope.store import KINDS, LAYERS, decay
+from mnemoscope.store.config import Decay
 
 from ..map_layout import group_key, ring_radii, sector_angles, sector_layout, unit_hashes
+
+DAY = 86400.0
+ARCHIVED = LAYERS.index("archived")
 
 
 @dataclass
@@ -49,15 +53,20 @@ class MapData:
     source: object = None  # the memories list the dots were built from (a preview of it reuses them)
     hashes: np.ndarray = field(default_factory=lambda: np.zeros(0))  # each id's crc32 in [0, 1]
     sectors: dict[str, tuple[float, float]] = field(default_factory=dict)  # group -> (start, width), radians
+    # Each memory's decay inputs (store.decay.arrays) and the moment they were read at: any
+    # day is worked out from them in milliseconds (see ``day_of``); the day read itself
+    # (the stored layers and strengths) is kept to come back to.
+    decay_inputs: tuple | None = None
+    read_at: float = 0.0
+    stored: tuple | None = None  # (strengths, layers, radii) as stored
 
 
-def map_data(memories: list, projection: dict | None, preview_days: float = 0.0) -> MapData:
-    """The map's dots for ``memories`` (strength and layer from ``projection`` when a
-    future day is previewed)."""
+def map_data(memories: list, decay_config: Decay | None = None, read_at: float = 0.0) -> MapData:
+    """The map's dots for ``memories`` as stored; with ``decay_config``, their decay
+    inputs too, read at ``read_at``, for :func:`day_of` to work out another day."""
     dots = []
     for m in memories:
-        strength, layer = projection[m.id] if projection else (m.strength, m.layer)
-        dots.append(Dot(m.id, m.text, m.kind, layer, strength, m.importance, m.recall_count, m.scope,
+        dots.append(Dot(m.id, m.text, m.kind, m.layer, m.strength, m.importance, m.recall_count, m.scope,
                         m.entities, group_key(m.entities, m.topic, m.kind)))
     n = len(dots)
     ids = [d.id for d in dots]
@@ -78,12 +87,23 @@ def map_data(memories: list, projection: dict | None, preview_days: float = 0.0)
     sectors = sector_layout(sizes)
     layers = np.fromiter((layer_code[d.layer] for d in dots), dtype=np.int8, count=n)
     strengths = np.fromiter((d.strength for d in dots), dtype=float, count=n)
+    radii = ring_radii(layers, strengths, hashes)
+    inputs = None
+    if decay_config is not None and n:
+        own = [m.half_life_days if m.half_life_days else np.nan for m in memories]
+        inputs = decay.arrays(np.array([decay_config.half_life_days[m.kind] for m in memories], dtype=float),
+                              np.array(own, dtype=float), [m.recall_count for m in memories],
+                              [m.pinned for m in memories], [m.base for m in memories],
+                              [m.ref_time for m in memories], decay_config)
     return MapData(
+        decay_inputs=inputs,
+        read_at=read_at,
+        stored=(strengths, layers, radii),
         dots=dots,
         ids=np.array(ids, dtype=object),
         angles=sector_angles(ids, groups, sectors),
         sectors=sectors,
-        radii=ring_radii(layers, strengths, hashes),
+        radii=radii,
         hashes=hashes,
         kinds=np.fromiter((kind_code.get(d.kind, 0) for d in dots), dtype=np.int8, count=n),
         layers=layers,
@@ -94,7 +114,6 @@ def map_data(memories: list, projection: dict | None, preview_days: float = 0.0)
         members={name: np.array(idx, dtype=np.int64) for name, idx in members.items()},
         index={d.id: i for i, d in enumerate(dots)},
         member_ids={name: [dots[i].id for i in idx] for name, idx in members.items()},
-        preview_days=preview_days,
         groups=np.fromiter((group_code.setdefault(d.group, len(group_code)) for d in dots), dtype=np.int64,
                            count=n),
         group_names=list(group_code),
@@ -102,20 +121,23 @@ def map_data(memories: list, projection: dict | None, preview_days: float = 0.0)
     )
 
 
-def reproject(base: MapData, projection: dict, preview_days: float) -> MapData:
-    """``base``'s dots on another day: only strengths, layers and radii change, so they
-    are worked out over arrays instead of building every dot again (at 100,000 memories
-    1.3 s → a few tens of ms). The dots are shared with ``base``: a
-    dot's own layer and strength are of ``base``'s day; read the arrays."""
-    layer_code = {name: i for i, name in enumerate(LAYERS)}
-    n = len(base.ids)
-    pairs = [projection.get(i) for i in base.ids.tolist()]
-    strengths = np.fromiter((p[0] if p else base.strengths[k] for k, p in enumerate(pairs)), dtype=float, count=n)
-    layers = np.fromiter((layer_code[p[1]] if p else base.layers[k] for k, p in enumerate(pairs)), dtype=np.int8,
-                         count=n)
-    return replace(base, strengths=strengths, layers=layers,
-                   radii=ring_radii(layers, strengths, base.hashes) if n else np.zeros(0),
-                   preview_days=preview_days)
+def day_of(base: MapData, days: float, decay_config: Decay) -> MapData:
+    """``base``'s memories ``days`` after they were read (0: as stored), worked out over
+    the arrays of their decay inputs as the store's projection does (store/decay.py),
+    without reading the store: at 100,000 memories a day takes tens of milliseconds, so
+    time travel shows each day it is dragged over. Only strengths, layers and radii
+    change; the dots are shared with ``base`` (a dot's own layer and strength are as
+    stored: read the arrays). A memory archived stays archived (a newer one replaced it,
+    or it was archived by age, which only grows)."""
+    if not days or base.decay_inputs is None:
+        strengths, layers, radii = base.stored if base.stored is not None else (base.strengths, base.layers,
+                                                                                 base.radii)
+        return replace(base, strengths=strengths, layers=layers, radii=radii, preview_days=0.0)
+    strengths, layers = decay.array_states(*base.decay_inputs, base.read_at + days * DAY, decay_config)
+    layers = layers.astype(np.int8)
+    layers[base.stored[1] == ARCHIVED] = ARCHIVED
+    return replace(base, strengths=strengths, layers=layers, radii=ring_radii(layers, strengths, base.hashes),
+                   preview_days=days)
 
 
 class Positions(Mapping):

@@ -47,7 +47,7 @@ from ..map_layout import (
 )
 from . import map_memory
 from .background import drop_elsewhere
-from .map_data import Dot, MapData, Positions, map_data, reproject
+from .map_data import Dot, MapData, Positions, day_of, map_data
 from .session import StoreSession
 from .theme import (
     ARRIVAL_COLOUR,
@@ -122,7 +122,6 @@ class RadialMap(QWidget):
         self._visible_index = np.zeros(0, dtype=np.int64)
         self._shown: tuple | None = None  # the dots and filters the visible set below was worked out for
         self._members: dict[str, np.ndarray] | None = None
-        self._preview_job = None
         self._fitted = False  # the first dots of a store are shown fitted to the pane
         self.by_meaning = False
         self.meaning_angles: dict[str, float] = {}  # the last arrangement by meaning, kept across reloads
@@ -339,43 +338,20 @@ class RadialMap(QWidget):
     def _on_changed(self, _ids) -> None:
         self.reload(animate=True)
 
-    def _prepare(self, store, memories, base: MapData | None = None, days: float | None = None) -> MapData:
-        """The dots, off the GUI thread (a background read): nothing here touches Qt. A
-        previewed day of the memories ``base`` was built from moves ``base``'s dots."""
-        days = self.session.preview_days if days is None else days
-        projection = store.project(store.now() + days * 86400.0) if days else None
-        if projection is not None and base is not None and base.source is memories and len(base.dots):
-            return reproject(base, projection, days)
-        return map_data(memories, projection, days)
+    def _prepare(self, store, memories) -> MapData:
+        """The dots, off the GUI thread (a background read): nothing here touches Qt. On a
+        previewed day, that day's."""
+        data = map_data(memories, store.config.decay, store.now())
+        return day_of(data, self.session.preview_days, store.config.decay)
 
     def _preview_changed(self, days: float) -> None:
-        """Another previewed day: in a big store its projection is read off the GUI thread
-        (a newer day replaces a projection still being read)."""
-        if not self.session.in_background():
-            self.reload(animate=False)
+        """Another previewed day: worked out from the dots' decay inputs, at once (tens of
+        milliseconds at 100,000 memories), so a drag shows every day it passes over."""
+        store = self.session.store
+        if store is None or self.data.source is not self.session.memories() or self.data.decay_inputs is None:
+            self.reload(animate=False)  # the dots are of other memories: build them again
             return
-        from .background import Job
-
-        if self._preview_job is not None:
-            self._preview_job.cancel()
-        memories, base = self.session.memories(), self.data
-        job = Job(self.session.store, "Previewing", lambda store: self._prepare(store, memories, base, days),
-                  writes=False,
-                  memories=len(memories), parent=self)
-        job.finished.connect(lambda data, _read, j=job: self._preview_ready(j, data))
-        job.failed.connect(lambda _exc, j=job: self._preview_ready(j, None))
-        self._preview_job = job
-        job.start()
-        self._update_caption(len(self._visible_index))  # says the day is being worked out
-
-    def _preview_ready(self, job, data: MapData | None) -> None:
-        if job is not self._preview_job:
-            return  # a later day was asked for meanwhile
-        self._preview_job = None
-        if data is None or data.preview_days == self.session.preview_days:
-            self.reload(animate=False, data=data)
-        else:
-            self._update_caption(len(self._visible_index))
+        self.reload(animate=False, data=day_of(self.data, days, store.config.decay))
 
     def reload(self, animate: bool = False, data: MapData | None = None) -> None:
         """Read the store (or its projection of the previewed day) and redraw; ``data``: the
@@ -385,8 +361,10 @@ class RadialMap(QWidget):
             data = self.session.prepared("map")
         if store is None:
             data = MapData()
-        elif data is None or data.preview_days != self.session.preview_days:
-            data = self._prepare(store, self.session.memories(), self.data)
+        elif data is None or data.source is not self.session.memories():
+            data = self._prepare(store, self.session.memories())
+        elif data.preview_days != self.session.preview_days:
+            data = day_of(data, self.session.preview_days, store.config.decay)
         old = self._positions
         if not animate or len(data.dots) > ANIMATE_MAX:
             self._shown = self._members = None
@@ -869,10 +847,7 @@ class RadialMap(QWidget):
         text = f"{visible} of {len(self.dots)} memories shown · " + " · ".join(
             f"{k} {v}" for k, v in counts.items())
         days = self.session.preview_days
-        if self._preview_job is not None:  # a big store: the map shows the last day worked out meanwhile
-            shown = f"+{self.data.preview_days:g} days" if self.data.preview_days else "now"
-            text = f"Working out {f'+{days:g} days' if days else 'now'}… (showing {shown}) · " + text
-        elif days:
+        if days:
             text = f"Previewing {days:g} days ahead (nothing is written) · " + text
         # what a search found first: the caption is cut at its end in a narrow window
         if self._search_job is not None or (self.search_text and self.search_text != self.searched):

@@ -138,7 +138,7 @@ def idle():
     # noticed is read again on the GUI thread or in a job of its own). Stopping earlier
     # misses the stall of applying the result.
     s = w.session
-    if s.job is not None or w.map._preview_job is not None:
+    if s.job is not None or w.map._search_job is not None:
         return False
     if w.preview._recompile_timer.isActive() or w.preview._messages_timer.isActive():
         return False

@@ -38,7 +38,7 @@ w = MainWindow(store, dark=dark)
 w.resize(1440, 900)
 w.show()
 end = time.perf_counter() + 600
-while time.perf_counter() < end and not (w.session.job is None and w.map._preview_job is None):
+while time.perf_counter() < end and not (w.session.job is None and w.map._search_job is None):
     app.processEvents()
     time.sleep(0.001)
 for _ in range(5):
