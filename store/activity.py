@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import decay
+from .backends import SchemaBehind
 from .errors import NotFound, StoreError
 from .model import SENSITIVITIES, SENSITIVITY_RANK
 from .results import DeletedMemory
@@ -260,7 +260,7 @@ def recent(store: MemoryStore, limit: int = 500, *, client: str | None = None, t
             try:
                 rows = store.conn.execute(sql.format(columns), [*params, int(limit)]).fetchall()
                 break
-            except sqlite3.OperationalError:
+            except SchemaBehind:
                 continue
     return [_entry(r, SENSITIVITY_RANK[trust]) for r in rows]
 
@@ -278,7 +278,7 @@ def find(store: MemoryStore, where: str, params: list | tuple, *, trust: str = "
                 rows = store.conn.execute(f"SELECT {columns} FROM activity WHERE {where} ORDER BY id {order} LIMIT ?",
                                           [*params, int(limit)]).fetchall()
                 break
-            except sqlite3.OperationalError:
+            except SchemaBehind:
                 rows = []
     return [_entry(r, SENSITIVITY_RANK[trust]) for r in rows]
 
@@ -288,7 +288,7 @@ def clients_and_tools(store: MemoryStore) -> tuple[list[str], list[str]]:
         try:
             clients = [r[0] for r in store.conn.execute("SELECT DISTINCT client FROM activity ORDER BY client")]
             tools = [r[0] for r in store.conn.execute("SELECT DISTINCT tool FROM activity ORDER BY tool")]
-        except sqlite3.OperationalError:
+        except SchemaBehind:
             return [], []
     return clients, tools
 
@@ -354,7 +354,7 @@ def forgotten(store: MemoryStore) -> list[Forgotten]:
     with store.tables.reading():
         try:
             rows = store.conn.execute("SELECT memory_id, at, client, text FROM forgotten ORDER BY at DESC").fetchall()
-        except sqlite3.OperationalError:
+        except SchemaBehind:
             return []
     return [Forgotten(*r) for r in rows]
 

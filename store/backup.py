@@ -413,7 +413,7 @@ def _side(conn: sqlite3.Connection, path: str) -> Side:
 
 def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparison:
     """What differs between the database ``current`` and ``snapshot``; writes nothing."""
-    from .files import check_file
+    from .backends.sqlite_files import check_file
 
     refuse_on_server(current, "comparing with a snapshot in place", RESTORE_ON_POSTGRES)
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .backends import SchemaBehind
 from .errors import NotFound, ValidationError
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def get_turn(store: MemoryStore, conversation_id: str, turn: int | None = None, 
     with store.tables.reading():
         try:
             row = store.conn.execute(sql + " ORDER BY turn DESC LIMIT 1", params).fetchone()
-        except sqlite3.OperationalError:
+        except SchemaBehind:
             row = None
     if row is None:
         what = f"{conversation_id!r} turn {turn}" if turn is not None else repr(conversation_id)
@@ -119,7 +119,7 @@ def conversation_ids(store: MemoryStore, limit: int = 200, *, context: str = "")
             return [r[0] for r in store.conn.execute(
                 "SELECT conversation_id FROM conversations WHERE context = ? GROUP BY conversation_id "
                 "ORDER BY max(at) DESC LIMIT ?", (context, limit))]
-        except sqlite3.OperationalError:
+        except SchemaBehind:
             return []
 
 

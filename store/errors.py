@@ -90,3 +90,25 @@ MAX_LISTED = 50  # bad lines named in the message; ``errors`` keeps them all
 class ListenerLost(Exception):
     """The connection that hears other writers is gone (server restarted, network down):
     the listener's owner opens a new one (MemoryStore.watch)."""
+
+
+def database_error(path: str, exc: BaseException) -> StoreError:
+    """A sentence a user can act on for a database or OS error met while using ``path``."""
+    if isinstance(exc, OSError):
+        return StoreError(f"cannot use {path}: {exc.strerror or exc}")
+    text = str(exc)
+    low = text.lower()
+    if "readonly" in low or "read-only" in low:
+        return StoreError(f"{path} is read-only here; nothing was written. Copy it somewhere you may write "
+                          "to change it")
+    if "full" in low:
+        return StoreError(f"the disk holding {path} is full (or the database reached its size limit); "
+                          "nothing was written. Free some space and try again")
+    if "locked" in low or "busy" in low:
+        return StoreError(f"the database {path} is busy (another program is writing); try again: {text}")
+    if "disk i/o" in low:
+        return StoreError(f"reading or writing {path} failed at the disk (disk I/O error); check the drive "
+                          "and try again. Nothing was half-written")
+    if "malformed" in low or "not a database" in low:
+        return StoreError(f"{path} is damaged ({text}); restore it from a backup")
+    return StoreError(f"the database {path} failed ({text}); nothing was half-written")

@@ -23,11 +23,11 @@ import bisect
 import dataclasses
 import json
 import re
-import sqlite3
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from .backends import SchemaBehind
 from .errors import StoreError
 from .model import SENSITIVITY_RANK
 
@@ -522,7 +522,7 @@ def check_activity(store: MemoryStore, *, all_findings: bool = False) -> list[Fi
     with store.tables.reading():
         try:
             rows = store.conn.execute("SELECT id, summary, args, error, sensitivity FROM activity ORDER BY id").fetchall()
-        except sqlite3.OperationalError:  # a database opened read-only before the log existed
+        except SchemaBehind:  # a database opened read-only before the log existed
             return []
     out: list[Finding] = []
     for row_id, summary, args, error, sensitivity in rows:

@@ -13,12 +13,12 @@ conversations are read, unless ``context`` names one. Reading writes nothing.
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import activity
 from .activity import ActivityEntry
+from .backends import SchemaBehind
 from .conversations import Turn, check_conversation_id, cited
 from .errors import NotFound
 
@@ -71,7 +71,7 @@ def _turn_rows(store: MemoryStore, where: str, params: list) -> list[tuple]:
         for columns in (TURN_COLUMNS, TURN_COLUMNS.replace("why", "NULL")):  # schema 11 had no why
             try:
                 return store.conn.execute(f"SELECT {columns} FROM conversations WHERE {where}", params).fetchall()
-            except sqlite3.OperationalError:
+            except SchemaBehind:
                 continue
     return []
 
@@ -83,7 +83,7 @@ def conversations(store: MemoryStore, limit: int = 200) -> list[Conversation]:
             rows = store.conn.execute(
                 "SELECT conversation_id, context, count(*), max(at) FROM conversations "
                 "GROUP BY context, conversation_id ORDER BY max(at) DESC LIMIT ?", (limit,)).fetchall()
-        except sqlite3.OperationalError:
+        except SchemaBehind:
             return []
     return [Conversation(*r) for r in rows]
 

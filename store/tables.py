@@ -11,7 +11,6 @@ OS error that escapes an operation becomes a :class:`StoreError` saying what to 
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator
@@ -21,11 +20,11 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from . import decay
+from .backends import DatabaseError
 from .columns import BODY, COLUMN, MEMORY_FIELDS, STATE_COLUMNS, stored
 from .config import StoreConfig
 from .edges import EDGE_COLUMNS, MENTIONED_IN, MENTIONS, REFERENCED_BY, REFERENCES, SUPERSEDED_BY
-from .errors import StoreError, ValidationError
-from .files import sqlite_error
+from .errors import StoreError, ValidationError, database_error
 from .model import ENTITY_KINDS, LATEST, Entity, Memory, parse_time
 from .text import term_string
 
@@ -66,7 +65,7 @@ class Tables:
 
     # -- transactions ----------------------------------------------------------------------
     @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
+    def reading(self) -> Iterator[Any]:
         """Hold the connection for a read; an SQLite error becomes a :class:`StoreError`.
 
         A read while another thread holds the connection (a write, or another read) runs
@@ -80,11 +79,11 @@ class Tables:
                 held.callback(self._lock.release)
             try:
                 yield self.conn
-            except (sqlite3.Error, OSError) as exc:
-                raise sqlite_error(self.path, exc) from exc
+            except (DatabaseError, OSError) as exc:
+                raise database_error(self.path, exc) from exc
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[Any]:
         """One write transaction, which takes the write lock up front (a writer in another
         process makes us wait instead of failing). Nested calls are part of the outer
         transaction."""
@@ -98,26 +97,26 @@ class Tables:
             with self.backend.writing():
                 yield from self._transaction()
 
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self) -> Iterator[Any]:
         try:
             self.backend.begin_write()
-        except sqlite3.Error as exc:
-            raise sqlite_error(self.path, exc) from None
+        except DatabaseError as exc:
+            raise database_error(self.path, exc) from None
         try:
             yield self.conn
         except BaseException as exc:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            if isinstance(exc, (sqlite3.Error, OSError)):
-                raise sqlite_error(self.path, exc) from exc
+            if isinstance(exc, (DatabaseError, OSError)):
+                raise database_error(self.path, exc) from exc
             raise
         else:
             try:
                 self.conn.execute("COMMIT")
-            except sqlite3.Error as exc:
+            except DatabaseError as exc:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
-                raise sqlite_error(self.path, exc) from exc
+                raise database_error(self.path, exc) from exc
 
     def rows(self, sql: str, params: tuple | list = ()) -> list[dict[str, Any]]:
         with self.reading():

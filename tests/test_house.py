@@ -56,7 +56,7 @@ def test_the_operation_modules_import_the_store_for_type_hints_only(name):
 def test_the_store_holds_one_idea_per_module():
     # The façade delegates the tick engine; results, claims and file opening live apart.
     homes = {"\ndef tick(": "ticking.py", "class TickReport": "results.py", "class RememberResult": "results.py",
-             "def claims(": "claims.py", "def check_file(": "files.py", "def open_connection(": "files.py",
+             "def claims(": "claims.py", "def open_plain(": "files.py",
              "class Entity:": "model.py", "class Memory:": "model.py", "class Tables:": "tables.py",
              "def scan(": "conflicts.py"}
     for needle, home in homes.items():
@@ -176,12 +176,7 @@ ENGINE_NAMED = {
     "app/ui/about.py": "Help › About lists the components the program runs on, SQLite's version among them",
     "store/schema.py": "SQLite's migrations through sqlite-utils (PostgreSQL's: store/backends/pg_schema.py); and "
                        "m013_postgres_statement_triggers, a migration's name recorded in every database",
-    "store/files.py": "opening and checking an SQLite file (to move into store/backends/)",
     "store/backup.py": "snapshots are SQLite files; a server's is a logical copy (to go behind Backend)",
-    "store/tables.py": "sqlite3.Error, the error every engine's connection raises (to get a name of the seam)",
-    "store/activity.py": "sqlite3.OperationalError: an old file without the activity log (as tables.py)",
-    "store/conversations.py": "as activity.py", "store/privacy.py": "as activity.py",
-    "store/provenance.py": "as activity.py",
     "app/cli/owner_commands.py": "backup's names for a server's snapshots (as store/backup.py)",
     "app/ui/owner_tools.py": "the message that backups of a server's memory are taken from the command line",
 }

@@ -19,6 +19,7 @@ in store/ and every one the PostgreSQL backend builds for it.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,6 +28,15 @@ from .targets import on_server
 
 if TYPE_CHECKING:
     from ..text import Words
+
+
+# What every engine's connection raises (PostgresError is an sqlite3.DatabaseError), by the
+# names the rest of the store uses.
+DatabaseError = sqlite3.Error
+# A statement named a table or column the database does not have yet: a file from an older
+# version opened read-only, before the migration that adds it (a server's schema is always
+# current: an older one is refused read-only). Caught where such a read may say "none".
+SchemaBehind = sqlite3.OperationalError
 
 
 class Statements(Protocol):
@@ -162,4 +172,4 @@ def open_backend(target: str | os.PathLike, *, create: bool, read_only: bool) ->
     return SQLiteBackend(os.fspath(target), create=create, read_only=read_only)
 
 
-__all__ = ["Backend", "Statements", "VectorSearch", "open_backend"]
+__all__ = ["Backend", "DatabaseError", "SchemaBehind", "Statements", "VectorSearch", "open_backend"]

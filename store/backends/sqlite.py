@@ -1,4 +1,4 @@
-"""The SQLite backend: one file (or ``:memory:``), opened by store/files.py, migrated by
+"""The SQLite backend: one file (or ``:memory:``), opened by store/backends/sqlite_files.py, migrated by
 sqlite-utils' migrations (store/schema.py); the connection is sqlite3's own, untouched, so
 a file stays byte-for-byte what it was until something is written."""
 
@@ -15,9 +15,9 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..errors import DatabaseRefused, StoreError
-from ..files import READ_CACHE_KIB, WRITE_CACHE_KIB, open_connection
 from ..schema import migrations
 from ..text import Prefix, Words
+from .sqlite_files import READ_CACHE_KIB, WRITE_CACHE_KIB, open_connection
 from .statements import json_key, values
 
 
@@ -102,7 +102,7 @@ class SQLiteBackend:
 
     @contextmanager
     def writing(self) -> Iterator[None]:
-        """The page cache of a write while it lasts (see store/files.py), unless someone set
+        """The page cache of a write while it lasts (see store/backends/sqlite_files.py), unless someone set
         the cache to another size (a test that makes a write spill its pages)."""
         raised = self._write_cache(True)
         try:
