@@ -108,6 +108,15 @@ def test_the_window_runs_work_off_its_thread_one_way():
     assert found == ["app/ui/background.py"]
 
 
+def test_no_pane_knows_the_main_window():
+    """A pane or tool of the window gets the session and a widget to put its dialogs over,
+    and says what it has to say through signals; only launch.py builds the window (#33:
+    ecosystem.py reached into the window's editor, status bar and error box)."""
+    found = sorted({p.name for p, m in imports_of("app/ui") if m.endswith("main_window") and p.name not in
+                    ("main_window.py", "launch.py")})
+    assert found == []
+
+
 def test_the_cache_minimum_has_one_home():
     defined = [path for path, text in _sources("app", "store")
                if re.search(r"^PROVIDER_MIN_CACHE_TOKENS\s*=", text, re.MULTILINE)]

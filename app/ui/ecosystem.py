@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from mnemoscope.connect import CLIENTS, config_text, connect
 from mnemoscope.store import SENSITIVITIES, StoreError, embedding_workers
 from mnemoscope.store.importers import ImportPlan, ImportResult, apply, detect, formats, plan_import
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QVBoxLayout,
+    QWidget,
 )
 
 from .commands import ForeignImportCommand
@@ -30,7 +33,7 @@ from .job_dialog import watch
 from .preferences import picked, start_in
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .session import StoreSession
 
 
 
@@ -136,23 +139,31 @@ class ConnectDialog(QDialog):
         self.connect_button.setEnabled(True)
 
 
-class EcosystemTools:
-    """The menu entries, added to the window's File and Help menus."""
+class EcosystemTools(QObject):
+    """The menu entries, added to the window's File (before ``before``) and Help menus. It
+    knows the session and a widget to put its dialogs over, not the window: what it has to
+    say goes out through ``failed`` and ``status_message``, as OwnerTools' does."""
 
-    def __init__(self, window: MainWindow, file_menu: QMenu, help_menu: QMenu) -> None:
-        self.window = window
-        self.import_menu = QMenu("Import &from", window)
+    failed = Signal(str, str)       # title, message
+    status_message = Signal(str)
+
+    def __init__(self, session: StoreSession, widget: QWidget, file_menu: QMenu, help_menu: QMenu,
+                 before: QAction) -> None:
+        super().__init__(widget)
+        self.session = session
+        self.widget = widget
+        self.import_menu = QMenu("Import &from", widget)
         for fmt, label, _ in sources():
             self.import_menu.addAction(label, lambda f=fmt: self.import_dialog(f))
-        file_menu.insertMenu(window.export_action, self.import_menu)
+        file_menu.insertMenu(before, self.import_menu)
         self.connect_action = help_menu.addAction("&Connect an agent…", self.connect_dialog)
 
     def import_dialog(self, fmt: str) -> None:
         pattern = {f: p for f, _, p in sources()}[fmt]
         if pattern is None:
-            path = picked(QFileDialog.getExistingDirectory(self.window, "Import a basic-memory folder", start_in()))
+            path = picked(QFileDialog.getExistingDirectory(self.widget, "Import a basic-memory folder", start_in()))
         else:
-            path = picked(QFileDialog.getOpenFileName(self.window, "Import", start_in(), pattern)[0])
+            path = picked(QFileDialog.getOpenFileName(self.widget, "Import", start_in(), pattern)[0])
         if path:
             self.import_path(path, fmt)
 
@@ -161,9 +172,8 @@ class EcosystemTools:
         all or nothing. In a big store both run off the GUI thread (the import with a
         progress dialog and Cancel) and None is returned: the window shows the result when
         it lands. Here, the result (None if refused or cancelled)."""
-        window = self.window
-        session = window.session
-        if not session.writable or not window.editor.confirm_leave():
+        session = self.session
+        if not session.writable or not session.leave_guard():
             return None
         landed: list[ImportResult] = []
 
@@ -174,14 +184,14 @@ class EcosystemTools:
             job = session.start(f"Importing {plan.format}", lambda store, report: apply(store, plan, progress=report),
                                 lambda result: landed.append(self._imported(ForeignImportCommand(session, plan, result))),
                                 "Import failed", reports=True,
-                                refused=lambda exc: window.show_error("Import failed", in_window_words(str(exc))))
-            watch(job, window)
+                                refused=lambda exc: self.failed.emit("Import failed", in_window_words(str(exc))))
+            watch(job, self.widget)
 
         def refused(exc: Exception) -> None:
             if isinstance(exc, OtherFormat) and self.offer_other_format(exc) == QMessageBox.StandardButton.Yes:
                 self.import_path(exc.path, exc.seen, confirm=confirm)
             elif not isinstance(exc, OtherFormat):
-                window.show_error("Import refused", in_window_words(str(exc)))
+                self.failed.emit("Import refused", in_window_words(str(exc)))
 
         session.start(f"Reading {os.path.basename(path) or path}", lambda store: _plan(store, path, fmt), planned,
                       "Import refused", writes=False, refused=refused)
@@ -191,38 +201,38 @@ class EcosystemTools:
         """The file looks like another format than the one picked: import it as that?"""
         label = formats.by_name(exc.seen).label.rstrip("…")
         box = QMessageBox(QMessageBox.Icon.Question, "Import", str(exc),
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.widget)
         box.setInformativeText(f"Import it as a {label}?")
         box.button(QMessageBox.StandardButton.Yes).setText(f"Import as {label}")
         return box.exec()
 
     def _imported(self, command: ForeignImportCommand) -> ImportResult | None:
         try:
-            self.window.session.push(command)
+            self.session.push(command)
         except (StoreError, OSError) as exc:
-            self.window.show_error("Import failed", str(exc))
+            self.failed.emit("Import failed", str(exc))
             return None
-        self.window.statusBar().showMessage(f"{command.result.summary()}. Edit › Undo takes it back.", 10000)
+        self.status_message.emit(f"{command.result.summary()}. Edit › Undo takes it back.")
         return command.result
 
     def ask(self, preview: ImportResult):
         """What the import would add, and Yes or Cancel."""
         box = QMessageBox(QMessageBox.Icon.Question, "Import", preview.summary(),
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.widget)
         box.setDetailedText(preview_text(preview))
         box.setInformativeText("Import it?")
-        warm = getattr(self.window.session.store.embedder, "warm", None)
+        warm = getattr(self.session.store.embedder, "warm", None)
         if warm is not None and preview.memories_new >= embedding_workers.WORKERS_FROM:
             warm()  # the embedding's workers load the model while the person reads the question
         return box.exec()
 
     def connect_dialog(self) -> None:
-        dialog = ConnectDialog(self.window.session.store.path, self.window)
+        dialog = ConnectDialog(self.session.store.path, self.widget)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
         try:
             result = connect(**dialog.options())
         except StoreError as exc:
-            self.window.show_error("Connect failed", str(exc))
+            self.failed.emit("Connect failed", str(exc))
             return
-        self.window.statusBar().showMessage(result.message(), 10000)
+        self.status_message.emit(result.message())

@@ -359,7 +359,10 @@ class MainWindow(QMainWindow):
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction("&Keyboard shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts)
         help_menu.addAction("&About Mnemoscope", self.show_about)
-        self.ecosystem = EcosystemTools(self, file_menu, help_menu)  # other tools' memory; connect an agent
+        # other tools' memory; connect an agent
+        self.ecosystem = EcosystemTools(self.session, self, file_menu, help_menu, before=self.export_action)
+        self.ecosystem.failed.connect(self.show_error)
+        self.ecosystem.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self._refresh_recent()
 
     # -- the database ----------------------------------------------------------------
