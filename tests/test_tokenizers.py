@@ -106,3 +106,10 @@ def test_many_lines_are_counted_as_each_alone(lines, copies, encoding):
     lines = [f"{i}{line}" if i % 3 else line for i, line in enumerate(lines * copies)]
     adapter = TiktokenAdapter(encoding)
     assert adapter.count_many(lines) == [len(adapter.encoding.encode_ordinary(t)) for t in lines]
+
+
+def test_an_adapter_loads_its_encoding_when_first_used_and_keeps_it():
+    adapter = TiktokenAdapter("o200k_base")
+    assert "encoding" not in vars(adapter)  # made, not loaded (a cached_property)
+    assert adapter.count("hello world") == 2
+    assert vars(adapter)["encoding"] is adapter.encoding

@@ -19,6 +19,7 @@ import hashlib
 import re
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from itertools import repeat
 
@@ -139,14 +140,12 @@ class TiktokenAdapter:
         if encoding_name not in ENCODINGS:
             raise TokenizerError(f"unknown encoding {encoding_name!r}; bundled: {', '.join(sorted(ENCODINGS))}")
         self.name = encoding_name
-        self._encoding: tiktoken.Encoding | None = None
         self._counts: dict[str, int] = {}
 
-    @property
+    @cached_property
     def encoding(self) -> tiktoken.Encoding:
-        if self._encoding is None:
-            self._encoding = load_encoding(self.name)
-        return self._encoding
+        """The encoding, loaded when first used (a window that never counts loads none)."""
+        return load_encoding(self.name)
 
     def encode(self, text: str) -> list[int]:
         return self.encoding.encode_ordinary(text)

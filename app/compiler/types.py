@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 TIER_PROCEDURAL = 1
@@ -149,15 +150,15 @@ class CompileResult:
         self.ref_map_type = ref_map_type
         self.metadata = metadata
         self.debug_trace = debug_trace
-        self._segments = segments
         self._plan = plan
         self._selection = selection
+        if segments is not None:
+            self.segments = segments  # given: the cached property is not worked out
 
-    @property
+    @cached_property
     def segments(self) -> list[Segment]:
-        if self._segments is None:
-            self._segments = self._plan.segments(self._selection) if self._plan is not None else []
-        return self._segments
+        """Every segment of the plan, worked out when first read."""
+        return self._plan.segments(self._selection) if self._plan is not None else []
 
     @property
     def rules_text(self) -> str | None:
