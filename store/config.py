@@ -1,14 +1,17 @@
 """The store's numbers: half-lives, layer thresholds, recall weights, limits.
 
 Every number has a default; a TOML file (``StoreConfig.load(path)``) can change any of
-them. A bad file or value is a :class:`ConfigError` naming the key.
+them. Each section is a frozen pydantic model whose fields say what a value may be (a whole
+number, at least 1 …); a bad file or value is a :class:`ConfigError` naming the key, the
+rule and the value given (:func:`_problem`).
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, fields, make_dataclass, replace
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from . import signals
 from .errors import ConfigError
@@ -16,18 +19,39 @@ from .errors import ConfigError
 KINDS = ("fact", "lesson", "skill", "reflection", "event")
 
 
-@dataclass(frozen=True)
-class Decay:
-    half_life_days: dict[str, float] = field(
-        default_factory=lambda: {"fact": 365.0, "lesson": 240.0, "skill": 180.0, "reflection": 60.0, "event": 21.0}
-    )
-    working_half_life_days: float = 1.0
+class Section(BaseModel):
+    """A section of the configuration: frozen, no key it does not know, no value of
+    another type (TOML's 1 is a number, its true is not)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+HALF_LIVES = {"fact": 365.0, "lesson": 240.0, "skill": 180.0, "reflection": 60.0, "event": 21.0}
+
+
+class Decay(Section):
+    # Days a memory of each kind takes to lose half its strength; a file names the kinds it changes.
+    half_life_days: dict[str, float] = Field(default_factory=lambda: dict(HALF_LIVES))
+    working_half_life_days: float = Field(1.0, gt=0)
     # Each recall lengthens the effective half-life by this fraction of the base one.
-    recall_half_life_growth: float = 0.75
-    edge_below: float = 0.18
+    recall_half_life_growth: float = Field(0.75, ge=0)
+    edge_below: float = Field(0.18, gt=0, lt=1)
     habit_min_recalls: int = 5
     habit_min_strength: float = 0.5
-    archive_after_days: float = 400.0
+    archive_after_days: float = Field(400.0, gt=0)
+
+    @field_validator("half_life_days", mode="before")
+    @classmethod
+    def _every_kind(cls, given: Any) -> Any:
+        """The kinds a file names over the defaults; each a known kind with a positive half-life."""
+        if not isinstance(given, dict):
+            return given  # the type check says so
+        for kind, days in given.items():
+            if kind not in KINDS:
+                raise ValueError(f"{kind}: unknown kind; kinds are {', '.join(KINDS)}")
+            if isinstance(days, (int, float)) and not isinstance(days, bool) and not days > 0:
+                raise ValueError(f"{kind} must be > 0, got {days}")
+        return {**HALF_LIVES, **given}
 
 
 _WEIGHTS: dict[tuple, type] = {}
@@ -39,7 +63,7 @@ def weights_class() -> type:
     loaded like the others)."""
     key = tuple((sig.weight, sig.default) for sig in signals.SIGNALS)
     if key not in _WEIGHTS:
-        made = make_dataclass("Weights", [(w, float, field(default=d)) for w, d in key], frozen=True)
+        made = create_model("Weights", __base__=Section, **{w: (float, Field(d, ge=0)) for w, d in key})
         made.__doc__ = "How much each recall signal counts (store/signals.py says what each measures)."
         _WEIGHTS[key] = made
     return _WEIGHTS[key]
@@ -48,11 +72,10 @@ def weights_class() -> type:
 Weights = weights_class()  # the shipped signals' weights
 
 
-@dataclass(frozen=True)
-class Limits:
-    max_text_chars: int = 4000
+class Limits(Section):
+    max_text_chars: int = Field(4000, gt=0)
     max_tags: int = 32
-    duplicate_similarity: float = 0.9
+    duplicate_similarity: float = Field(0.9, gt=0, le=1)
     # Cosine of two memories' vectors over which the newer one only reinforces the older
     # (when store.duplicates finds nothing that sets them apart). tests/perf/duplicates_eval.py:
     # at 0.9 "learning" and "teaching the cello" (0.93) merge; at 0.94 half the rewordings
@@ -63,25 +86,25 @@ class Limits:
     # a rank r counts (k + 1) / (k + r). On LoCoMo's open conversations (tests/perf/
     # locomo_eval.py) k = 5 for words and 10 for meaning beat 60 (the usual constant) by
     # 0.03 of recall@10: a conversation's first few matches are what answers.
-    vector_candidates: int = 50
+    vector_candidates: int = Field(50, ge=1)
     # The full-text matches ranked by bm25 over what the caller may see (store/recall.py's
     # _by_words); below this many, nothing about their order depends on hidden memories.
-    keyword_pool: int = 400
-    candidate_limit: int = 50
-    keyword_rank_k: int = 5
+    keyword_pool: int = Field(400, ge=1)
+    candidate_limit: int = Field(50, ge=1)
+    keyword_rank_k: int = Field(5, ge=1)
     keyword_share_power: float = 1.0
-    meaning_rank_k: int = 10
+    meaning_rank_k: int = Field(10, ge=1)
     # The memories written just before and after a candidate in its episode (the same
     # source and scope) that the neighbour signal looks at, on each side.
-    neighbour_window: int = 3
+    neighbour_window: int = Field(3, ge=0)
     # ... and made within this many seconds of it (turns of one conversation, not a year of
     # notes that share a source).
     episode_gap_seconds: float = 3600.0
     # A query that names an entity brings at most this many of its memories as candidates.
-    entity_memories: int = 50
+    entity_memories: int = Field(50, ge=1)
     # Hits under this relevance are left out of every recall that does not say otherwise
     # (0: recall ranks and never abstains; relevance is documented in store/relevance.py).
-    min_relevance: float = 0.0
+    min_relevance: float = Field(0.0, ge=0, le=1)
     # On PostgreSQL, a query term held by more than this many of the memories the caller may
     # see is left out of the search for candidates when the query has a rarer one, and
     # with only such terms the candidates must hold them all:
@@ -89,23 +112,21 @@ class Limits:
     # as a rare one and has to rank every memory that holds it (384 ms at 1,000,000, of which
     # 256 ranking ~390,000 rows). A memory found otherwise still counts the term in its
     # keyword share. Under this many memories nothing changes (store/backends/pg_terms.py).
-    common_term_rows: int = 20000
+    common_term_rows: int = Field(20000, ge=1)
     # Ticks that keep what they overwrote (the memories whose layer they changed), so
     # they can be undone; older ones keep only their summary and transitions.
-    undoable_ticks: int = 100
+    undoable_ticks: int = Field(100, ge=1)
 
 
-@dataclass(frozen=True)
-class Activity:
+class Activity(Section):
     """How much of the activity log (and of forgotten memories) is kept."""
 
-    keep_entries: int = 20_000
-    keep_days: float = 90.0
-    forgotten_keep_days: float = 90.0
+    keep_entries: int = Field(20_000, ge=1)
+    keep_days: float = Field(90.0, gt=0)
+    forgotten_keep_days: float = Field(90.0, gt=0)
 
 
-@dataclass(frozen=True)
-class Embedding:
+class Embedding(Section):
     """Which embedder gives recall its meaning (see store/embedding.py): ``model`` is
     usem3 (the default), hash, sentence-transformers:NAME_OR_PATH or openai (with
     ``url``, ``name``, ``key_env``, ``timeout`` and, if known, ``dim``)."""
@@ -114,17 +135,18 @@ class Embedding:
     url: str = ""
     name: str = ""
     key_env: str = ""
-    timeout: float = 30.0
-    dim: int = 0
+    timeout: float = Field(30.0, gt=0)
+    dim: int = Field(0, ge=0)
 
 
-@dataclass(frozen=True)
-class StoreConfig:
-    decay: Decay = field(default_factory=Decay)
-    weights: Any = field(default_factory=lambda: weights_class()())
-    limits: Limits = field(default_factory=Limits)
-    activity: Activity = field(default_factory=Activity)
-    embedder: Embedding = field(default_factory=Embedding)
+class StoreConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    decay: Decay = Field(default_factory=Decay)
+    weights: Any = Field(default_factory=lambda: weights_class()())
+    limits: Limits = Field(default_factory=Limits)
+    activity: Activity = Field(default_factory=Activity)
+    embedder: Embedding = Field(default_factory=Embedding)
 
     @classmethod
     def load(cls, path: str) -> StoreConfig:
@@ -139,88 +161,36 @@ class StoreConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config") -> StoreConfig:
-        sections = {"decay": Decay(), "weights": weights_class()(), "limits": Limits(), "activity": Activity(),
-                    "embedder": Embedding()}
+        sections = {"decay": Decay, "weights": weights_class(), "limits": Limits, "activity": Activity,
+                    "embedder": Embedding}
         unknown = set(data) - set(sections)
         if unknown:
             raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))}; "
                               f"known: {', '.join(sections)}")
         built = {}
-        for name, default in sections.items():
+        for name, section in sections.items():
             values = data.get(name, {})
             if not isinstance(values, dict):
                 raise ConfigError(f"{source}: [{name}] must be a table")
-            built[name] = _section(default, values, f"{source}: {name}")
-        cfg = cls(**built)
-        cfg.validate(source)
-        return cfg
-
-    def validate(self, source: str = "config") -> None:
-        hl = self.decay.half_life_days
-        missing = set(KINDS) - set(hl)
-        if missing:
-            raise ConfigError(f"{source}: decay.half_life_days lacks {', '.join(sorted(missing))}")
-        for kind, days in hl.items():
-            if kind not in KINDS:
-                raise ConfigError(f"{source}: decay.half_life_days.{kind}: unknown kind; kinds are {', '.join(KINDS)}")
-            if not days > 0:
-                raise ConfigError(f"{source}: decay.half_life_days.{kind} must be > 0, got {days}")
-        if not 0 < self.decay.edge_below < 1:
-            raise ConfigError(f"{source}: decay.edge_below must be between 0 and 1, got {self.decay.edge_below}")
-        if not self.decay.archive_after_days > 0:
-            raise ConfigError(f"{source}: decay.archive_after_days must be > 0")
-        if self.decay.working_half_life_days <= 0 or self.decay.recall_half_life_growth < 0:
-            raise ConfigError(f"{source}: decay.working_half_life_days must be > 0 and growth >= 0")
-        for f in fields(self.weights):
-            if getattr(self.weights, f.name) < 0:
-                raise ConfigError(f"{source}: weights.{f.name} must not be negative")
-        if self.limits.undoable_ticks < 1:
-            raise ConfigError(f"{source}: limits.undoable_ticks must be at least 1, got {self.limits.undoable_ticks}")
-        lim = self.limits
-        for name in ("vector_candidates", "keyword_pool", "candidate_limit", "keyword_rank_k", "meaning_rank_k", "entity_memories"):
-            if getattr(lim, name) < 1:
-                raise ConfigError(f"{source}: limits.{name} must be at least 1, got {getattr(lim, name)}")
-        if not 0 <= lim.min_relevance <= 1:
-            raise ConfigError(f"{source}: limits.min_relevance must be between 0 and 1, got {lim.min_relevance}")
-        if lim.neighbour_window < 0:
-            raise ConfigError(f"{source}: limits.neighbour_window must not be negative, got {lim.neighbour_window}")
-        if lim.common_term_rows < 1:
-            raise ConfigError(f"{source}: limits.common_term_rows must be at least 1, got {lim.common_term_rows}")
-        if self.limits.max_text_chars <= 0 or not 0 < self.limits.duplicate_similarity <= 1:
-            raise ConfigError(f"{source}: limits.max_text_chars must be > 0 and duplicate_similarity in (0, 1]")
-        if not self.embedder.timeout > 0 or self.embedder.dim < 0:
-            raise ConfigError(f"{source}: embedder.timeout must be > 0 and embedder.dim >= 0")
-        act = self.activity
-        if act.keep_entries < 1 or act.keep_days <= 0 or act.forgotten_keep_days <= 0:
-            raise ConfigError(f"{source}: activity.keep_entries must be >= 1, keep_days and forgotten_keep_days > 0")
+            try:
+                built[name] = section(**values)
+            except ValidationError as exc:
+                raise ConfigError(_problem(f"{source}: {name}", section, exc.errors()[0])) from None
+        return cls(**built)
 
 
-def _section(default: Any, values: dict[str, Any], where: str) -> Any:
-    known = {f.name: f for f in fields(default)}
-    changes = {}
-    for key, value in values.items():
-        if key not in known:
-            raise ConfigError(f"{where}.{key}: unknown key; known: {', '.join(known)}")
-        current = getattr(default, key)
-        if isinstance(current, str):
-            if not isinstance(value, str):
-                raise ConfigError(f"{where}.{key} must be text, got {value!r}")
-            changes[key] = value
-        elif isinstance(current, dict):
-            if not isinstance(value, dict):
-                raise ConfigError(f"{where}.{key} must be a table")
-            merged = dict(current)
-            for k, v in value.items():
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise ConfigError(f"{where}.{key}.{k} must be a number, got {v!r}")
-                merged[k] = float(v)
-            changes[key] = merged
-        elif isinstance(current, int) and not isinstance(current, bool) and not isinstance(current, float):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{where}.{key} must be a whole number, got {value!r}")
-            changes[key] = value
-        else:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{where}.{key} must be a number, got {value!r}")
-            changes[key] = float(value)
-    return replace(default, **changes)
+# What a value must be, said for each of pydantic's checks that a section's fields make.
+_RULES = {"int_type": "must be a whole number", "float_type": "must be a number", "string_type": "must be text",
+          "dict_type": "must be a table", "greater_than": "must be > {gt}", "greater_than_equal": "must be at least {ge}",
+          "less_than": "must be < {lt}", "less_than_equal": "must be at most {le}"}
+
+
+def _problem(where: str, section: type[BaseModel], error: dict[str, Any]) -> str:
+    """``error`` (pydantic's first) as one line naming the key, the rule and the value."""
+    key = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        return f"{where}.{key}: unknown key; known: {', '.join(section.model_fields)}"
+    if error["type"] == "value_error":
+        return f"{where}.{key}.{error['ctx']['error']}"
+    rule = _RULES.get(error["type"], error["msg"]).format(**error.get("ctx") or {})
+    return f"{where}.{key} {rule}, got {error['input']!r}"

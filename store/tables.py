@@ -15,7 +15,6 @@ import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +60,7 @@ class Tables:
         self.read_only = backend.read_only
         self._lock = threading.RLock()
         self._decay_noted = False
-        self._fingerprint = json.dumps(asdict(config.decay), sort_keys=True)  # the config is frozen
+        self._fingerprint = json.dumps(config.decay.model_dump(), sort_keys=True)  # the config is frozen
 
     # -- transactions ----------------------------------------------------------------------
     @contextmanager

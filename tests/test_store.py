@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 from helpers import unwritten
 from mnemoscope.store import DatabaseRefused, MemoryStore, NotFound, StoreConfig, ValidationError
-from mnemoscope.store.config import ConfigError
+from mnemoscope.store.config import ConfigError, Decay, Limits
 from mnemoscope.store.schema import SCHEMA_VERSION
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -171,6 +171,15 @@ def test_config_from_toml_and_bad_config(tmp_path):
         bad.write_text(text)
         with pytest.raises(ConfigError, match=match):
             StoreConfig.load(str(bad))
+
+
+def test_a_config_section_made_in_python_is_checked_as_a_file_is():
+    """The rules live on the fields (pydantic), so a section built in code cannot hold what a
+    file may not: before, only StoreConfig.from_dict checked."""
+    for bad in (lambda: Decay(edge_below=2), lambda: Limits(undoable_ticks=0), lambda: Limits(keyword_pool=True)):
+        with pytest.raises(ValueError):
+            bad()
+    assert Decay(half_life_days={"event": 7}).half_life_days["fact"] == 365
 
 
 def test_graph_has_memories_entities_and_inverse_edges(store):
