@@ -298,3 +298,103 @@ def test_every_sector_of_the_demo_is_labelled_once_with_what_it_shows(window, qt
     texts = {m.sector_labels[k].textItem.toPlainText() for k in m.labelled_sectors}
     assert "work · " + str(m.sector_totals["topic:work"]) in texts
     assert len(texts) == len(m.labelled_sectors) >= 10
+
+
+def test_the_neighbourhood_of_the_selected_memory_to_a_depth(window, qtbot):
+    """Issue 34: a local graph (Obsidian's is the model): the selected memory, what shares
+    an entity with it or references it, to depth 1-3, the links drawn; a click moves to
+    another memory's neighbourhood."""
+    from helpers import settle
+
+    settle(qtbot, window)
+    m = window.map
+    store = window.session.store
+    quill = next(x for x in store.list() if x.text.startswith("Quill is the name"))
+    window.session.select(quill.id)
+    window.map.local_action.trigger()
+    assert m.views.currentWidget() is m.local and m.depth_box.isVisible()
+    g = m.local.graph
+    assert g.centre == quill.id and g.memories[0] == quill.id
+    for mid in g.memories[1:]:
+        assert set(store.get(mid).entities) & set(quill.entities) or quill.id in store.get(mid).references
+    assert set(quill.entities) <= set(g.entities)
+    drawn = [curve.getData()[0] for curve in (m.local.mentions, m.local.hub_links)]
+    assert sum(0 if xs is None else len(xs) for xs in drawn) == 2 * len(g.mentions) > 0  # every link drawn
+    assert "neighbouring memories" in m.caption.text()
+    one = len(g.memories)
+    m.depth_box.setValue(2)
+    assert len(m.local.graph.memories) > one and max(m.local.graph.depth_of.values()) == 2
+    # a click on a neighbour: its neighbourhood
+    other = m.local.graph.memories[1]
+    qtbot.mouseClick(m.local.plot.viewport(), Qt.MouseButton.LeftButton, pos=m.local.node_at(1))
+    assert window.session.selected_id == other and m.local.graph.centre == other
+    window.map.local_action.trigger()
+    assert m.views.currentWidget() is m.plot and not m.depth_box.isVisible()
+
+
+def test_a_neighbourhood_node_can_be_dragged_and_stays(window, qtbot):
+    from helpers import settle
+    from PySide6.QtCore import QPoint
+
+    settle(qtbot, window)
+    m = window.map
+    mara = next(x for x in window.session.store.list() if "Mara" in x.entities and len(x.entities) >= 2)
+    window.session.select(mara.id)
+    m.set_local(True)
+    settle(qtbot, window)
+    local = m.local
+    node = 2
+    start = local.node_at(node)
+    end = start + QPoint(60, 45)
+    viewport = local.plot.viewport()
+    qtbot.mousePress(viewport, Qt.MouseButton.LeftButton, pos=start)
+    for step in range(1, 6):
+        qtbot.mouseMove(viewport, start + (end - start) * step / 5)
+        qtbot.wait(10)
+    qtbot.mouseRelease(viewport, Qt.MouseButton.LeftButton, pos=end)
+    settle(qtbot, window)
+    at = local.node_at(node)
+    assert abs(at.x() - end.x()) <= 3 and abs(at.y() - end.y()) <= 3  # where it was let go
+    assert node in local.pinned
+    assert window.session.selected_id == mara.id  # a drag is not a click
+
+
+def test_colour_groups_colour_what_each_query_finds(window, qtbot):
+    """Issue 34: colour groups by query (Obsidian's graph has them): a field names every
+    memory that has it; words are looked for by meaning; the first group wins."""
+    from helpers import settle
+    from mnemoscope.store import KINDS
+    from mnemoscope.ui.colour_groups import GROUP_COLOURS
+
+    settle(qtbot, window)
+    m = window.map
+    store = window.session.store
+    dialog = m.open_colour_groups()
+    dialog.edits[0].setText("topic:work")
+    dialog.edits[1].setText("entity:lighthouse")
+    dialog.edits[2].setText("food Mara cannot eat")
+    dialog.apply()
+    qtbot.waitUntil(lambda: m.group_hits[2] is not None, timeout=20000)
+    codes = m.colour_codes()
+    memories = {x.id: x for x in store.list()}
+    for mid, i in m.dot_index.items():
+        x = memories[mid]
+        if x.topic == "work":
+            assert codes[i] == len(KINDS)
+        elif "Lighthouse" in x.entities:
+            assert codes[i] == len(KINDS) + 1
+    allergy = next(x.id for x in memories.values() if "allergic to peanuts" in x.text)
+    assert codes[m.dot_index[allergy]] == len(KINDS) + 2
+    # the dots are drawn so, and the legend says how many each group colours
+    brush = {p.data(): p.brush().color().name() for p in m.scatter.points()}
+    assert brush[allergy] == GROUP_COLOURS[2].lower()
+    assert "topic:work" in m.groups_legend.text() and m.groups_legend.isVisible()
+    # the neighbourhood takes the same colours
+    window.session.select(allergy)
+    m.set_local(True)
+    assert m.local.nodes.points()[0].brush().color().name() == GROUP_COLOURS[2].lower()
+    m.set_local(False)
+    dialog.clear()
+    assert m.group_queries == [] and not m.groups_legend.isVisible()
+    assert (m.colour_codes() == m.data.kinds).all()
+    dialog.close()

@@ -362,3 +362,20 @@ def test_the_owner_views_show_their_text_and_every_button_at_1366(owner_window, 
     if view == "conflicts":
         texts = "\n".join(panel.model.data(panel.model.index(r, 0)) for r in range(panel.model.rowCount()))
         assert "玛拉现在不喝乌龙茶了" in texts and "Porto" in texts
+
+
+def test_picking_a_memory_with_a_long_text_leaves_the_docks_under_the_map_their_width(window, qtbot):
+    from helpers import resize, settle
+
+    resize(qtbot, window, 1366, 738)
+    settle(qtbot, window)
+    store = window.session.store
+    short = min(store.list(), key=lambda m: len(m.text))
+    window.session.select(short.id)
+    settle(qtbot, window)
+    before = window.activity.width()
+    long = max(store.list(), key=lambda m: len(m.text))
+    window.session.select(long.id)
+    settle(qtbot, window)
+    assert window.activity.width() == before
+    assert window.decay.title.text().startswith(long.kind)

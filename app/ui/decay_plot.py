@@ -6,17 +6,20 @@ from __future__ import annotations
 import pyqtgraph as pg
 from mnemoscope.store import NotFound
 from mnemoscope.store.decay import DAY, strength_curve
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from .session import StoreSession
 from .theme import HIGHLIGHT, KIND_COLOURS, map_colours
+from .widgets import ElidedLabel
 
 
 class DecayPlot(QWidget):
     def __init__(self, session: StoreSession, dark: bool = False, parent=None) -> None:
         super().__init__(parent)
         self.session = session
-        self.title = QLabel("Select a memory to see how it fades.", self)
+        # elided, not wrapped or widening: a long memory's text made the dock, and the
+        # Activity dock beside it, change width with each memory picked
+        self.title = ElidedLabel("Select a memory to see how it fades.", self)
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("bottom", "days from now")
@@ -100,4 +103,4 @@ class DecayPlot(QWidget):
         self.preview_line.setVisible(bool(self.session.preview_days))
         first = min([(m.created_at - now) / DAY] + [x for x in xs[:1]])
         self.plot.setXRange(first, xs[-1], padding=0.02)
-        self.title.setText(f"<b>{m.kind}</b> · {m.text[:90]}{'…' if len(m.text) > 90 else ''}")
+        self.title.setText(f"{m.kind} · {m.text}")

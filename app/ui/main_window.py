@@ -352,6 +352,7 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         view_menu.addAction("&Fit map view", QKeySequence(Qt.Key.Key_Home), self.map.fit_view)
         view_menu.addAction(self.map.meaning_action)
+        view_menu.addAction(self.map.local_action)
         view_menu.addAction("&Reset layout", self.reset_layout)
         time_menu = self.menuBar().addMenu("&Time")
         time_menu.addAction(self.tick_action)

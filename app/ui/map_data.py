@@ -159,3 +159,33 @@ class Positions(Mapping):
 
     def __len__(self) -> int:
         return len(self._index)
+
+
+FIELDS = ("topic", "entity", "kind", "layer", "scope")  # what a colour group's query may name: field:value
+
+
+def field_matches(data: MapData, query: str) -> np.ndarray | None:
+    """The dots ``query`` names by a field, as a mask (``topic:cooking``, ``entity:Mara``,
+    ``kind:event``, ``layer:edge``, ``scope:global``; case does not count), or None when
+    it names no field (it is then looked for by meaning)."""
+    name, sep, value = query.partition(":")
+    name, value = name.strip().lower(), value.strip().lower()
+    if not sep or name not in FIELDS or not value:
+        return None
+    n = len(data.ids)
+    mask = np.zeros(n, dtype=bool)
+    if name == "topic":
+        codes = [i for i, g in enumerate(data.group_names) if g == "topic:" + value]
+        mask = np.isin(data.groups, codes)
+    elif name == "entity":
+        for entity, idx in data.members.items():
+            if entity.lower() == value:
+                mask[idx] = True
+    elif name == "kind":
+        mask = data.kinds == (KINDS.index(value) if value in KINDS else -1)
+    elif name == "layer":
+        mask = data.layers == (LAYERS.index(value) if value in LAYERS else -1)
+    else:
+        codes = [i for i, s in enumerate(data.scope_names) if s.lower() == value]
+        mask = np.isin(data.scopes, codes)
+    return mask

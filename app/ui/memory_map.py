@@ -9,6 +9,7 @@ angles by the memories' vectors instead of their topics (see ``map_layout``).
 
 from __future__ import annotations
 
+import html
 import math
 import time
 
@@ -16,7 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from mnemoscope.store import KINDS, LAYERS
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QFont, QPen
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QKeySequence, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -26,7 +27,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSizePolicy,
-    QSlider,
+    QStackedWidget,
     QToolButton,
     QToolTip,
     QVBoxLayout,
@@ -47,7 +48,9 @@ from ..map_layout import (
 )
 from . import map_memory
 from .background import drop_elsewhere
-from .map_data import Dot, MapData, Positions, day_of, map_data
+from .colour_groups import GROUP_COLOURS, GROUPS_MAX
+from .local_graph import LocalGraph
+from .map_data import Dot, MapData, Positions, day_of, field_matches, map_data
 from .session import StoreSession
 from .theme import (
     ARRIVAL_COLOUR,
@@ -58,10 +61,13 @@ from .theme import (
     KIND_COLOURS,
     map_colours,
 )
-from .widgets import ElidedLabel, visible_groove
+from .widgets import ElidedLabel
 
+TURN_DEGREES = 30  # one click of the turn button
 SEARCH_K = 40  # hits the map's search asks recall for; it lights those that stand out (standing_out)
 SEARCH_ALWAYS = 3
+GROUP_K = 200  # hits a colour group's query by meaning asks recall for
+GROUPLESS_ALPHA = 0.35  # a dot no colour group finds, at this share of its opacity
 SEARCH_SHARE = 0.25
 SEARCH_DELAY_MS = 250  # typing pauses this long before a search runs
 ANIMATION_MS = 450
@@ -107,6 +113,11 @@ class RadialMap(QWidget):
         self.search_hits: dict[str, float] = {}  # memory id -> relevance, best first (store.recall)
         self.search_matches: set[str] = set()  # the hits shown (after the filters)
         self._search_job = None
+        self.group_queries: list[str] = []  # the colour groups' queries (see colour_groups)
+        self.group_hits: list[set[str] | None] = []  # a meaning query's hits (None: a field query, or not back yet)
+        self._group_jobs: dict[int, object] = {}
+        self._codes: tuple | None = None  # (data, groups, each dot's colour: a kind, or 5 + its group)
+        self.colour_dialog = None
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
@@ -139,6 +150,7 @@ class RadialMap(QWidget):
         session.store_replaced.connect(lambda: self._enable_meaning(self.session.store))
         session.changed.connect(self._on_changed)
         session.selection_changed.connect(lambda _id: self._draw_selection())
+        session.selection_changed.connect(lambda _id: self._show_local())
         session.preview_changed.connect(self._preview_changed)
         session.add_preparer("map", self._prepare)
         session.store_replaced.connect(lambda: setattr(self, "_fitted", False))
@@ -242,17 +254,41 @@ class RadialMap(QWidget):
         self.meaning_action = QAction("Arrange the map by &meaning", self)
         self.meaning_action.setCheckable(True)
         self.meaning_action.toggled.connect(self.set_by_meaning)
-        self.fit_button = QToolButton(self)
+        self.local_action = QAction("The selected memory's &neighbourhood", self)
+        self.local_action.setCheckable(True)
+        self.local_action.setShortcut(QKeySequence("Ctrl+L"))
+        self.local_action.setToolTip("The selected memory's neighbourhood: the memories that share an entity "
+                                     "with it or reference it, to the depth beside, and the entities joining "
+                                     "them (Ctrl+L)")
+        self.local_button = QToolButton(self)
+        self.local_button.setDefaultAction(self.local_action)
+        self.local_button.setText("Neighbourhood")
+        self.local_button.setObjectName("neighbourhood_button")
+        self.local_action.toggled.connect(self.set_local)
+        legend.addWidget(self.local_button)
+        self.colour_button = QToolButton(self)
+        self.colour_button.setText("Colour…")
+        self.colour_button.setObjectName("colour_groups_button")
+        self.colour_button.setToolTip("Colour groups: the memories a query finds (topic:cooking, entity:Mara, "
+                                      "or words, by meaning) in a colour of their own")
+        self.colour_button.clicked.connect(self.open_colour_groups)
+        legend.addWidget(self.colour_button)
+        # Fit and turn sit on the map itself, in its top right corner, as a web map's zoom
+        # buttons do: the row above has no room for them at 1366 px.
+        self.view_buttons = QWidget(self.plot.viewport())
+        corner = QHBoxLayout(self.view_buttons)
+        corner.setContentsMargins(0, 0, 0, 0)
+        corner.setSpacing(2)
+        self.fit_button = QToolButton(self.view_buttons)
         self.fit_button.setText("Fit")
         self.fit_button.setToolTip("Fit view: show the whole map (Home, or double-click empty space)")
         self.fit_button.clicked.connect(self.fit_view)
-        legend.addWidget(self.fit_button)
-        legend.addWidget(QLabel("Rotate", self))
-        self.rotate_slider = visible_groove(QSlider(Qt.Orientation.Horizontal, self))
-        self.rotate_slider.setRange(0, 359)
-        self.rotate_slider.setFixedWidth(90)
-        self.rotate_slider.valueChanged.connect(lambda v: self.set_rotation(math.radians(v)))
-        legend.addWidget(self.rotate_slider)
+        self.turn_button = QToolButton(self.view_buttons)
+        self.turn_button.setText("⟳")
+        self.turn_button.setToolTip(f"Turn the map by {TURN_DEGREES}° clockwise")
+        self.turn_button.clicked.connect(lambda: self.set_rotation(self.rotation - math.radians(TURN_DEGREES)))
+        for button in (self.fit_button, self.turn_button):
+            corner.addWidget(button)
         self.layer_boxes: dict[str, QCheckBox] = {}
         layers = QHBoxLayout()
         layers.setSpacing(8)
@@ -292,9 +328,21 @@ class RadialMap(QWidget):
         layout.setSpacing(4)
         layout.addLayout(legend)
         layout.addLayout(layers)
-        layout.addWidget(self.plot, 1)
+        self.local = LocalGraph(dark, self)
+        self.depth_box = self.local.depth_box  # on the neighbourhood itself, in its corner
+        self.depth_box.valueChanged.connect(self._depth_changed)
+        self.local.colour_of = lambda memory_id: self.palette[int(self.colour_codes()[self.data.index[memory_id]])]
+        self.local.picked.connect(self.session.select)
+        self.views = QStackedWidget(self)
+        self.views.addWidget(self.plot)
+        self.views.addWidget(self.local)
+        layout.addWidget(self.views, 1)
         bottom = QHBoxLayout()
         bottom.addWidget(self.caption, 1)
+        self.groups_legend = QLabel(self)
+        self.groups_legend.setObjectName("colour_groups_legend")
+        self.groups_legend.hide()
+        bottom.addWidget(self.groups_legend)
         bottom.addWidget(self.density_legend)
         layout.addLayout(bottom)
 
@@ -304,7 +352,10 @@ class RadialMap(QWidget):
         """Recolour the map for a light or dark theme."""
         self.colours = map_colours(dark)
         self.dark = dark
-        self._kind_rgba = np.array([[*QColor(KIND_COLOURS[k]).getRgb()[:3], 255] for k in KINDS], dtype=np.ubyte)
+        if hasattr(self, "local"):
+            self.local.set_dark(dark)
+        self.palette = [KIND_COLOURS[k] for k in KINDS] + list(GROUP_COLOURS)  # a dot's colour code: its index
+        self._palette_rgba = np.array([[*QColor(c).getRgb()[:3], 255] for c in self.palette], dtype=np.ubyte)
         self.density_legend.set_text_colour(self.colours["label"])
         self.plot.setBackground(self.colours["background"])
         ring_pen = QPen(QColor(self.colours["ring"]))
@@ -502,6 +553,8 @@ class RadialMap(QWidget):
         self._draw_hits(pos)
         self._draw_call_marks(pos)
         self._update_caption(len(where))
+        self._show_groups_legend()
+        self._show_local(keep_places=True)
 
     @property
     def visible_ids(self) -> list[str]:
@@ -522,10 +575,13 @@ class RadialMap(QWidget):
             alpha = np.where(matched, 255, 28)
             sizes = np.where(matched, sizes + 4, sizes)
             pens = [self._match_pen if m else self._plain_pen for m in matched.tolist()]
-        keys = self.data.kinds[where].astype(int) * 256 + alpha
+        codes = self.colour_codes()[where]
+        if self.group_queries and not self.search_matches:  # what no group finds steps back
+            alpha = np.where(codes < len(KINDS), alpha * GROUPLESS_ALPHA, alpha).astype(int)
+        keys = codes.astype(int) * 256 + alpha
         table = {}
         for key in np.unique(keys).tolist():
-            colour = QColor(KIND_COLOURS.get(KINDS[key // 256], "#888888"))
+            colour = QColor(self.palette[key // 256])
             colour.setAlpha(key % 256)
             table[key] = QBrush(colour)
         brushes = [table[k] for k in keys.tolist()]
@@ -605,7 +661,7 @@ class RadialMap(QWidget):
             self._draw_dots()
         self.scatter.setVisible(not self.dense)
         self.density.setVisible(self.dense)
-        self.density_legend.setVisible(self.dense)
+        self.density_legend.setVisible(self.dense and not self.local_action.isChecked())
         if self.dense:
             self._draw_cells(in_view, (x0, x1), (y0, y1))
         self._place_labels()
@@ -621,12 +677,15 @@ class RadialMap(QWidget):
         where = self._visible_index[in_view]
         cells = cell_index(xs[in_view], ys[in_view], (nx, ny), ((x0, x1), (y0, y1)))
         counts = np.bincount(cells, minlength=nx * ny)
-        kinds = len(KINDS)
-        by_kind = np.bincount(cells * kinds + self.data.kinds[where].astype(np.int64),
-                              minlength=nx * ny * kinds).reshape(nx * ny, kinds)
+        colours = len(self.palette)
+        codes = self.colour_codes()[where].astype(np.int64)
+        by_colour = np.bincount(cells * colours + codes, minlength=nx * ny * colours).reshape(nx * ny, colours)
         strength = np.bincount(cells, weights=self.data.strengths[where], minlength=nx * ny)
-        image = self._kind_rgba[np.argmax(by_kind, axis=1)].copy()
+        commonest = np.argmax(by_colour, axis=1)
+        image = self._palette_rgba[commonest].copy()
         image[:, 3] = self._alphas(strength / np.maximum(counts, 1))
+        if self.group_queries:
+            image[commonest < len(KINDS), 3] = (image[commonest < len(KINDS), 3] * GROUPLESS_ALPHA).astype(np.ubyte)
         image[counts == 0, 3] = 0
         self.density.setImage(image.reshape(nx, ny, 4), autoLevels=False)
         self.density.setRect(QRectF(x0, y0, x1 - x0, y1 - y0))
@@ -768,6 +827,10 @@ class RadialMap(QWidget):
         return QRectF(at.x() - size.width() * anchor[0], at.y() - size.height() * anchor[1],
                       size.width(), size.height()).adjusted(-2, -2, 2, 2)
 
+    def _place_view_buttons(self) -> None:
+        self.view_buttons.adjustSize()
+        self.view_buttons.move(self.plot.viewport().width() - self.view_buttons.width() - 6, 6)
+
     def fit_view(self) -> None:
         """Show everything drawn (the shown dots, the entities and their labels' room),
         as large as the pane allows."""
@@ -785,6 +848,8 @@ class RadialMap(QWidget):
         self.plot.getViewBox().setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0.02)
 
     def eventFilter(self, watched, event) -> bool:
+        if watched is self.plot.viewport() and event.type() == QEvent.Type.Resize:
+            self._place_view_buttons()
         if watched is self.plot.viewport() and event.type() == QEvent.Type.ToolTip:
             # Qt asks for a tooltip once the pointer rests; the scene's answer (no item of
             # its own has one) would hide ours: answer with the dot or diamond under it.
@@ -841,7 +906,139 @@ class RadialMap(QWidget):
             self.selection_ring.setData([], [])
             self.link_curve.setData([], [])
 
+    # -- colour groups ------------------------------------------------------------------
+    def colour_codes(self) -> np.ndarray:
+        """Each dot's colour, as an index into ``palette``: its kind's, or its colour
+        group's (the first that finds it)."""
+        groups = (tuple(self.group_queries), tuple(id(h) for h in self.group_hits))
+        if self._codes is None or self._codes[0] is not self.data or self._codes[1] != groups:
+            codes = self.data.kinds.astype(np.int64).copy()
+            for g in reversed(range(len(self.group_queries))):
+                found = self.group_mask(g)
+                if found is not None:
+                    codes[found] = len(KINDS) + g
+            self._codes = (self.data, groups, codes)
+        return self._codes[2]
+
+    def group_mask(self, g: int) -> np.ndarray | None:
+        """The dots colour group ``g`` finds (None: an empty row, or its search not back)."""
+        query = self.group_queries[g]
+        if not query:
+            return None
+        mask = field_matches(self.data, query)
+        if mask is not None:
+            return mask
+        hits = self.group_hits[g]
+        if hits is None:
+            return None
+        index = self.data.index
+        mask = np.zeros(len(self.data.ids), dtype=bool)
+        mask[[index[mid] for mid in hits if mid in index]] = True
+        return mask
+
+    def open_colour_groups(self):
+        from .colour_groups import ColourGroupsDialog
+
+        if self.colour_dialog is None:
+            self.colour_dialog = ColourGroupsDialog(self.group_queries, self)
+            self.colour_dialog.applied.connect(self.set_colour_groups)
+        self.colour_dialog.show()
+        self.colour_dialog.raise_()
+        return self.colour_dialog
+
+    def set_colour_groups(self, queries: list[str]) -> None:
+        """Colour what each query finds (see colour_groups); a query by meaning is searched
+        for off the GUI thread, as the search box's is."""
+        from .background import Job
+
+        queries = [q.strip() for q in queries][:GROUPS_MAX]
+        while queries and not queries[-1]:
+            queries.pop()
+        for job in self._group_jobs.values():
+            job.cancel()
+        self._group_jobs = {}
+        self.group_queries = queries
+        self.group_hits = [None] * len(queries)
+        store = self.session.store
+        for g, query in enumerate(queries):
+            if not query or field_matches(self.data, query) is not None or store is None:
+                continue
+
+            def search(worker, query=query):
+                hits = worker.recall(query, k=GROUP_K, scope=worker.scopes(), trust=None)
+                return standing_out({h.id: h.relevance for h in hits})
+
+            job = Job(store, "Colouring", search, writes=False, share_embedder=True, parent=self)
+            job.finished.connect(lambda found, _read, g=g, j=job: self._group_found(g, j, found))
+            self._group_jobs[g] = job
+            job.start()
+        self._shown = None
+        self.redraw()
+
+    def _group_found(self, g: int, job, found: list[str]) -> None:
+        if self._group_jobs.get(g) is not job:
+            return
+        del self._group_jobs[g]
+        self.group_hits[g] = set(found)
+        self._shown = None
+        self.redraw()
+
+    def _show_groups_legend(self) -> None:
+        if not self.group_queries:
+            self.groups_legend.hide()
+            return
+        where = self._visible_index
+        codes = self.colour_codes()[where]
+        parts = []
+        for g, query in enumerate(self.group_queries):
+            if not query:
+                continue
+            searching = g in self._group_jobs
+            n = "…" if searching else f"{int((codes == len(KINDS) + g).sum()):,}"
+            parts.append(f"<span style='color:{GROUP_COLOURS[g]}'>●</span> {html.escape(query)} {n}")
+        self.groups_legend.setText(" &nbsp;".join(parts))
+        self.groups_legend.setVisible(bool(parts))
+
+    # -- the neighbourhood of the selected memory ----------------------------------------
+    def set_local(self, on: bool) -> None:
+        """Show the selected memory's neighbourhood (on) or the whole map (off)."""
+        if self.local_action.isChecked() != on:
+            self.local_action.setChecked(on)  # calls back here
+            return
+        self.local_button.setText("Neighbourhood")
+        self.views.setCurrentWidget(self.local if on else self.plot)
+        self._show_local()
+        self._update_detail()
+        self._update_caption(len(self._visible_index))
+
+    def _depth_changed(self, depth: int) -> None:
+        self.local.set_depth(depth)
+        self._show_local()
+
+    def _show_local(self, keep_places: bool = False) -> None:
+        if not self.local_button.isChecked():
+            return
+        self.local.set_hits(self.search_matches)
+        self.local.show_of(self.session.selected_id, self.data, set(self.visible_ids), self._references(),
+                           keep_places=keep_places)
+        self._update_caption(len(self._visible_index))
+
+    def _references(self) -> dict[str, list[str]]:
+        """Each memory's references, both ways (worked out once per read of the memories)."""
+        memories = self.session.memories()
+        if getattr(self, "_references_of", (None,))[0] is not memories:
+            both: dict[str, list[str]] = {}
+            for m in memories:
+                for other in m.references:
+                    both.setdefault(m.id, []).append(other)
+                    both.setdefault(other, []).append(m.id)
+            self._references_of = (memories, both)
+        return self._references_of[1]
+
     def _update_caption(self, visible: int) -> None:
+        if self.local_button.isChecked():
+            self.caption.setText(self.local.caption())
+            return
         per_layer = np.bincount(self.data.layers, minlength=len(LAYERS)) if len(self.dots) else [0] * len(LAYERS)
         counts = {layer: int(per_layer[i]) for i, layer in enumerate(LAYERS)}
         text = f"{visible} of {len(self.dots)} memories shown · " + " · ".join(
@@ -969,7 +1166,7 @@ class RadialMap(QWidget):
         self.redraw()
 
     def set_rotation(self, radians: float) -> None:
-        self.rotation = radians
+        self.rotation = radians % (2 * math.pi)
         self._rotate()
         self.redraw()
 
