@@ -47,9 +47,9 @@ if TYPE_CHECKING:
 
 DEFAULT_KEEP = 10
 # What a PostgreSQL memory's snapshots need, and how one is restored (said by the doors too).
-NO_FOLDER_ON_POSTGRES = ("a PostgreSQL memory has no file to keep its snapshots beside: name the folder with --to DIR; "
+NO_FOLDER_ON_SERVER = ("a PostgreSQL memory has no file to keep its snapshots beside: name the folder with --to DIR; "
                          "nothing was written")
-RESTORE_ON_POSTGRES = "copy the snapshot into a new, empty database with mnemoscope copy SNAPSHOT URL"
+RESTORE_ON_SERVER = "copy the snapshot into a new, empty database with mnemoscope copy SNAPSHOT URL"
 _STAMP = "%Y%m%dT%H%M%S"
 _ID_KEY = "database_id"
 _BUSY_S = 10  # how long a backup or restore waits for a writer to finish, as the store does
@@ -314,7 +314,7 @@ def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | 
     once the pages are copied, before the snapshot is checked and renamed."""
     keep = _check_keep(keep)
     if on_server(source):
-        return _backup_postgres(source, to_dir, keep)
+        return _backup_server(source, to_dir, keep)
     path = _db_path(source)
     name = Path(path).name
     folder = _folder(path, to_dir)
@@ -336,12 +336,12 @@ def backup(source: MemoryStore | str | os.PathLike, to_dir: str | os.PathLike | 
     return BackupResult(target, removed, cleaned, older)
 
 
-def postgres_snapshot_name(url: str) -> str:
+def server_snapshot_name(url: str) -> str:
     """The name a PostgreSQL memory's snapshots are filed under: its database's name."""
     return parse_url(url)["dbname"]
 
 
-def _postgres_id(store: MemoryStore) -> str | None:
+def _server_id(store: MemoryStore) -> str | None:
     """The PostgreSQL memory's identity, recorded first if it has none (None when it is
     open read-only and has none yet: its snapshots are then matched by name)."""
     row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (_ID_KEY,)).fetchone()
@@ -352,15 +352,15 @@ def _postgres_id(store: MemoryStore) -> str | None:
     return row[0] if row else None
 
 
-def postgres_snapshots(store: MemoryStore, to_dir: str | os.PathLike) -> list[Path]:
+def server_snapshots(store: MemoryStore, to_dir: str | os.PathLike) -> list[Path]:
     """Snapshots of the PostgreSQL memory ``store`` in ``to_dir``, oldest first. Reads only."""
     row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (_ID_KEY,)).fetchone()
     mine = row[0] if row else None
-    name = postgres_snapshot_name(store.path)
+    name = server_snapshot_name(store.path)
     return [p for p in _plain_files(Path(to_dir), _snapshot_re(name)) if database_id(p) == mine]
 
 
-def _backup_postgres(source: MemoryStore | str, to_dir: str | os.PathLike | None, keep: int) -> BackupResult:
+def _backup_server(source: MemoryStore | str, to_dir: str | os.PathLike | None, keep: int) -> BackupResult:
     """A PostgreSQL memory's snapshot: a logical copy (store/copying.py) into an SQLite file,
     read in one REPEATABLE READ transaction, so it is the memory as it stood at one instant
     while agents go on writing. The file is a Mnemoscope database like any other (open it,
@@ -370,14 +370,14 @@ def _backup_postgres(source: MemoryStore | str, to_dir: str | os.PathLike | None
     from .store import MemoryStore
 
     if to_dir is None:
-        raise StoreError(NO_FOLDER_ON_POSTGRES)
+        raise StoreError(NO_FOLDER_ON_SERVER)
     if isinstance(source, str):
         with MemoryStore(source) as opened:
-            return _backup_postgres(opened, to_dir, keep)
+            return _backup_server(opened, to_dir, keep)
     url = source.path
-    name = postgres_snapshot_name(url)
+    name = server_snapshot_name(url)
     folder = _folder(url, to_dir)
-    mine = _postgres_id(source)
+    mine = _server_id(source)
 
     def fill(partial: Path) -> None:
         with MemoryStore(partial) as snapshot:
@@ -394,7 +394,7 @@ def _backup_postgres(source: MemoryStore | str, to_dir: str | os.PathLike | None
     with _holding(folder, name) as cleaned:
         target = _new_target(folder, name)
         _snapshot_into(fill, url, target)
-        removed = [p for p in postgres_snapshots(source, folder)[:-keep] if p != target]
+        removed = [p for p in server_snapshots(source, folder)[:-keep] if p != target]
         for p in removed:
             p.unlink()
     return BackupResult(target, removed, cleaned, [])
@@ -415,7 +415,7 @@ def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparis
     """What differs between the database ``current`` and ``snapshot``; writes nothing."""
     from .backends.sqlite_files import check_file
 
-    refuse_on_server(current, "comparing with a snapshot in place", RESTORE_ON_POSTGRES)
+    refuse_on_server(current, "comparing with a snapshot in place", RESTORE_ON_SERVER)
 
     for p in (current, snapshot):
         if not os.path.isfile(p):
@@ -443,7 +443,7 @@ def compare(current: str | os.PathLike, snapshot: str | os.PathLike) -> Comparis
 def refuse_in_place(current: str | os.PathLike) -> None:
     """Refuse, before anything is asked or written, to restore a snapshot in place into a
     database on a server (it is copied into a new one instead)."""
-    refuse_on_server(current, "restoring a snapshot in place", RESTORE_ON_POSTGRES)
+    refuse_on_server(current, "restoring a snapshot in place", RESTORE_ON_SERVER)
 
 
 def restore(current: str | os.PathLike, snapshot: str | os.PathLike, *, confirm: bool,

@@ -176,9 +176,8 @@ ENGINE_NAMED = {
     "app/ui/about.py": "Help › About lists the components the program runs on, SQLite's version among them",
     "store/schema.py": "SQLite's migrations through sqlite-utils (PostgreSQL's: store/backends/pg_schema.py); and "
                        "m013_postgres_statement_triggers, a migration's name recorded in every database",
-    "store/backup.py": "snapshots are SQLite files; a server's is a logical copy (to go behind Backend)",
-    "app/cli/owner_commands.py": "backup's names for a server's snapshots (as store/backup.py)",
-    "app/ui/owner_tools.py": "the message that backups of a server's memory are taken from the command line",
+    "store/backup.py": "a snapshot is an SQLite file, whatever the engine: it is written, checked and read "
+                       "with sqlite3 (a server's memory is copied into one: _backup_server)",
 }
 
 

@@ -487,7 +487,7 @@ def test_a_read_does_not_wait_for_another_threads_transaction_and_sees_only_what
 
 # -- backups: a logical copy into an SQLite snapshot ----------------------------------------
 def test_a_backup_is_a_consistent_snapshot_file_that_copies_back_whole(tmp_path, pg_url, capsys):
-    from mnemoscope.store.backup import backup, postgres_snapshots
+    from mnemoscope.store.backup import backup, server_snapshots
 
     folder = tmp_path / "snaps"
     with MemoryStore(pg_url) as pg:
@@ -504,9 +504,9 @@ def test_a_backup_is_a_consistent_snapshot_file_that_copies_back_whole(tmp_path,
             {k: v for k, v in original.items() if k != "activity"}
     with MemoryStore(pg_url) as pg:  # a write after the snapshot is not in it
         pg.remember("Written after the snapshot.", now=T0)
-        assert postgres_snapshots(pg, folder) == [Path(snapshot)]
+        assert server_snapshots(pg, folder) == [Path(snapshot)]
         second = backup(pg, folder, keep=1)  # rotation keeps the newest only, of this memory only
-        assert postgres_snapshots(pg, folder) == [second.path] and second.removed == [Path(snapshot)]
+        assert server_snapshots(pg, folder) == [second.path] and second.removed == [Path(snapshot)]
     with MemoryStore(str(second.path), read_only=True) as snap:
         assert "Written after the snapshot." in [m.text for m in snap.list()]
 

@@ -69,14 +69,14 @@ def backup_command(to_dir: str | None, keep: int, list_only: bool, as_json: bool
     them beside); restore one with `mnemoscope copy SNAPSHOT postgresql://…/new-database`."""
     from mnemoscope.store import on_server
 
-    on_postgres = on_server(chosen_db())
-    if on_postgres and to_dir is None:
-        raise Failure(backups.NO_FOLDER_ON_POSTGRES)
+    on_a_server = on_server(chosen_db())
+    if on_a_server and to_dir is None:
+        raise Failure(backups.NO_FOLDER_ON_SERVER)
     with open_store() as store:
         path = store.path
         if list_only:
-            if on_postgres:
-                found, older = backups.postgres_snapshots(store, to_dir), []
+            if on_a_server:
+                found, older = backups.server_snapshots(store, to_dir), []
             else:
                 found = backups.snapshots(path, to_dir)
                 older = backups.older_snapshots(path) if to_dir is None else []

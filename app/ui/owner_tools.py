@@ -32,7 +32,7 @@ from .preferences import picked, start_in
 from .privacy_view import PrivacyView
 from .session import StoreSession
 
-POSTGRES_BACKUPS = ("A PostgreSQL memory is backed up from the command line: 'mnemoscope --db URL backup --to DIR' "
+BACKUPS_ON_A_SERVER = ("A PostgreSQL memory is backed up from the command line: 'mnemoscope --db URL backup --to DIR' "
                     "takes a consistent snapshot file (or use pg_dump on its server).")
 
 class RestoreDialog(QDialog):
@@ -152,7 +152,7 @@ class OwnerTools(QObject):
                                    "back up or restore.")
             return None
         if on_server(store):
-            self.failed.emit("Not on PostgreSQL", POSTGRES_BACKUPS)
+            self.failed.emit("Not on PostgreSQL", BACKUPS_ON_A_SERVER)
             return None
         return store.path
 
@@ -164,7 +164,7 @@ class OwnerTools(QObject):
         self.backup_action.setEnabled(not remote)
         self.restore_action.setEnabled(self.session.writable and not remote)
         for action in (self.backup_action, self.restore_action):
-            action.setStatusTip(POSTGRES_BACKUPS if remote else "")
+            action.setStatusTip(BACKUPS_ON_A_SERVER if remote else "")
 
     def _backup_dialog(self) -> None:
         path = self._path()
