@@ -38,7 +38,8 @@ class DecayPlot(QWidget):
         self.edge_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#D55E00", style=dash),
                                          label="edge", labelOpts={"position": 0.16, "color": "#D55E00"})
         self.habit_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#009E73", style=dash),
-                                          label="habit", labelOpts={"position": 0.05, "color": "#009E73"})
+                                          label="habit", labelOpts={"position": 0.02, "color": "#009E73",
+                                                                     "anchors": [(0, 1), (0, 1)]})
         # Labels right of their lines and inside the plot however short it is: "now" standing
         # on the bottom (a fresh memory's curve runs along the top), "preview" hanging from the
         # top. (An anchor is the text's point put on the line: (0, 1) its bottom-left corner.)
@@ -59,6 +60,20 @@ class DecayPlot(QWidget):
         self.points: list[tuple[float, float]] = []
         self.set_dark(dark)
         self.refresh()
+
+    def _place_preview_label(self) -> None:
+        """"preview" right of its line, or left of it where the plot ends too soon (a narrow
+        dock, a day far along the axis)."""
+        label = self.preview_line.label
+        (x0, x1), _ = self.plot.getViewBox().viewRange()
+        width = self.plot.getViewBox().sceneBoundingRect().width() or 1.0
+        room = (x1 - self.session.preview_days) / max(x1 - x0, 1e-9) * width
+        label.anchors = [(1, 0), (1, 0)] if room < label.boundingRect().width() + 4 else [(0, 0), (0, 0)]
+        label.updatePosition()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._place_preview_label()
 
     def set_dark(self, dark: bool) -> None:
         colours = map_colours(dark)
@@ -103,4 +118,5 @@ class DecayPlot(QWidget):
         self.preview_line.setVisible(bool(self.session.preview_days))
         first = min([(m.created_at - now) / DAY] + [x for x in xs[:1]])
         self.plot.setXRange(first, xs[-1], padding=0.02)
+        self._place_preview_label()
         self.title.setText(f"{m.kind} · {m.text}")
