@@ -381,12 +381,8 @@ def _backup_server(source: MemoryStore | str, to_dir: str | os.PathLike | None, 
 
     def fill(partial: Path) -> None:
         with MemoryStore(partial) as snapshot:
-            with source.tables.reading():
-                source.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                try:
-                    copy_memory(source, snapshot)
-                finally:
-                    source.conn.execute("COMMIT")
+            with source.tables.reading(), source.tables.backend.as_of_one_instant():
+                copy_memory(source, snapshot)
             if mine is not None:
                 with snapshot.tables.write():
                     snapshot.tables.set_meta(_ID_KEY, mine)

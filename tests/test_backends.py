@@ -44,3 +44,13 @@ def test_upserts_and_inserts_do_the_same_on_both_engines(opened):
     rows = tables.rows(f"SELECT id FROM memories WHERE {sql.like('text')} AND {sql.holds('text')} ORDER BY id",
                        ("%TEA%", "Te"))
     assert [r["id"] for r in rows] == ["m-2"], "LIKE ignores case; holds does not"
+
+
+def test_reads_as_of_one_instant_miss_a_commit_made_meanwhile(opened, db_path):
+    """What a snapshot's logical copy reads through (backup of a server's memory)."""
+    with opened.tables.reading(), opened.tables.backend.as_of_one_instant():
+        before = opened.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        with MemoryStore(db_path, embedder=HashEmbedder()) as other:
+            other.remember("written by another program meanwhile")
+        assert opened.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == before
+    assert opened.count() == before + 1

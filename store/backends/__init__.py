@@ -111,6 +111,10 @@ class Backend(Protocol):
     def begin_write(self) -> None:
         """Start the write transaction, taking the write lock up front."""
 
+    def as_of_one_instant(self) -> AbstractContextManager[None]:
+        """Round several reads that must see the database as it stood at one instant, while
+        others write (a snapshot's logical copy): one read-only transaction."""
+
     def data_version(self) -> int:
         """Changes whenever another connection commits."""
 

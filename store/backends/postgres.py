@@ -122,6 +122,15 @@ class PostgresBackend:
     def begin_write(self) -> None:
         self.conn.begin_write()  # BEGIN and the store's advisory write lock
 
+    @contextmanager
+    def as_of_one_instant(self) -> Iterator[None]:
+        """REPEATABLE READ: every statement sees the snapshot the first one took."""
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
     def data_version(self) -> int:
         """The server's WAL position: it moves whenever anyone commits."""
         return self.conn.execute("SELECT (pg_current_wal_lsn() - '0/0')::bigint").fetchone()[0]

@@ -129,6 +129,15 @@ class SQLiteBackend:
             self._wal_checked = True
         self.conn.execute("BEGIN IMMEDIATE")
 
+    @contextmanager
+    def as_of_one_instant(self) -> Iterator[None]:
+        """A read transaction: in WAL mode it sees the database as of its first read."""
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
     def data_version(self) -> int:
         return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
