@@ -14,5 +14,7 @@ SUPERSEDES = "supersedes"         # newer memory → the older one it replaced (
 SUPERSEDED_BY = "superseded_by"   # older memory → the newer one that replaced it
 KEPT = "kept_with"                # a person read both memories and keeps both: they are not a conflict
 RELATION = "relation:"           # entity → entity: relation:<type> (an MCP memory or basic-memory relation)
+TYPED = "entity_type"            # entity → "type:<its type>": the free-form type a source gave it (entityType)
+TYPE_PREFIX = "type:"            # (the other end of a TYPED edge is this and the type, not an id)
 
 EDGE_COLUMNS = ("src", "edge", "dst", "created_at")  # an edge as it is written

@@ -30,13 +30,28 @@ INSTRUCTIONS = (
     "lesson). Use update to correct a memory and forget when the user asks you to forget something. Memories "
     "fade unless they are used; the user watches and edits them in the Mnemoscope inspector."
 )
+# Without Mnemoscope's own tools (``--tools memory-server``), the MCP memory server's alone.
+MEMORY_SERVER = "memory-server"
+TOOL_SETS = ("mnemoscope", MEMORY_SERVER)
+GRAPH_INSTRUCTIONS = (
+    "This knowledge graph (entities, their observations, relations between them) is kept in Mnemoscope, the "
+    "user's long-term memory: observations fade unless they are used, and the user watches and edits them in "
+    "the Mnemoscope inspector."
+)
+
+
+def instructions(tool_sets: tuple[str, ...] = ("mnemoscope",)) -> str:
+    """What the server tells a client, for the tools it serves."""
+    return INSTRUCTIONS if "mnemoscope" in tool_sets else GRAPH_INSTRUCTIONS
+
+
 CAPABILITIES = {"prompts": {"listChanged": False}, "resources": {"listChanged": False, "subscribe": False},
                 "tools": {"listChanged": False}}
 
 
-def early_answer(line: bytes) -> tuple[Any, bytes] | None:
+def early_answer(line: bytes, tool_sets: tuple[str, ...] = ("mnemoscope",)) -> tuple[Any, bytes] | None:
     """(the request's id, the answer's line) when ``line`` is an ``initialize`` request
-    this module can answer as the SDK would; else None."""
+    this module can answer as the SDK would (serving ``tool_sets``); else None."""
     try:
         message = json.loads(line)
     except (ValueError, RecursionError):
@@ -50,7 +65,7 @@ def early_answer(line: bytes) -> tuple[Any, bytes] | None:
     if not (isinstance(version, str) and isinstance(params.get("capabilities"), dict) and isinstance(info, dict)
             and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
         return None  # the SDK says what is wrong with it
-    result = {"capabilities": CAPABILITIES, "instructions": INSTRUCTIONS,
+    result = {"capabilities": CAPABILITIES, "instructions": instructions(tool_sets),
               "protocolVersion": version if version in HANDSHAKE_PROTOCOL_VERSIONS else HANDSHAKE_PROTOCOL_VERSIONS[-1],
               "serverInfo": {"name": SERVER_NAME, "title": SERVER_TITLE, "version": __version__}}
     answer = {"jsonrpc": "2.0", "id": ident, "result": result}

@@ -24,7 +24,7 @@ from mnemoscope.store.errors import StoreError
 from pydantic import ValidationError as PydanticValidationError
 
 from .. import __version__
-from .handshake import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE
+from .handshake import MEMORY_SERVER, SERVER_NAME, SERVER_TITLE, instructions
 from .operations import CALLER, Operations
 
 READ_ONLY = {"brief", "stats", "resolve_citations"}
@@ -44,9 +44,10 @@ class CallerMiddleware:
     """Tells the operations who is calling, and logs the calls that the SDK refused
     before they reached an operation (arguments that do not fit the schema)."""
 
-    def __init__(self, ops: Operations) -> None:
+    def __init__(self, ops: Operations, tools: dict[str, Callable[..., Any]] | None = None) -> None:
         self.ops = ops
-        self.known = {name: set(inspect.signature(ops.bound(name)).parameters) for name in Operations.TOOLS}
+        tools = tools if tools is not None else {name: ops.bound(name) for name in Operations.TOOLS}
+        self.known = {name: set(inspect.signature(fn).parameters) for name, fn in tools.items()}
 
     async def __call__(self, ctx: Any, call_next: Callable) -> Any:
         if ctx.method != "tools/call":
@@ -119,13 +120,24 @@ def _tool(ops: Operations, name: str) -> Callable[..., dict[str, Any]]:
 
 
 def build_server(ops: Operations) -> MCPServer:
-    """An MCP server whose tools are the operations over ``ops.store``."""
-    server = MCPServer(SERVER_NAME, title=SERVER_TITLE, version=__version__, instructions=INSTRUCTIONS,
-                       log_level="WARNING", middleware=[CallerMiddleware(ops)])
-    for name in Operations.TOOLS:
-        annotations = ToolAnnotations(readOnlyHint=name in READ_ONLY, destructiveHint=name in DESTRUCTIVE,
-                                      idempotentHint=name in READ_ONLY, openWorldHint=False)
-        server.add_tool(_tool(ops, name), name=name, annotations=annotations, structured_output=True)
+    """An MCP server whose tools are the operations over ``ops.store``: Mnemoscope's own,
+    the MCP memory server's (:mod:`.memory_server`), or both, as ``ops.tool_sets`` says."""
+    tools: dict[str, tuple[Callable[..., Any], ToolAnnotations]] = {}
+    if "mnemoscope" in ops.tool_sets:
+        for name in Operations.TOOLS:
+            tools[name] = (_tool(ops, name), ToolAnnotations(
+                readOnlyHint=name in READ_ONLY, destructiveHint=name in DESTRUCTIVE, idempotentHint=name in READ_ONLY,
+                openWorldHint=False))
+    if MEMORY_SERVER in ops.tool_sets:
+        from . import memory_server
+
+        graph_tools = memory_server.MemoryServerTools(ops)
+        for name in memory_server.TOOLS:
+            tools[name] = (memory_server.tool(graph_tools, name), memory_server.annotations(name))
+    server = MCPServer(SERVER_NAME, title=SERVER_TITLE, version=__version__, instructions=instructions(ops.tool_sets),
+                       log_level="WARNING", middleware=[CallerMiddleware(ops, {n: fn for n, (fn, _a) in tools.items()})])
+    for name, (fn, hints) in tools.items():
+        server.add_tool(fn, name=name, annotations=hints, structured_output=True)
     return server
 
 

@@ -28,6 +28,10 @@ from mnemoscope.store import json_input
 from .handshake import HANDSHAKE_PROTOCOL_VERSIONS
 from .operations import Operations
 
+# The MCP memory server's tools (memory_server.TOOLS; that module loads the SDK's types).
+GRAPH_TOOLS = ("create_entities", "create_relations", "add_observations", "delete_entities", "delete_observations",
+               "delete_relations", "read_graph", "search_nodes", "open_nodes")
+
 # The tokens that matter for finding a request's id without parsing it: a string (a key
 # when a colon follows) and runs of brackets that open or close nesting.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?|[{\[]+|[}\]]+')
@@ -165,7 +169,7 @@ def called_tool(line: str) -> str | None:
     params = message.get("params")
     if message.get("method") == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
         name = params["name"]
-        return name if name in Operations.TOOLS else None
+        return name if name in Operations.TOOLS or name in GRAPH_TOOLS else None
     return None
 
 

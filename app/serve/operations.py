@@ -80,6 +80,8 @@ class Operations:
 
     TOOLS = ("remember", "recall", "brief", "tick", "stats", "update", "forget", "capture", "compile_prompt",
              "resolve_citations")
+    # The tool sets an MCP server gives (--tools): Mnemoscope's own, the MCP memory server's.
+    tool_sets: tuple[str, ...] = ("mnemoscope",)
 
     def __init__(self, store: MemoryStore, *, scopes: list[str] | tuple[str, ...] = ("global",),
                  trust: str = "medium", client: str = "unknown", door: str = "mcp") -> None:

@@ -6,7 +6,8 @@ The file has one JSON object a line: ``{"type": "entity", "name", "entityType",
 Import:
 - an entity becomes an entity of the import's scope (names that differ only in case are one
   entity here, as everywhere in Mnemoscope: the report lists each one folded in); its ``entityType`` becomes our kind
-  where one fits (person, organization → group, project, tool, place, …; else ``other``);
+  where one fits (person, organization → group, project, tool, place, …; else ``other``),
+  and is kept as it was written beside the kind (an ``entity_type`` edge), for the export;
 - each observation becomes one memory (a fact) that mentions the entity, with the
   original type kept in the memory's context (``{"mcp_memory": {"entity", "entityType"}}``)
   so an export gives it back;
@@ -14,15 +15,14 @@ Import:
   endpoint the file never defines becomes an entity of kind ``other``, and the report
   says so);
 - the file has no times: every memory is created at the import's ``now``;
-- an entity with no observation is an entity only; if its type fits none of our kinds
-  the report lists it, because that type cannot come back on export.
+- an entity with no observation is an entity only (with its type).
 
 Export carries every memory (of ``scope``, when given), each once, as an observation: of
 the entity it names (the one an import took it from, else the first by name), or, when
 it names none, of an entity standing for its scope (type ``mnemoscope_scope``; importing
 the file puts those back in that scope, naming no entity). Then every entity with its
-original type where an import kept one (else its kind), and every ``relation:`` edge
-between them. Lines are written the way the server writes them; the export's report
+original type where one was kept (else its kind), and every ``relation:`` edge between
+them. Lines are written the way the server writes them; the export's report
 counts what the format has no place for (times, sensitivity, kinds, a second entity …).
 """
 
@@ -126,12 +126,9 @@ def _entity(store: MemoryStore, plan: ImportPlan, number: int, obj: dict[str, An
         defined.add(name.lower())
         plan.place("entity -> entity")
     kind = entity_kind(etype)
-    plan.entity(name, kind)
+    plan.entity(name, kind, source_type=etype)
     if not observations:
         plan.place("entity without observations -> entity only")
-        if etype and etype.lower() != kind:
-            plan.leave_out(f"line {number}", f"entityType {etype!r} of {name!r}",
-                           f"no observation to keep it on; the entity is of kind {kind!r}")
     for i, text in enumerate(observations):
         try:
             rec = plan.memory(store, f"{name}\x1f{text}", slot=f"{name.lower()}\x1f{i}", text=text,
@@ -186,7 +183,7 @@ def export(store: MemoryStore, out: str | os.PathLike | None = None, *, scope: s
     snap = snapshot(store, scope)
     report = ExportReport(FORMAT, None if out is None else str(out), memories=len(snap.memories))
     entities: dict[str, dict[str, Any]] = {
-        eid: {"name": e["name"], "entityType": e["kind"], "observations": []}
+        eid: {"name": e["name"], "entityType": e["type"] or e["kind"], "observations": []}
         for eid, e in snap.entities.items() if scope is None or e["scope"] == scope}
     scopes: dict[str, dict[str, Any]] = {}
     extra_links = moved_scope = 0
@@ -197,9 +194,9 @@ def export(store: MemoryStore, out: str | os.PathLike | None = None, *, scope: s
         if named:
             eid = next((e for e in named if isinstance(origin, dict)
                         and origin.get("entity") == snap.entities[e]["name"]), named[0])
-            ent = entities.setdefault(eid, {"name": snap.entities[eid]["name"],
-                                            "entityType": snap.entities[eid]["kind"], "observations": []})
-            if isinstance(origin, dict) and origin.get("entity") == ent["name"] \
+            ent = entities.setdefault(eid, {"name": snap.entities[eid]["name"], "entityType": snap.entities[eid]["type"]
+                                            or snap.entities[eid]["kind"], "observations": []})
+            if isinstance(origin, dict) and origin.get("entity") == ent["name"] and not snap.entities[eid]["type"] \
                     and isinstance(origin.get("entityType"), str):
                 ent["entityType"] = origin["entityType"]
             report.place("memory -> observation of the entity it names")

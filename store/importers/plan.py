@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import embedding_workers, model, privacy, vectors
 from ..capture import ENTITY_TYPES
-from ..edges import EDGE_COLUMNS, RELATION
+from ..edges import EDGE_COLUMNS, RELATION, TYPE_PREFIX, TYPED
 from ..errors import MAX_LISTED, ImportRefused, ValidationError
 from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
 from . import sync
@@ -127,15 +127,19 @@ class ImportPlan:
         key = key if key in self.entities else self._aliases.get(key)
         return None if key is None else self.entities[key]["name"]
 
-    def entity(self, name: str, kind: str = "other", scope: str | None = None) -> str:
+    def entity(self, name: str, kind: str = "other", scope: str | None = None, source_type: str = "") -> str:
         """Add (or find) an entity by name; the first kind given wins. ``scope``: where it
-        is made (default: the import's scope); a file Mnemoscope exported says."""
+        is made (default: the import's scope); a file Mnemoscope exported says.
+        ``source_type``: the free-form type the source gave it (kept beside its kind)."""
         key = name.lower()
         if key not in self.entities:
             self.entities[key] = {"name": name, "kind": kind if kind in ENTITY_KINDS else "other", "aliases": [],
-                                  "scope": scope}
-        elif scope is not None and self.entities[key]["scope"] is None:
-            self.entities[key]["scope"] = scope
+                                  "scope": scope, "type": source_type}
+        else:
+            if scope is not None and self.entities[key]["scope"] is None:
+                self.entities[key]["scope"] = scope
+            if source_type and not self.entities[key].get("type"):
+                self.entities[key]["type"] = source_type
         return self.entities[key]["name"]
 
     def memory(self, store: MemoryStore, key: str, *, text: str, created: float, updated: float | None = None,
@@ -409,6 +413,12 @@ def _write(store: MemoryStore, plan: ImportPlan, records: list[dict[str, Any]], 
     tick(len(plan.entities))
     store.conn.executemany("INSERT INTO entities (id, name, kind, scope, aliases, created_at) VALUES (?,?,?,?,?,?)",
                            fresh_entities)
+    # The type each it made was given, where that is not its kind (the MCP memory server's
+    # entityType; an entity there before keeps what it had).
+    made = set(result.entity_ids)
+    store.conn.executemany("INSERT INTO edges (src, edge, dst, created_at) VALUES (?,?,?,?)",
+                           [(entity_ids[key], TYPED, TYPE_PREFIX + ent["type"], at) for key, ent in plan.entities.items()
+                            if ent.get("type") and ent["type"] != ent["kind"] and entity_ids[key] in made])
     result.entities_new = len(fresh_entities)
     known = store.tables.stored_ids([rec["id"] for rec in records])
     fresh = [rec for rec in records if rec["id"] not in known]
@@ -478,7 +488,9 @@ def undo(store: MemoryStore, result: ImportResult) -> None:
                 store.tables.delete_memory(mid)
         store.conn.executemany("DELETE FROM edges WHERE src = ? AND edge = ? AND dst = ?", result.edges)
         for eid in result.entity_ids:
-            if store.conn.execute("SELECT 1 FROM edges WHERE src = ? OR dst = ? LIMIT 1", (eid, eid)).fetchone() is None:
+            if store.conn.execute(f"SELECT 1 FROM edges WHERE (src = ? AND edge != '{TYPED}') OR dst = ? LIMIT 1",
+                                  (eid, eid)).fetchone() is None:
+                store.conn.execute(f"DELETE FROM edges WHERE src = ? AND edge = '{TYPED}'", (eid,))
                 store.conn.execute("DELETE FROM entities WHERE id = ?", (eid,))
 
 

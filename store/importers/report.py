@@ -70,7 +70,7 @@ class Snapshot:
 
     memories: list[dict[str, Any]]
     mentions: dict[str, list[str]]  # memory id -> entity ids, by name
-    entities: dict[str, dict[str, Any]]  # entity id -> name, kind, scope, aliases, created_at (oldest first)
+    entities: dict[str, dict[str, Any]]  # entity id -> name, kind, scope, aliases, created_at, type (oldest first)
     relations: list[tuple[str, str, str]]  # (entity id, type, entity id)
 
 
@@ -78,12 +78,14 @@ def snapshot(store: Any, scope: str | None = None) -> Snapshot:
     import json
 
     from ..edges import MENTIONS, RELATION
+    from ..knowledge_graph import entity_types
 
     wanted = {m.id for m in store.list(scope=scope, with_links=False)}
     with store.tables.reading():
         rows = [r for r in store.tables.rows("SELECT * FROM memory_rows ORDER BY created_at, id") if r["id"] in wanted]
+        types = entity_types(store)
         entities = {eid: {"name": name, "kind": kind, "scope": escope, "aliases": json.loads(aliases or "[]"),
-                          "created_at": created}
+                          "created_at": created, "type": types.get(eid, "")}
                     for eid, name, kind, escope, aliases, created in store.conn.execute(
                         "SELECT id, name, kind, scope, aliases, created_at FROM entities "
                         "ORDER BY created_at, rowid")}
