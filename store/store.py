@@ -1,4 +1,4 @@
-"""MemoryStore: an agent's long-term memory in one SQLite file.
+"""MemoryStore: an agent's long-term memory in a file or a server's database.
 
 Every operation that writes is whole: it runs in one ``BEGIN IMMEDIATE`` transaction
 and returns what changed, so a caller (the inspector's undo stack) can show and reverse
