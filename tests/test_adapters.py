@@ -65,7 +65,8 @@ def test_store_api_get_search_filter_paging_and_namespaces(lg, store):
     assert lg.list_namespaces(prefix=("memories",), max_depth=1) == [("memories",)]
     assert lg.list_namespaces(suffix=("bo",)) == [("memories", "bo")]
     lg.put(NS, "quiet", {"content": "tea but not searchable"}, index=False)
-    assert "quiet" not in [i.key for i in lg.search(NS, query="searchable tea", limit=50)]
+    found = lg.search(NS, query="searchable tea", limit=50)  # (last, unscored, as in LangGraph's stores)
+    assert (found[-1].key, found[-1].score) == ("quiet", None) and all(i.score is not None for i in found[:-1])
     assert "quiet" in [i.key for i in lg.search(NS, limit=50)]
     lg.delete(NS, "k0")
     assert lg.get(NS, "k0") is None

@@ -2,7 +2,7 @@
 libs/checkpoint/tests/test_store.py and the SQLite store's libs/checkpoint-sqlite/tests/
 test_store.py, written here as our own), on both engines; then what a caller of another
 trust must not learn through it (issue #32 item 11). What still differs from LangGraph's
-stores is listed in docs/agents.md (Frameworks)."""
+stores, case by case, is listed in docs/agents.md (Frameworks)."""
 
 from __future__ import annotations
 
@@ -258,6 +258,103 @@ def test_search_by_query_in_any_script(lg):
         lg.put(("user_123", "memories"), key, {"text": text}, index=["text"])
     for key, text in texts.items():
         assert lg.search(("user_123", "memories"), query=text)[0].key == key
+
+
+# -- searches by query (LangGraph's vector cases, by what they check besides the exact cosines) ----------
+def test_a_query_with_a_filter_ranks_the_item_it_names_first(lg):
+    for key, value in [("doc1", {"text": "red apple", "color": "red", "score": 4.5}),
+                       ("doc2", {"text": "red car", "color": "red", "score": 3.0}),
+                       ("doc3", {"text": "green apple", "color": "green", "score": 4.0}),
+                       ("doc4", {"text": "blue car", "color": "blue", "score": 3.5})]:
+        lg.put(("test",), key, value)
+    assert [i.key for i in lg.search(("test",), query="apple", filter={"color": "red"})] == ["doc1", "doc2"]
+    assert [i.key for i in lg.search(("test",), query="car", filter={"color": "red"})] == ["doc2", "doc1"]
+    assert lg.search(("test",), query="blue car", filter={"score": {"$gt": 3.2}})[0].key == "doc4"
+    assert [i.key for i in lg.search(("test",), query="apple", filter={"score": {"$gte": 4.0}, "color": "green"})] \
+        == ["doc3"]
+
+
+def test_pages_of_a_query_are_best_first_and_do_not_overlap(lg):
+    for i in range(5):
+        lg.put(("test",), f"doc{i}", {"text": f"test document number {i}"})
+    first, second = lg.search(("test",), query="test", limit=2), lg.search(("test",), query="test", limit=2, offset=2)
+    assert not {i.key for i in first} & {i.key for i in second}
+    every = lg.search(("test",), query="test", limit=10)
+    assert len(every) == 5 and [i.key for i in every[:4]] == [i.key for i in first + second]
+    scores = [i.score for i in every]
+    assert scores == sorted(scores, reverse=True) and all(0 <= x <= 1 for x in scores)
+
+
+def test_an_update_changes_what_a_query_finds_and_an_unindexed_item_has_no_score(lg):
+    lg.put(("test",), "doc1", {"text": "zany zebra Xerxes"})
+    lg.put(("test",), "doc2", {"text": "something about dogs"})
+    lg.put(("test",), "doc3", {"text": "text about birds"})
+    before = lg.search(("test",), query="Zany Xerxes")
+    assert before[0].key == "doc1"
+    lg.put(("test",), "doc1", {"text": "new text about dogs"})
+    after = next(i.score for i in lg.search(("test",), query="Zany Xerxes") if i.key == "doc1")
+    assert after < before[0].score
+    lg.put(("test",), "doc4", {"text": "new text about dogs"}, index=False)
+    assert "doc4" not in [i.key for i in lg.search(("test",), query="new text about dogs", limit=3)]
+    every = lg.search(("test",), query="new text about dogs")
+    assert [(i.key, i.score) for i in every][-1] == ("doc4", None) and len(every) == 4
+
+
+def test_the_fields_a_store_or_a_put_names_are_what_a_query_reads(store):
+    lg = MnemoscopeStore(store, index_fields=["key17"])
+    lg.put(("test",), "doc3", {"key0": "aaa", "key1": "bbb", "key2": "ccc", "key3": "ddd"}, index=["key0", "key1"])
+    lg.put(("test",), "doc4", {"key0": "eee", "key1": "bbb", "key2": "fff", "key3": "ggg"}, index=["key1", "key3"])
+    for query, first in (("aaa", "doc3"), ("ggg", "doc4")):
+        found = lg.search(("test",), query=query)
+        assert found[0].key == first and found[0].score > found[1].score
+    best = lg.search(("test",), query="aaa")[0].score
+    assert all(i.score < best for i in lg.search(("test",), query="ccc"))  # key2 is in no index
+
+
+def test_queries_of_any_shape_find_the_item(lg):
+    lg.put(("test",), "doc1", {"text": "test document"})
+    for query in ("", None, "test " * 100, "test!@#$%^&*()"):
+        assert [i.key for i in lg.search(("test",), query=query)] == ["doc1"], query
+
+
+def test_filter_values_that_look_like_sql_are_only_values(lg):
+    lg.put(("docs",), "doc1", {"access": "public", "title": "Public Document"})
+    lg.put(("docs",), "doc2", {"access": "private", "title": "Private Document"})
+    for value in ("public' OR '1'='1", "public'; --", "public' UNION SELECT * FROM store --", "public\x00' OR '1'='1",
+                  "''''", "public' OR 'א'='א"):
+        assert lg.search(("docs",), filter={"access": value}) == [], value
+    lg.put(("docs",), "doc4", {"title": "O'Brien's Document", "access": "public"})
+    assert [i.key for i in lg.search(("docs",), filter={"title": "O'Brien's Document"})] == ["doc4"]
+    with pytest.raises(ValueError, match="Invalid filter key"):
+        lg.search(("docs",), filter={"access') = 'public' OR '1'='1' OR json_extract(value, '$.": "x"})
+
+
+def test_concurrent_async_calls_through_langgraphs_batching(store):
+    from langgraph.store.base.batch import AsyncBatchedBaseStore
+
+    class Batched(AsyncBatchedBaseStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = MnemoscopeStore(store)
+
+        def batch(self, ops):
+            return self.inner.batch(ops)
+
+        async def abatch(self, ops):
+            return await self.inner.abatch(ops)
+
+    async def main():
+        b = Batched()
+        await asyncio.gather(b.aput(("test",), "same", {"value": "same"}),
+                             b.aput(("test",), "different", {"value": "different"}))
+        got = await asyncio.gather(b.aget(("test",), "same"), b.aget(("test",), "same"), b.aget(("test",), "different"))
+        await asyncio.gather(b.aput(("test",), "key", {"value": 1}), b.aput(("test",), "key", {"value": 2}))
+        found = await asyncio.gather(b.asearch(("test",), filter={"value": 2}), b.asearch(("test",), query="same"))
+        return got, (await b.aget(("test",), "key")).value, found
+
+    got, last, found = asyncio.run(main())
+    assert got[0] == got[1] and got[0].value == {"value": "same"} and got[2].value == {"value": "different"}
+    assert last == {"value": 2} and [i.key for i in found[0]] == ["key"] and found[1][0].key == "same"
 
 
 # -- what another trust must not learn (#32 item 11) ---------------------------------------------------

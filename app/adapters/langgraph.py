@@ -9,7 +9,8 @@ memory tools keep their memory here, where a person can see it fade and edit it.
   kept whole in the memory's context (``{"langgraph": {"namespace", "key", "value"}}``)
   and its text is what a search reads: the fields ``index`` names (LangGraph's paths),
   else the value's ``content`` when it is a string (LangMem's shape), else the value as
-  JSON, cut to the store's longest memory. ``index=False`` keeps an item out of queries.
+  JSON, cut to the store's longest memory. An item put with ``index=False`` comes after the
+  others in a search by query, with no score, as in LangGraph's stores.
 - ``search(query=…)`` is the store's recall over the namespaces under the prefix and
   nothing else (an agent's search is real use: what it returns, and only that, is
   reinforced); without a query, items last changed first. ``filter`` compares value
@@ -280,8 +281,12 @@ class MnemoscopeStore(BaseStore):
                     self.store.update(mid, text=text, context=context, tags=tags)
                 elif free:
                     mid = free[0]  # beside any hidden item of the key, never over it
+                    # Its source is its own: the items of a namespace are no conversation, and
+                    # recall takes memories of one source written within the hour for one
+                    # (its neighbour signal lifted "red car" over "red apple" for "apple").
                     self.store.remember(text, memory_id=mid, scope=scope, dedupe=False, context=context, tags=tags,
-                                        sensitivity=self.sensitivity, source=self.client, source_kind="tool_output")
+                                        sensitivity=self.sensitivity, source=f"{self.client}:{mid}",
+                                        source_kind="tool_output")
                 else:
                     raise ValidationError("key", f"{op.key!r} of {op.namespace} holds {VERSIONS} items already")
             except ValidationError as exc:
@@ -340,14 +345,17 @@ class MnemoscopeStore(BaseStore):
             seen: set = set()
             for hit in sorted(hits, key=lambda h: -(memories[h.id].updated_at if h.id in memories else 0)):
                 memory = memories.get(hit.id)  # (the one changed last of a key's versions comes first)
-                if memory is None or UNINDEXED in memory.tags:
+                if memory is None:
                     continue
-                # LangGraph's stores give a similarity in [0, 1]: the hit's relevance is ours
-                item = self._keep(memory, op, seen, hit.relevance)
+                # LangGraph's stores give a similarity in [0, 1]: the hit's relevance is ours; an
+                # item put with index=False is found, as there, with no score, after the rest
+                item = self._keep(memory, op, seen, None if UNINDEXED in memory.tags else hit.relevance)
                 if item is not None:
                     found.append((memory.id, item))
+            # Best first by the score LangGraph shows (the relevance: its stores sort by their
+            # similarity, and a caller pages by it), recall's order between equals.
             order = {h.id: i for i, h in enumerate(hits)}
-            found.sort(key=lambda pair: order[pair[0]])
+            found.sort(key=lambda pair: (pair[1].score is None, -(pair[1].score or 0.0), order[pair[0]]))
             if len(found) >= wanted or len(hits) < k or k >= MAX_K:
                 return found
             k = min(MAX_K, k * 4)
