@@ -135,16 +135,23 @@ def ring_radii(layers, strengths, hashes) -> np.ndarray:
     layers = np.asarray(layers, dtype=np.int64)
     strengths = np.asarray(strengths, dtype=float)
     hashes = np.asarray(hashes, dtype=float)
-    out = np.zeros(len(layers))
-    for code, name in enumerate(LAYERS):
-        mine = np.flatnonzero(layers == code)
-        if not len(mine):
-            continue
-        order = mine[np.lexsort((hashes[mine], -strengths[mine]))]
-        q = (np.arange(len(order)) + 0.5) / len(order)
-        inner = RING_INNER[name] + RING_MARGIN
-        outer = (ring_outer(name) if name != LAYERS[-1] else layer_outer(name)) - RING_MARGIN
-        out[order] = np.sqrt(inner ** 2 + q * (outer ** 2 - inner ** 2))
+    n = len(layers)
+    out = np.zeros(n)
+    if not n:
+        return out
+    # One sort of one key for every ring (a time-travel frame's longest step at 100,000):
+    # by layer, then strongest first, then by hash (1e-12 apart: below any two strengths
+    # that differ, above float noise at 1); a lexsort per ring took eight times as long.
+    key = layers * 4.0 + (1.0 - np.clip(strengths, 0.0, 1.0)) + hashes * 1e-12
+    order = np.argsort(key, kind="stable")
+    sizes = np.bincount(layers, minlength=len(LAYERS))
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    ranked = layers[order]
+    q = (np.arange(n) - first[ranked] + 0.5) / sizes[ranked]
+    inner = np.array([RING_INNER[name] + RING_MARGIN for name in LAYERS])
+    outer = np.array([(ring_outer(name) if name != LAYERS[-1] else layer_outer(name)) - RING_MARGIN
+                      for name in LAYERS])
+    out[order] = np.sqrt(inner[ranked] ** 2 + q * (outer[ranked] ** 2 - inner[ranked] ** 2))
     return out
 
 

@@ -453,10 +453,12 @@ class RadialMap(QWidget):
     def _layout_positions(self) -> None:
         """Each dot's angle and radius (worked out with the dots, see ``map_data``); by
         meaning, the angles come from the stored vectors instead."""
-        self._angles = self.data.angles.copy()
         self._radii = self.data.radii
         if self.by_meaning and self.session.store is not None:
+            self._angles = self.data.angles.copy()
             self._arrange_by_meaning()
+        elif self._angles is not self.data.angles:  # another day of the same dots keeps them (and their cosines)
+            self._angles = self.data.angles
         self._rotate()
 
     def _enable_meaning(self, store) -> None:
@@ -506,9 +508,20 @@ class RadialMap(QWidget):
         self.redraw()
 
     def _rotate(self) -> None:
-        angles = self._angles + self.rotation
-        self._x, self._y = self._radii * np.cos(angles), self._radii * np.sin(angles)
+        unit = self.unit_vectors()
+        self._x, self._y = self._radii * unit[0], self._radii * unit[1]
         self._positions = Positions(self.dot_index, self._x, self._y)
+
+    def unit_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each dot's direction from the centre (cos, sin of its angle, turned): the same
+        for every previewed day, so worked out once per arrangement and turn."""
+        made = getattr(self, "_unit_made", None)  # (angles, meaning arrangement, turn) they were made for
+        if made is None or made[0] is not self._angles or made[1] is not self.meaning_angles or made[2] != self.rotation:
+            angles = self._angles + self.rotation
+            self._unit = (np.cos(angles), np.sin(angles))
+            self._unit_made = (self._angles, self.meaning_angles, self.rotation)
+            self._unit_version = getattr(self, "_unit_version", 0) + 1
+        return self._unit
 
     # -- drawing ---------------------------------------------------------------------
     def _visible_mask(self) -> np.ndarray:
@@ -530,8 +543,16 @@ class RadialMap(QWidget):
         shown = (self.data, frozenset(self.hidden_kinds), frozenset(self.visible_layers), self.scope_filter,
                  tuple(self.search_hits))
         if self._shown is None or self._shown[0] is not self.data or self._shown[1:] != shown[1:]:
-            self._shown, self._members = shown, None
-            mask = self._mask = self._visible_mask()
+            mask = self._visible_mask()
+            # Another day of the same memories (time travel) mostly shows the same ones:
+            # then what is worked out from the set shown stays (a frame's tens of ms).
+            same = (self._shown is not None and self._shown[1:] == shown[1:] and self._shown[0].dots is self.dots
+                    and len(self._mask) == len(mask) and np.array_equal(self._mask, mask))
+            self._shown = shown
+            if same:
+                return self._draw_shown(positions)
+            self._members = None
+            self._mask = mask
             where = self._visible_index = np.flatnonzero(mask)
             # No list of the visible dots or their ids here: at 100,000 building them took
             # 15-25 ms of every apply on the GUI thread, and the density view needs neither.
@@ -540,6 +561,9 @@ class RadialMap(QWidget):
             self.search_matches = {mid for mid in standing_out(self.search_hits) if mid in index and mask[index[mid]]}
             counts = np.bincount(self.data.groups[where], minlength=len(self.data.group_names))
             self.sector_totals = {self.data.group_names[i]: int(counts[i]) for i in np.flatnonzero(counts)}
+        self._draw_shown(positions)
+
+    def _draw_shown(self, positions) -> None:
         where = self._visible_index
         all_x, all_y = positions if positions is not None else (self._x, self._y)
         xs, ys = all_x[where], all_y[where]
@@ -608,15 +632,21 @@ class RadialMap(QWidget):
             order = np.full(len(self.dots), -1, dtype=np.int64)  # a dot's place among the visible ones
             order[self._visible_index] = np.arange(len(self._visible_index))
             members = self._members = {}  # entity name -> indices into visible
+            self._members_version = getattr(self, "_members_version", 0) + 1
             for name, idx in self.data.members.items():
                 shown = order[idx]
                 shown = shown[shown >= 0]
                 if len(shown):
                     members[name] = shown
-        xs, ys = self._visible_xy
-        norm = np.hypot(xs, ys)
-        norm[norm == 0] = 1.0
-        ux, uy = xs / norm, ys / norm
+        # Where they sit depends on the directions of the memories shown, not on how far
+        # out they are: another previewed day of the same ones leaves them where they are.
+        unit = self.unit_vectors()
+        key = (self._members_version, self._unit_version, frozenset(self.visible_layers))
+        if key == getattr(self, "_entities_for", None):
+            self._draw_entity_highlight(pos)
+            return
+        self._entities_for = key
+        ux, uy = unit[0][self._visible_index], unit[1][self._visible_index]
         names, targets = [], []
         # the most mentioned only: a ring of a hundred diamonds round a big memory says nothing
         drawn = sorted(members, key=lambda n: (-len(members[n]), n))[:ENTITIES_DRAWN]
@@ -718,6 +748,20 @@ class RadialMap(QWidget):
         zooming in makes room for more."""
         if not hasattr(self, "entity_pos"):
             return
+        # Nothing a label depends on moved (a time-travel frame: the radii change, not the
+        # sectors, the entities or the view): they stay as placed.
+        key = (tuple(self.plot.getViewBox().viewRange()[0]), tuple(self.plot.getViewBox().viewRange()[1]),
+               self.plot.viewport().size().toTuple(),
+               tuple((name, round(x, 2), round(y, 2)) for name, (x, y) in self.entity_pos.items()),
+               tuple(self.sector_totals),
+               frozenset(self.visible_layers), self.rotation, self.by_meaning, self.dark, id(self.data.sectors))
+        if key == getattr(self, "_labels_for", None):
+            for group in getattr(self, "labelled_sectors", ()):  # a few memories more or fewer shown
+                text = f"{group_label(group)} · {self.sector_totals.get(group, 0):,}"
+                if self.sector_labels[group].textItem.toPlainText() != text:
+                    self.sector_labels[group].setText(text)
+            return
+        self._labels_for = key
         taken: list[QRectF] = []
         # An entity's label goes outward from its diamond (the room outside the map), else
         # under, above or beside it; over no other diamond where it can help it, since it would
