@@ -8,6 +8,7 @@ import os
 import pytest
 
 pytestmark = pytest.mark.gui
+ImportChoice = pytest.importorskip("mnemoscope.ui.import_dialog").ImportChoice
 MCP_FILE = os.path.join(os.path.dirname(__file__), "data", "mcp_memory", "memory.jsonl")
 
 
@@ -25,17 +26,15 @@ def test_the_menus_offer_each_format_and_connect(window):
 
 
 def test_import_previews_then_imports_as_one_undoable_step(window, monkeypatch):
-    from PySide6.QtWidgets import QMessageBox
-
     store = window.session.store
     before = store.count()
     shown = {}
 
     def answer(self, preview):
         shown["summary"] = preview.summary()
-        return QMessageBox.StandardButton.Yes
+        return ImportChoice()
 
-    monkeypatch.setattr(type(window.ecosystem), "ask", answer)
+    monkeypatch.setattr(type(window.ecosystem), "ask_import", answer)
     result = window.ecosystem.import_path(MCP_FILE, None)
     assert shown["summary"].startswith("would import 6 memories, 5 entities, 4 relations")
     assert result.memories_new == 6 and store.count() == before + 6
@@ -77,8 +76,6 @@ def test_connect_dialog_shows_the_entry_and_writes_it_through_the_same_function(
 
 
 def test_importing_a_source_again_shows_the_changes_first_and_undo_takes_them_back(window, tmp_path, monkeypatch):
-    from PySide6.QtWidgets import QMessageBox
-
     store = window.session.store
     memory = tmp_path / "memory.jsonl"
 
@@ -95,9 +92,9 @@ def test_importing_a_source_again_shows_the_changes_first_and_undo_takes_them_ba
         from mnemoscope.ui.ecosystem import preview_text
 
         shown["text"] = preview_text(preview)
-        return QMessageBox.StandardButton.Yes
+        return ImportChoice()
 
-    monkeypatch.setattr(type(window.ecosystem), "ask", answer)
+    monkeypatch.setattr(type(window.ecosystem), "ask_import", answer)
     write(["Swims", "Drinks tea", "Bikes"])  # one gone, one edited where it stood, one added
     result = window.ecosystem.import_path(str(memory), None)
     assert "would import 1 memories" in shown["text"] and "would update 1 and would retire 0" in shown["text"]
@@ -113,3 +110,30 @@ def test_importing_a_source_again_shows_the_changes_first_and_undo_takes_them_ba
     assert "retire " in shown["text"] and "'Swims'" in shown["text"] and result.memories_retired == 2
     window.session.undo_stack.undo()
     assert {m.text for m in store.list()} >= {"Swims", "Drinks tea", "Bikes"}
+
+
+def test_the_import_asks_how_sensitive_and_brings_flagged_memories_in_as_they_need(window, tmp_path, monkeypatch,
+                                                                                   qtbot):
+    from mnemoscope.ui.import_dialog import ImportDialog
+
+    letta = tmp_path / "agent.af"
+    letta.write_text(json.dumps({"agents": [{"name": "ops-bot", "block_ids": ["b1", "b2"]}], "blocks": [
+        {"id": "b1", "label": "human", "value": "Prefers short answers"},
+        {"id": "b2", "label": "notes", "value": "The VPN password is hunter2hunter2"}]}), encoding="utf-8")
+    asked = {}
+
+    def answer(self, preview):
+        from mnemoscope.ui.ecosystem import preview_text
+
+        dialog = ImportDialog(preview, preview_text(preview))
+        qtbot.addWidget(dialog)
+        asked["flagged"] = dialog.raise_flagged.isChecked(), dialog.raise_flagged.text()
+        dialog.sensitivity.setCurrentText("medium")
+        return dialog.choice()
+
+    monkeypatch.setattr(type(window.ecosystem), "ask_import", answer)
+    result = window.ecosystem.import_path(str(letta), None)
+    assert asked["flagged"][0] and "1 flagged memory" in asked["flagged"][1]
+    levels = {m.text: m.sensitivity for m in window.session.store.list() if m.id in result.ids}
+    assert levels["Prefers short answers"] == "medium"
+    assert levels["The VPN password is hunter2hunter2"] in ("high", "hyper")

@@ -241,12 +241,12 @@ def _dialog(window):
 
 
 def test_import_from_runs_off_the_gui_thread_with_a_progress_dialog(big, qtbot, monkeypatch, held_apply):
-    from PySide6.QtWidgets import QMessageBox
+    from mnemoscope.ui.import_dialog import ImportChoice
 
     release, started, threads = held_apply
     asked = []
-    monkeypatch.setattr(type(big.ecosystem), "ask",
-                        lambda self, preview: asked.append(preview.summary()) or QMessageBox.StandardButton.Yes)
+    monkeypatch.setattr(type(big.ecosystem), "ask_import",
+                        lambda self, preview: asked.append(preview.summary()) or ImportChoice())
     n, steps = big.session.store.count(), big.session.undo_stack.count()
     assert big.ecosystem.import_path(MCP_FILE, None) is None  # it lands later
     qtbot.waitUntil(started.is_set, timeout=10000)  # the count comes back to the GUI thread first
@@ -269,10 +269,10 @@ def test_import_from_runs_off_the_gui_thread_with_a_progress_dialog(big, qtbot, 
 @pytest.mark.parametrize(**PLANTED)
 def test_a_cancelled_import_from_writes_nothing_and_leaves_no_undo_step(big, qtbot, monkeypatch, held_apply,
                                                                         planted):
-    from PySide6.QtWidgets import QMessageBox
+    from mnemoscope.ui.import_dialog import ImportChoice
 
     release, started, _threads = held_apply
-    monkeypatch.setattr(type(big.ecosystem), "ask", lambda self, preview: QMessageBox.StandardButton.Yes)
+    monkeypatch.setattr(type(big.ecosystem), "ask_import", lambda self, preview: ImportChoice())
     steps = big.session.undo_stack.count()
     with unwritten_unless(planted, big.session.store.path):
         big.ecosystem.import_path(MCP_FILE, None)

@@ -1,5 +1,6 @@
 """Other tools' memory in the window: File › Import from… (the MCP memory server,
-basic-memory, Letta, mem0: a preview of the counts, then one undoable import) and Help ›
+basic-memory, Letta, mem0: a preview of the counts and changes, the sensitivity of what
+comes in, then one undoable import) and Help ›
 Connect an agent… (the same function as ``mnemoscope connect``)."""
 
 from __future__ import annotations
@@ -10,7 +11,15 @@ from typing import TYPE_CHECKING
 
 from mnemoscope.connect import CLIENTS, config_text, connect
 from mnemoscope.store import SENSITIVITIES, StoreError, embedding_workers
-from mnemoscope.store.importers import ImportPlan, ImportResult, apply, detect, formats, plan_import
+from mnemoscope.store.importers import (
+    ImportPlan,
+    ImportResult,
+    apply,
+    detect,
+    formats,
+    plan_import,
+    set_sensitivity,
+)
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -29,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from .commands import ForeignImportCommand
+from .import_dialog import ImportChoice, ImportDialog
 from .job_dialog import watch
 from .preferences import picked, start_in
 
@@ -179,8 +189,10 @@ class EcosystemTools(QObject):
 
         def planned(found: tuple[ImportPlan, ImportResult]) -> None:
             plan, preview = found
-            if confirm and self.ask(preview) != QMessageBox.StandardButton.Yes:
+            choice = self.ask_import(preview) if confirm else ImportChoice()
+            if choice is None:
                 return
+            set_sensitivity(plan, choice.sensitivity, preview.findings if choice.raise_flagged else None)
             job = session.start(f"Importing {plan.format}", lambda store, report: apply(store, plan, progress=report),
                                 lambda result: landed.append(self._imported(ForeignImportCommand(session, plan, result))),
                                 "Import failed", reports=True,
@@ -215,16 +227,26 @@ class EcosystemTools(QObject):
         self.status_message.emit(f"{command.result.summary()}. Edit › Undo takes it back.")
         return command.result
 
-    def ask(self, preview: ImportResult):
-        """What the import would add, and Yes or Cancel."""
+    def ask(self, preview):
+        """What an import of Mnemoscope's own JSONL would add, and Yes or Cancel."""
         box = QMessageBox(QMessageBox.Icon.Question, "Import", preview.summary(),
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.widget)
         box.setDetailedText(preview_text(preview))
         box.setInformativeText("Import it?")
+        self._warm(preview)
+        return box.exec()
+
+    def ask_import(self, preview: ImportResult) -> ImportChoice | None:
+        """What another tool's file would add or change and how sensitive it comes in: the
+        choice, or None (Cancel)."""
+        dialog = ImportDialog(preview, preview_text(preview), self.widget)
+        self._warm(preview)
+        return dialog.choice() if dialog.exec() == QDialog.DialogCode.Accepted else None
+
+    def _warm(self, preview) -> None:
         warm = getattr(self.session.store.embedder, "warm", None)
         if warm is not None and preview.memories_new >= embedding_workers.WORKERS_FROM:
             warm()  # the embedding's workers load the model while the person reads the question
-        return box.exec()
 
     def connect_dialog(self) -> None:
         dialog = ConnectDialog(self.session.store.path, self.widget)

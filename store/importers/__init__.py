@@ -88,6 +88,27 @@ def plan_import(store: MemoryStore, path: str | os.PathLike, fmt: str | None = N
     return plan
 
 
+def set_sensitivity(plan: ImportPlan, sensitivity: str | None = None,
+                    findings: list[Any] | None = None) -> ImportPlan:
+    """The sensitivity of what the plan brings in, chosen after reading it (the window asks
+    once it has shown what the file holds): ``sensitivity`` for every memory (as the import's
+    ``--sensitivity``), and each memory ``findings`` flag (its privacy check) raised to
+    what that finding needs."""
+    from ..model import SENSITIVITY_RANK
+
+    if sensitivity is not None:
+        plan.sensitivity = validate_sensitivity(sensitivity)
+        for rec in plan.memories:
+            rec["sensitivity"] = plan.sensitivity
+    needed: dict[str, str] = {}
+    for f in findings or []:
+        needed[f.memory_id] = max(needed.get(f.memory_id, f.needed), f.needed, key=SENSITIVITY_RANK.__getitem__)
+    for rec in plan.memories:
+        if rec["id"] in needed and SENSITIVITY_RANK[needed[rec["id"]]] > SENSITIVITY_RANK[rec["sensitivity"]]:
+            rec["sensitivity"] = needed[rec["id"]]
+    return plan
+
+
 def import_file(store: MemoryStore, path: str | os.PathLike, fmt: str | None = None, *, scope: str | None = None,
                 now: Any = None, dry_run: bool = False, progress: Progress | None = None,
                 sensitivity: str | None = None, partial: bool = False,
@@ -107,4 +128,4 @@ def export_mcp_memory(store: MemoryStore, out: str | os.PathLike | None = None, 
 
 
 __all__ = ["FORMATS", "FORMAT_RECORDS", "FileRefused", "Format", "ImportPlan", "ImportRefused", "ImportResult", "LeftOut", "apply", "detect",
-           "export_mcp_memory", "import_file", "new_plan", "plan_import", "undo"]
+           "export_mcp_memory", "import_file", "new_plan", "plan_import", "set_sensitivity", "undo"]
