@@ -7,8 +7,9 @@ Run (from the repository):
 Each shot is the real main window on a fresh home (its own settings and data folder),
 driven as a person would: the demo memories with a message typed into the prompt preview
 and a memory picked (``window.png``), the preview's Why tab for that message
-(``preview.png``), and the map of a 100,000-memory database (``map-100k.png``, with
-``--big DB``: tests/perf/lived_memory.py builds one). Without a display it renders
+(``preview.png``, the pane alone), and the map of a 100,000-memory database
+(``map-100k.png``, the map pane alone, with ``--big DB``: tests/perf/lived_memory.py builds
+one). Without a display it renders
 offscreen; ``--screen`` (under X, e.g. Xvfb with a window manager) also saves what the
 screen shows, title bar and all (``NAME-screen.png``, with ImageMagick's ``import``).
 """
@@ -45,10 +46,11 @@ def _wait(app, ready, timeout: float = 600.0) -> None:
         time.sleep(0.05)
 
 
-def _save(window, app, out: Path, name: str, screen: bool) -> None:
+def _save(window, app, out: Path, name: str, screen: bool, part=None) -> None:
+    """``window`` (or ``part`` of it) as ``out/NAME.png``."""
     _settle(app)
     path = out / f"{name}.png"
-    if not window.grab().save(str(path)):
+    if not (part or window).grab().save(str(path)):
         raise SystemExit(f"cannot write {path}")
     print(f"wrote {path}")
     if screen and shutil.which("import") and os.environ.get("DISPLAY"):
@@ -102,15 +104,15 @@ def main() -> None:
         window.session.select(hit)
         if "window" in wanted:
             _save(window, app, out, "window", args.screen)
-        if "preview" in wanted:
+        if "preview" in wanted:  # the preview pane alone, its Why tab: what each memory scored and why
             pv.tabs.setCurrentWidget(pv.why_pane)
-            _save(window, app, out, "preview", args.screen)
+            _save(window, app, out, "preview", args.screen, part=window.preview_dock)
         window.close()
     if "map-100k" in wanted:
         window = window_on(MemoryStore(args.big, read_only=True))
         _wait(app, lambda: not heap.running() and len(window.map.dots) > 0 and window.session.job is None)
         window.map.fit_view()
-        _save(window, app, out, "map-100k", args.screen)
+        _save(window, app, out, "map-100k", args.screen, part=window.map)  # the map pane alone
         window.close()
     shutil.rmtree(home, ignore_errors=True)
 

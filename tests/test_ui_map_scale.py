@@ -251,4 +251,10 @@ def test_a_crowded_maps_cells_have_their_memories_kind_colour(qtbot, qt_settings
     colours = {k: QColor(c).getRgb()[:3] for k, c in KIND_COLOURS.items()}
     assert colours["event"] in drawn and colours["fact"] in drawn
     assert drawn <= set(colours.values())
+    # every other sector a shade lighter, so a sector reads by its edges as a pie's wedge
+    pixels = image.reshape(-1, 4)
+    alpha = {kind: pixels[[tuple(int(v) for v in px[:3]) == colours[kind] and px[3] > 0 for px in pixels]][:, 3].mean()
+             for kind in ("event", "fact")}
+    ratio = min(alpha.values()) / max(alpha.values())
+    assert 0.6 < ratio < 0.85, alpha
     w.session.close()

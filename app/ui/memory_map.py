@@ -67,7 +67,8 @@ TURN_DEGREES = 30  # one click of the turn button
 SEARCH_K = 40  # hits the map's search asks recall for; it lights those that stand out (standing_out)
 SEARCH_ALWAYS = 3
 GROUP_K = 200  # hits a colour group's query by meaning asks recall for
-GROUPLESS_ALPHA = 0.35  # a dot no colour group finds, at this share of its opacity
+GROUPLESS_ALPHA = 0.35
+ODD_SECTOR_ALPHA = 0.72  # a crowded map's every other sector, at this share of its opacity  # a dot no colour group finds, at this share of its opacity
 SEARCH_SHARE = 0.25
 SEARCH_DELAY_MS = 250  # typing pauses this long before a search runs
 ANIMATION_MS = 450
@@ -714,12 +715,29 @@ class RadialMap(QWidget):
         commonest = np.argmax(by_colour, axis=1)
         image = self._palette_rgba[commonest].copy()
         image[:, 3] = self._alphas(strength / np.maximum(counts, 1))
+        if not self.by_meaning and len(self.data.sectors) > 1:
+            # Every other sector a shade lighter, as a pie's wedges: at this size a sector is
+            # read by its edges, which cells of one kind's colour would not show.
+            odd = self._sector_parity()[where].astype(np.int64)
+            odd_share = np.bincount(cells, weights=odd, minlength=nx * ny) / np.maximum(counts, 1)
+            image[odd_share > 0.5, 3] = (image[odd_share > 0.5, 3] * ODD_SECTOR_ALPHA).astype(np.ubyte)
         if self.group_queries:
             image[commonest < len(KINDS), 3] = (image[commonest < len(KINDS), 3] * GROUPLESS_ALPHA).astype(np.ubyte)
         image[counts == 0, 3] = 0
         self.density.setImage(image.reshape(nx, ny, 4), autoLevels=False)
         self.density.setRect(QRectF(x0, y0, x1 - x0, y1 - y0))
         self.density_legend.set_range(max(int(counts.max()), 1))
+
+    def _sector_parity(self) -> np.ndarray:
+        """Per dot, 1 when its sector is an odd one round the circle (0: even)."""
+        made = getattr(self, "_parity_made", None)
+        if made is None or made[0] is not self.data.sectors or made[1] is not self.data.groups:
+            order = sorted(self.data.sectors, key=lambda g: (math.pi / 2 - self.data.sectors[g][0]) % (2 * math.pi))
+            odd = {g: i % 2 for i, g in enumerate(order)}
+            per_group = np.array([odd.get(g, 0) for g in self.data.group_names], dtype=np.int8)
+            self._parity = per_group[self.data.groups] if len(self.data.groups) else np.zeros(0, dtype=np.int8)
+            self._parity_made = (self.data.sectors, self.data.groups)
+        return self._parity
 
     def _outer_ring(self) -> float:
         """The radius of the outermost ring shown (its circle, or the archived ring's reach)."""
