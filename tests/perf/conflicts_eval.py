@@ -19,8 +19,12 @@ One subject, two attributes (issue #31 item 5): tests/data/conflict_subject.json
 and conflict_subject_holdout.jsonl (not tuned on), written before the tuning: pairs that share
 a subject and say things about different attributes of it ("Quill is the name Mara gave to
 her assistant." / "Mara started learning the cello in January."), English, Chinese and the
-languages of the paraphrase sets; and conflict_subject_more.jsonl (tuning: 30 English and 30
-Chinese pairs written in session 3, each a change of another attribute than the first memory's).
+languages of the paraphrase sets; conflict_subject_more.jsonl (tuning: 30 English and 30
+Chinese pairs written in session 3, each a change of another attribute than the first memory's);
+and conflict_subject_tune3.jsonl (tuning: 64 English and 56 Chinese pairs written in session 4
+before any rule was changed: two attributes each told with a word of change, a relative's or a
+team's attribute, time words, negations, habits against jobs against places, a name given to a
+thing, a romanised ``who`` over Chinese text).
 Every conflict found among them is a false alarm. Their
 precision counts them with the conflicting pairs of the matching set (pairs that share a
 subject and an attribute): tp / (tp + fp) over both. Target >= 0.95, with recall >= 0.8 on
@@ -72,6 +76,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 SETS = {"tuning": DATA / "conflict_eval.jsonl", "held out": DATA / "conflict_holdout.jsonl"}
 SUBJECT_SETS = {"tuning": DATA / "conflict_subject.jsonl", "tuning, more": DATA / "conflict_subject_more.jsonl",
+                "tuning, 3": DATA / "conflict_subject_tune3.jsonl",
                 "held out": DATA / "conflict_subject_holdout.jsonl"}
 BASELINE = "15a6ced"  # main before the subject sets: conflicts as issue #31 item 5 found them
 T0 = 1_790_000_000
