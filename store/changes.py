@@ -86,6 +86,13 @@ _CONTINUITY_EN = re.compile(
     r"(?:i|he|she|they|we) (?:was|were))|visit|visits|visited|visiting|trip|holiday|vacation)\b")
 _CHANGE_ZH = re.compile(r"现在|如今|又|不再|再也不|开始|改|换|搬|戒|最近|近来|这学期|这个月|今年|从[^，。,]{1,6}?起|以后|"
                         r"原来|其实|订婚|结婚|离婚|分手")
+# Beginning something ("started learning the cello", 开始学吉他) adds to what its subject does: it
+# ends only not doing it ("Theo doesn't drink" / 西奥不喝酒), unless a word says what it replaces
+# ("again", "instead", 又, 改). A date beside it ("this year", 今年, 最近) says when it began.
+_BEGIN = frozenset(("started", "starts", "开始"))
+_DATES = re.compile(r"this (?:year|term|semester|month|week|season|spring|summer|autumn|winter)|since|lately|recently|"
+                    r"these days|最近|近来|这学期|这个月|今年|从.+起")
+_NEGATED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b|[不没]")
 _CONTINUITY_ZH = re.compile(r"还是|仍然|依然|一直|也|通常|照样|从[^，。,]{1,4}岁|去了一[次趟]|出差|旅游|旅行|度假|探望")
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
@@ -196,6 +203,11 @@ def change_words(text: str) -> set[str]:
     return {m.group(0) for m in _CHANGE_EN.finditer(low)}
 
 
+def _begins(words: set[str]) -> bool:
+    """True when the words of change tell only that something began (and when)."""
+    return bool(words & _BEGIN) and all(w in _BEGIN or _DATES.fullmatch(w) for w in words)
+
+
 def change_between(newer_text: str, older_text: str, cosine: float,
                    newer_words: set[str] | None = None) -> str | None:
     """The word by which ``newer_text`` tells that what ``older_text`` said has changed
@@ -203,7 +215,7 @@ def change_between(newer_text: str, older_text: str, cosine: float,
     if cosine < LOW or (cosine >= HIGH and difference(newer_text, older_text) is None):
         return None
     words = change_words(newer_text) if newer_words is None else newer_words
-    if not words:
+    if not words or (_begins(words) and not _NEGATED.search(older_text.lower())):
         return None
     new = words - change_words(older_text)
     return min(new, key=lambda w: (newer_text.lower().find(w), w)) if new else None

@@ -201,7 +201,8 @@ ISSUE_PAIRS = [("Priya is vegetarian.", "Priya eats fish again since the spring.
                ("Theo drinks his coffee black.", "Theo now takes oat milk in his coffee.", ""),
                ("玛拉住在里斯本。", "玛拉搬到了波尔图。", "Mara"),
                ("玛拉住在里斯本。", "玛拉上个月搬到了波尔图。", "Mara"),
-               ("玛拉住在里斯本。", "玛拉上个月搬到了波尔图。", "")]
+               ("玛拉住在里斯本。", "玛拉上个月搬到了波尔图。", ""),
+               ("西奥不喝酒。", "西奥最近开始喝红酒了。", "")]  # starting ends not doing
 
 
 @pytest.mark.parametrize("older, newer, who", ISSUE_PAIRS)
@@ -285,6 +286,9 @@ OTHER_ATTRIBUTE = [
     ("Mara lives in Lisbon.", "Mara's team moved to the third floor.", "Mara"),  # the team's, not hers
     ("Theo works at Acme Corp.", "Theo's wife works at Globex.", ""),
     ("普丽亚住在上海。", "普丽亚的父母现在住在成都。", "Priya"),
+    # starting something adds to what one does (tests/data/conflict_subject*.jsonl, conflict_eval.jsonl)
+    ("伊内丝会弹钢琴。", "伊内丝今年开始学吉他。", ""),
+    ("Mara goes to bed around ten.", "Mara has started reading before bed.", "Mara"),
 ]
 
 
