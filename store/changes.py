@@ -121,6 +121,7 @@ _OTHERS_EN = re.compile(rf"(?:(?P<owner>[^\W\d_][\w-]*)['’]s|her|his|their)\s+
 _OTHERS_ZH = re.compile(r"(?P<owner>[\u3400-\u9fff\uf900-\ufaffA-Za-z]{1,6}?)的(?P<who>"
                         r"儿子|女儿|孩子|妻子|老婆|太太|丈夫|老公|先生|伴侣|男朋友|女朋友|未婚妻|未婚夫|妈妈|母亲|爸爸|父亲|父母|"
                         r"姐姐|妹妹|哥哥|弟弟|奶奶|爷爷|外婆|外公|家人|朋友|同事|老板|团队|室友|邻居|学生|狗|猫)")
+_ZH_NAME_END = re.compile(rf"{_CHANGE_ZH.pattern}|[0-9零一二三四五六七八九十两]+[点月号日年岁]")
 _ZH_NOT_NAME = _ZH_AFTER_NAME + "喜爱讨戒开始"  # nor where a thing's name ends (河畔读书会每周…)
 _CJK_NAME = re.compile(rf"[\u30a1-\u30fa\u30fc]+(?=[はがもの、])|"  # a Japanese name in katakana (テオは)
                        rf"[\u3400-\u9fff\uf900-\ufaff][^\W\d_{_ZH_AFTER_NAME}]{{0,2}}")
@@ -155,8 +156,14 @@ def subject_of(text: str, known: str = "") -> str:
 
 def _name_in(text: str) -> str:
     if is_cjk(text):
-        found = _CJK_NAME.match(_ZH_LEAD.sub("", text.strip()))
-        return found.group(0).lower() if found else ""
+        lead = _ZH_LEAD.sub("", text.strip())
+        found = _CJK_NAME.match(lead)
+        if not found:
+            return ""
+        name = found.group(0)
+        # a name ends where a word of change or an hour or a date begins (王磊开始, 美玲五点)
+        end = next((k for k in range(len(name) - 1, 0, -1) if _ZH_NAME_END.match(lead, k)), len(name))
+        return name[:end].lower()
     for word in _WORD.findall(text):
         low = word.lower().removesuffix("'s").removesuffix("’s")
         if word[0].isupper() and low not in STOPWORDS and low not in _NOT_SUBJECTS:
@@ -244,11 +251,17 @@ def without_subject(text: str, names: list[str]) -> str:
 
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = "mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?"
+_HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midnight"
+# An hour is a value of what happens at it, as a day is: "finishes work at five" and "picks up her
+# son from school at four" (五点下班, 四点去学校接儿子) share no attribute for their hours.
 _WHEN_EN = re.compile(
     rf"\b(?:(?:in|since|from|by|last|this|next|every|on)\s+)?(?:the\s+)?(?:{_MONTHS}|{_DAYS}|spring|summer|autumn|"
-    r"fall|winter|week|weekend|month|year|term|semester|morning|evening|night)s?\b")
+    r"fall|winter|week|weekend|month|year|term|semester|morning|evening|night)s?\b|"
+    rf"\b(?:at|around|by|before|after|past|until|till)\s+(?:\d{{1,2}}|{_HOURS})(?::\d\d)?(?:\s*[ap]\.?m\b\.?|"
+    r"\s+o['’]clock)?|\b\d{1,2}(?::\d\d\s*(?:[ap]\.?m\b\.?)?|\s*[ap]\.?m\b\.?)")
 _WHEN_ZH = re.compile(r"(?:上个?|下个?|这个?|每个?|今|去|明)?(?:[0-9一二三四五六七八九十]+月份?|周[一二三四五六日末]|星期[一二三四五六日天]|"
-                      r"[春夏秋冬]天|月|周|年|学期)(?:[早晚]上|下午|上午)?|[早晚]上|下午|上午")
+                      r"[春夏秋冬]天|月|周|年|学期)(?:[早晚]上|下午|上午)?|[早晚]上|下午|上午|凌晨|"
+                      r"[0-9零一二三四五六七八九十两]+点(?:半|一刻|三刻|[0-9零一二三四五六七八九十]+分?)?")
 
 
 def _shared_name(a: str, b: str, name: str) -> str:

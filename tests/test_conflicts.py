@@ -289,6 +289,9 @@ OTHER_ATTRIBUTE = [
     # starting something adds to what one does (tests/data/conflict_subject*.jsonl, conflict_eval.jsonl)
     ("伊内丝会弹钢琴。", "伊内丝今年开始学吉他。", ""),
     ("Mara goes to bed around ten.", "Mara has started reading before bed.", "Mara"),
+    # an hour is a value, not an attribute (tests/data/conflict_subject_tune3.jsonl)
+    ("Lena finishes work at five.", "Lena now picks up her son from school at four.", "Lena"),
+    ("美玲五点下班。", "美玲现在四点去学校接儿子。", ""),
 ]
 
 
@@ -314,3 +317,16 @@ def test_recall_marks_no_memory_outdated_by_another_attribute(store):
     hits = store.recall("Mara", k=10, now=T0 + 2 * DAY, reinforce=False)
     assert {quill, teacher, cello.memory.id} <= {h.id for h in hits}
     assert [h.outdated_by for h in hits] == [None] * len(hits)
+
+
+def test_what_two_memories_say_of_their_subject_is_read_without_its_name_and_times():
+    from mnemoscope.store.changes import subject_of, without_subject
+
+    # a Chinese name ends where a word of change, an hour or a date begins
+    assert [subject_of(t) for t in ("王磊开始在食物银行做志愿者。", "美玲五点下班。", "玛拉一月份开始学大提琴。",
+                                    "瑞换了一辆更轻的自行车。", "林老师每周四晚上上课。")] == ["王磊", "美玲", "玛拉", "瑞", "林老师"]
+    assert without_subject("美玲五点下班。", ["美玲"]) == "下班。"
+    assert without_subject("普丽亚现在改坐七点四十的火车。", ["普丽亚"]) == "坐 的火车。"
+    assert without_subject("Priya now catches the 7:40 train.", ["priya"]) == "catches the train."
+    assert without_subject("Mara goes to bed around ten.", ["mara"]) == "goes to bed ."
+    assert without_subject("Mara drinks one coffee a day.", ["mara"]) == "drinks one coffee a day."
