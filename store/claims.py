@@ -64,6 +64,10 @@ _ZH_NEGATIVE_VERBS = frozenset(("讨厌", "戒掉了", "戒了", "戒"))
 # Any English claim at all? One search spares the patterns one by one on most texts.
 _ANY_EN = re.compile("|".join(f"(?:{p.pattern})" for _, _, p in _EXCLUSIVE_EN) + f"|(?:{_PREF_EN.pattern})")
 _PAST = re.compile(r"\b(?:used to|formerly|previously|before moving|once lived)\b|以前|曾经|过去")
+# "The standup moved to Tuesdays", "moved to the afternoon": a time, not a place.
+_TIME_VALUE = re.compile(r"(?:the )?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|mornings?|afternoons?|"
+                         r"evenings?|nights?|january|february|march|april|may|june|july|august|september|october|"
+                         r"november|december|next|later|\d)\b")
 _MOVED = re.compile(r"\b(?:moved|moving|now)\b|搬|现在")  # a past claim with a present one after it
 # Words and particles left out when comparing two statements for the generic rule.
 _ZH_NEGATION = re.compile(r"不再|再也不|已经|没有|现在|还是|仍然|[不没了也]")
@@ -180,7 +184,7 @@ def claims(text: str, subject: str = "") -> list[Claim]:
         for m in pattern.finditer(low):
             past = _PAST.search(low[max(0, m.start() - 20):m.start()])
             value = _clean_value(m.group("v")) if cjk else _value_after(text, m.end())
-            if past or not value:
+            if past or not value or (slot == "location" and not cjk and _TIME_VALUE.match(value)):
                 continue
             negated = _negated_before(low, m.start())
             phrase = (m.group() if cjk else ("not " if negated else "") + m.group() + value).strip()

@@ -140,6 +140,24 @@ def _rules_compared(a: list[Claim], b: list[Claim]) -> bool:
     return any(k in keys for c in b if c.exclusive or c.slot == "statement" for k in _bucket_keys(c))
 
 
+def _by_meaning(newer: list[Claim], older: list[Claim], older_text: str) -> bool:
+    """True when a newer memory's change may be weighed against an older one by meaning: the
+    rules did not weigh their values (:func:`_rules_compared`), and the change is not to where
+    its subject lives or works while the older memory says nothing of that ("Inês now works
+    at the vegan café" is a new employer, not the end of "Inês is vegan", near as they are)."""
+    if _rules_compared(newer, older):
+        return False
+    slots = {c.slot.split()[0] for c in newer if c.exclusive and c.positive}
+    return not slots or any(_speaks_of(slot, older_text) for slot in slots)
+
+
+def _speaks_of(slot: str, text: str) -> bool:
+    """Does ``text`` say anything of a single-valued slot, with any verb of it?"""
+    if is_cjk(text):
+        return any(v in text for v in _SLOT_VERBS_ZH[slot])
+    return bool(set(terms(text)) & set(_SLOT_VERBS[slot]))
+
+
 def _changed(nid: str, ntext: str, oid: str, otext: str, subject: str, cosine: float,
              words: set[str] | None = None) -> Conflict | None:
     """The conflict by meaning between a newer and an older memory of one subject, if the
@@ -255,8 +273,8 @@ def _scan_by_meaning(store: MemoryStore, rows: list[tuple], subjects: dict[str, 
             older = [older[k] for k in changes.replaceable(words[nid], [(cos[row, j], members[j][2]) for j in older])]
             for j in sorted(older, key=lambda j: -cos[row, j])[:changes.NEIGHBOURS]:
                 oid, otext = members[j][1], members[j][2]
-                if (nid, oid) in found or (nid, oid) in kept or (
-                        nid in parsed and oid in parsed and _rules_compared(parsed[nid][3], parsed[oid][3])):
+                if (nid, oid) in found or (nid, oid) in kept or not _by_meaning(
+                        parsed[nid][3] if nid in parsed else [], parsed[oid][3] if oid in parsed else [], otext):
                     continue
                 conflict = _changed(nid, ntext, oid, otext, subject, float(cos[row, j]), words[nid])
                 if conflict:
@@ -352,7 +370,7 @@ def _likely_by_meaning(store: MemoryStore, new: tuple[str, str, list[Claim]], su
             continue
         cid = ids[k + 1]
         ctext, known, cterms = rows[cid]
-        if not _rules_compared(mine, _memory_claims(ctext, known, cterms)):
+        if _by_meaning(mine, _memory_claims(ctext, known, cterms), ctext):
             conflict = _changed(mid, text, cid, ctext, subject, float(cos[k]), said)
             if conflict:
                 out.append((conflict, subject))
@@ -492,7 +510,7 @@ def outdated(store: MemoryStore, rows: list[dict]) -> dict[str, str]:
             a, b = sides[newer["id"]], sides[older["id"]]
             if _conflicts_between(a, b) is not None:
                 pairs.append((newer["id"], older["id"], False))
-            elif older["id"] in nearest and not _rules_compared(a[3], b[3]):
+            elif older["id"] in nearest and _by_meaning(a[3], b[3], older["text"]):
                 found = _changed(newer["id"], newer["text"], older["id"], older["text"], subjects[newer["id"]],
                                  nearest[older["id"]])
                 if found is not None:

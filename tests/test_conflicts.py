@@ -202,7 +202,8 @@ ISSUE_PAIRS = [("Priya is vegetarian.", "Priya eats fish again since the spring.
                ("玛拉住在里斯本。", "玛拉搬到了波尔图。", "Mara"),
                ("玛拉住在里斯本。", "玛拉上个月搬到了波尔图。", "Mara"),
                ("玛拉住在里斯本。", "玛拉上个月搬到了波尔图。", ""),
-               ("西奥不喝酒。", "西奥最近开始喝红酒了。", "")]  # starting ends not doing
+               ("西奥不喝酒。", "西奥最近开始喝红酒了。", ""),  # starting ends not doing
+               ("The Lighthouse standup is on Mondays.", "The Lighthouse standup moved to Tuesdays.", "")]
 
 
 @pytest.mark.parametrize("older, newer, who", ISSUE_PAIRS)
@@ -289,6 +290,9 @@ OTHER_ATTRIBUTE = [
     # starting something adds to what one does (tests/data/conflict_subject*.jsonl, conflict_eval.jsonl)
     ("伊内丝会弹钢琴。", "伊内丝今年开始学吉他。", ""),
     ("Mara goes to bed around ten.", "Mara has started reading before bed.", "Mara"),
+    # a new employer is not the end of what the older one says, which says nothing of work
+    ("Inês is vegan.", "Inês now works at the vegan café on Rua Augusta.", ""),
+    ("普丽亚是素食者。", "普丽亚现在在一家素食餐厅工作。", "Priya"),
     # an hour is a value, not an attribute (tests/data/conflict_subject_tune3.jsonl)
     ("Lena finishes work at five.", "Lena now picks up her son from school at four.", "Lena"),
     ("美玲五点下班。", "美玲现在四点去学校接儿子。", ""),
