@@ -95,6 +95,10 @@ _DATES = re.compile(r"this (?:year|term|semester|month|week|season|spring|summer
 _NEGATED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b|[不没]")
 _CONTINUITY_ZH = re.compile(r"还是|仍然|依然|一直|也|通常|照样|从[^，。,]{1,4}岁|去了一[次趟]|出差|旅游|旅行|度假|探望")
 
+# Saying what someone knows how to do, just after the name (not 不会, nor 读书会, 会议; "can" and
+# 能 are also what one may do: "Priya can work from home on Fridays" ends with "…has to be in").
+_CAN_EN = re.compile(r"\s+(?:knows how to|is able to)\b")
+_CAN_ZH = re.compile(r"会(?![议员])")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # Japanese is written with kanji too: 最近 and 今年 read as Chinese made any Japanese memory a change.
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -210,6 +214,20 @@ def change_words(text: str) -> set[str]:
     return {m.group(0) for m in _CHANGE_EN.finditer(low)}
 
 
+def can_do(text: str) -> bool:
+    """True when ``text`` says its subject knows how to do something ("Lena knows how to sail",
+    王磊会开帆船): that stays so whatever one now does ("Lena now commutes by ferry"); that one no
+    longer can is a statement the rules read ("Lena no longer knows how to sail")."""
+    name = _name_in(text)
+    if not name:
+        return False
+    if is_cjk(text):
+        lead = _ZH_LEAD.sub("", text.strip())
+        return lead.lower().startswith(name) and _CAN_ZH.match(lead, len(name)) is not None
+    after = re.search(rf"\b{re.escape(name)}(?:['’]s)?\b", text.lower())
+    return after is not None and _CAN_EN.match(text.lower(), after.end()) is not None
+
+
 def _begins(words: set[str]) -> bool:
     """True when the words of change tell only that something began (and when)."""
     return bool(words & _BEGIN) and all(w in _BEGIN or _DATES.fullmatch(w) for w in words)
@@ -222,7 +240,7 @@ def change_between(newer_text: str, older_text: str, cosine: float,
     if cosine < LOW or (cosine >= HIGH and difference(newer_text, older_text) is None):
         return None
     words = change_words(newer_text) if newer_words is None else newer_words
-    if not words or (_begins(words) and not _NEGATED.search(older_text.lower())):
+    if not words or can_do(older_text) or (_begins(words) and not _NEGATED.search(older_text.lower())):
         return None
     new = words - change_words(older_text)
     return min(new, key=lambda w: (newer_text.lower().find(w), w)) if new else None

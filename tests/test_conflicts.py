@@ -293,6 +293,8 @@ OTHER_ATTRIBUTE = [
     # a new employer is not the end of what the older one says, which says nothing of work
     ("Inês is vegan.", "Inês now works at the vegan café on Rua Augusta.", ""),
     ("普丽亚是素食者。", "普丽亚现在在一家素食餐厅工作。", "Priya"),
+    # what one knows how to do stays so, whatever one now does
+    ("Lena knows how to sail.", "Lena now commutes by ferry.", "Lena"),
     # an hour is a value, not an attribute (tests/data/conflict_subject_tune3.jsonl)
     ("Lena finishes work at five.", "Lena now picks up her son from school at four.", "Lena"),
     ("美玲五点下班。", "美玲现在四点去学校接儿子。", ""),
