@@ -43,7 +43,7 @@ _EXCLUSIVE_EN = (
 )
 _EXCLUSIVE_ZH = (
     ("location", False, re.compile(rf"(?:住在|搬到了?|搬去了?|搬回了?|定居在?|生活在|现居|住到了?)(?P<v>[{_CJK}A-Za-z ]{{2,12}})")),
-    ("employer", False, re.compile(rf"在(?P<v>[{_CJK}A-Za-z ]{{2,10}}?)(?:工作|上班|任职)")),
+    ("employer", False, re.compile(rf"(?<![现正])在(?P<v>[{_CJK}A-Za-z ]{{2,10}}?)(?:工作|上班|任职)")),
     ("employer", False, re.compile(rf"(?:加入了?|入职了?|跳槽到了?)(?P<v>[{_CJK}A-Za-z ]{{2,10}})")),
     ("employer", True, re.compile(rf"(?:离开了?|从)(?P<v>[{_CJK}A-Za-z ]{{2,10}}?)(?:离职|辞职|$|[，。,.])")),
     ("favourite", False, re.compile(rf"最喜欢的(?P<what>[{_CJK}]{{1,4}}?)是(?P<v>[{_CJK}A-Za-z ]{{1,8}})")),

@@ -28,6 +28,17 @@ def test_capture_reports_it_too_and_in_chinese(store):
     assert [(c.older, c.slot) for c in result.conflicts] == [(old, "likes 茶")]
 
 
+def test_how_someone_goes_to_work_is_not_where_they_work(store):
+    old = store.remember("玛拉在谷歌上班。", now=T0).memory.id
+    assert store.remember("玛拉现在坐轮渡上班。", now=T0 + DAY).conflicts == []  # 现在, not 在
+    [conflict] = store.remember("玛拉现在在微软上班。", now=T0 + 2 * DAY).conflicts
+    assert (conflict.older, conflict.slot, conflict.newer_claim) == (old, "employer", "在微软上班")
+    store.remember("Theo works at Acme.", now=T0)
+    assert store.remember("Theo now cycles to work.", now=T0 + DAY).conflicts == []
+    bus = store.remember("Theo takes the bus to work since his accident.", now=T0 + 2 * DAY).memory.id
+    assert [c.older for c in store.remember("Theo now drives to work.", now=T0 + 3 * DAY).conflicts] == [bus]
+
+
 def test_restatements_and_other_people_are_not_conflicts(store):
     store.remember("Mara lives in Lisbon.", now=T0)
     assert store.remember("Mara lives in central Lisbon near the river.", now=T0 + DAY).conflicts == []
@@ -295,6 +306,8 @@ OTHER_ATTRIBUTE = [
     ("普丽亚是素食者。", "普丽亚现在在一家素食餐厅工作。", "Priya"),
     # what one knows how to do stays so, whatever one now does
     ("Lena knows how to sail.", "Lena now commutes by ferry.", "Lena"),
+    # a new way to work ends only an older way of getting about
+    ("玛拉在工位上吃午饭。", "玛拉自从自行车被偷后改坐公交车上班。", "Mara"),
     # an hour is a value, not an attribute (tests/data/conflict_subject_tune3.jsonl)
     ("Lena finishes work at five.", "Lena now picks up her son from school at four.", "Lena"),
     ("美玲五点下班。", "美玲现在四点去学校接儿子。", ""),
