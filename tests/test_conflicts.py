@@ -349,3 +349,5 @@ def test_what_two_memories_say_of_their_subject_is_read_without_its_name_and_tim
     assert without_subject("Priya now catches the 7:40 train.", ["priya"]) == "catches the train."
     assert without_subject("Mara goes to bed around ten.", ["mara"]) == "goes to bed ."
     assert without_subject("Mara drinks one coffee a day.", ["mara"]) == "drinks one coffee a day."
+    assert without_subject("Theo runs every morning before work.", ["theo"]) == "runs ."
+    assert without_subject("小雨上班前去健身房。", ["小雨"]) == "去健身房。"
