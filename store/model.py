@@ -46,6 +46,9 @@ _INVISIBLE_CATEGORIES = frozenset(("Cf", "Cc", "Co", "Cs", "Cn"))
 # Fields a caller may set on a memory (``remember``/``update``): the editable columns and its entities.
 EDITABLE = (*EDITABLE_COLUMNS, "entities")
 MAX_CONTEXT_CHARS = 20_000  # a capture's execution context, as JSON
+# The key of a memory's context where an import keeps where the memory came from (its
+# source, key, slot and digest: store/importers/sync.py): bookkeeping, not what the source said.
+ORIGIN_KEY = "origin"
 MAX_REASON_CHARS = COLUMN["reason_to_remember"].max_chars
 # The editable columns of plain text (NULL read as ""), each checked alike (validate_fields).
 _TEXT_FIELDS = tuple(c for c in MEMORY_COLUMNS if c.editable and c.export == "text")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from .backends import SchemaBehind
 from .errors import StoreError
-from .model import SENSITIVITY_RANK
+from .model import ORIGIN_KEY, SENSITIVITY_RANK
 
 if TYPE_CHECKING:
     from .results import UpdateResult
@@ -453,12 +453,15 @@ def findings_in(memory_id: str, text: str, sensitivity: str, *, all_findings: bo
 def context_text(context: object) -> str:
     """The strings a memory's context holds (values, not keys), one a line, in order: the
     text the check reads there (an import keeps the source's metadata in context, and an
-    export writes it out)."""
+    export writes it out). Not the import's own bookkeeping of where it came from (a path
+    and digests: ``origin``), which the source never said."""
     if isinstance(context, str):
         try:
             context = json.loads(context)
         except ValueError:
             return context
+    if isinstance(context, dict) and ORIGIN_KEY in context:
+        context = {k: v for k, v in context.items() if k != ORIGIN_KEY}
     return "\n".join(_strings(context))
 
 

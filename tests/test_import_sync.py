@@ -168,3 +168,20 @@ def test_undo_takes_a_sync_back_whole(db_path, tmp_path):
         assert (result.memories_new, result.memories_updated, result.memories_retired) == (0, 2, 0)
         undo(store, result)
         assert sorted((m.id, m.text, tuple(m.entities)) for m in store.list()) == before
+
+
+def test_the_origin_an_import_keeps_is_no_finding_of_the_privacy_check(db_path, tmp_path):
+    """An origin's digests are hex: "0570074901196255" reads as a phone number. They are the
+    import's bookkeeping, not what the source said: the check reads around them (and a
+    context many memories share is scanned once again)."""
+    from mnemoscope.store import privacy
+
+    ctx = {"mcp_memory": {"entity": "Mara"}, "origin": {"source": "/x", "key": "0570074901196255",
+                                                         "slot": "0809810201392678", "digest": "0570074901196255"}}
+    assert privacy.context_text(ctx) == "Mara"
+    assert privacy.check_records([{"id": "a", "text": "Climbs", "context": ctx, "sensitivity": "low"}]) == []
+    root = folder(tmp_path, mara=NOTE)
+    with MemoryStore(db_path) as store:
+        import_file(store, root)
+        store.update(store.list()[0].id, context=ctx)
+        assert privacy.check(store) == []

@@ -32,11 +32,13 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..model import ORIGIN_KEY
+
 if TYPE_CHECKING:
     from ..store import MemoryStore
     from .plan import ImportPlan
 
-ORIGIN = "origin"  # the key of a memory's context that holds where an import found it
+ORIGIN = ORIGIN_KEY  # the key of a memory's context that holds where an import found it
 # What a sync may change in a memory the source changed, and what its digest covers.
 SYNCED = ("text", "kind", "topic", "who", "tags", "entities", "context")
 
