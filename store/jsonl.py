@@ -67,6 +67,7 @@ class ImportReport:
     ids: list[str] = field(default_factory=list)
     entities: int = 0  # entity lines whose entity was made (not there before)
     relations: int = 0  # relation lines whose edge was written (not there before)
+    recall_waiting: int = 0  # imported memories whose recall vectors the background backfill makes
 
     def summary(self) -> str:
         parts = [f"{self.imported} imported"]
@@ -78,13 +79,16 @@ class ImportReport:
                 parts.append(f"{count} {one if count == 1 else name} made")
         if self.errors:
             parts.append(f"{len(self.errors)} bad line(s)")
+        if self.recall_waiting:
+            parts.append(f"{self.recall_waiting} waiting for their recall vectors (the background backfill of a "
+                         "server or the window, or mnemoscope reembed --only-missing)")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as every door gives it in JSON (not the ids: an import may hold many)."""
         return {"summary": self.summary(), "imported": self.imported, "skipped": self.skipped,
                 "overwritten": self.overwritten, "merged": self.merged,
-                "entities": self.entities, "relations": self.relations,
+                "entities": self.entities, "relations": self.relations, "recall_waiting": self.recall_waiting,
                 "errors": [{"line": n, "reason": r} for n, r in self.errors]}
 
 
@@ -418,6 +422,7 @@ def import_jsonl(store: MemoryStore, source: Any, policy: str = "skip", now: Any
                         if edge == SUPERSEDES:  # the replaced memory stays archived
                             store.tables.refresh_state(other)
         report.relations = graph.make_relations(store, tick_now)
+    report.recall_waiting = vectors.recall_soon(store, report.ids)
     return report
 
 

@@ -40,11 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from . import decay, relevance, signals, vectors
+from . import decay, recall_meaning, relevance, signals
 from .edges import MENTIONED_IN, MENTIONS
-from .embedding import EmbeddingError, embed_queries, prepare
 from .errors import StoreError, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK, check_text, validate_scope
 from .text import Words, all_of, any_of, query_terms, terms
@@ -178,22 +175,8 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     q_terms = query_terms(query)
     hits = Hits()
     readable = SENSITIVITIES[:max_rank + 1]
-    meaning, idx = None, None
-    try:
-        idx = vectors.index(store)
-    except EmbeddingError as exc:
-        hits.note = f"recalled by words only: {exc}"
-    if idx is not None:
-        try:
-            meaning = _query_vector(store, query)
-        except EmbeddingError as exc:  # an endpoint down, a model that cannot load here
-            hits.note = f"recalled by words only: the query could not be embedded ({exc})"
-            idx = None
-    elif not hits.note and store.tables.meta(vectors.META_KEY) not in (None, "", store.embedder_id()):
-        hits.note = (f"recalled by words only: the vectors here are by {store.tables.meta(vectors.META_KEY)}, "
-                     f"not by this store's embedder {store.embedder_id()} (mnemoscope reembed replaces them)")
-    if meaning is not None:
-        hits.meaning_by = store.embedder_id()
+    meaning = recall_meaning.of(store, query, scopes, max_rank)
+    hits.note, hits.meaning_by = meaning.note, meaning.by
     ph = ",".join("?" * len(scopes))
     rph = ",".join("?" * len(readable))
     with store.tables.reading():
@@ -206,17 +189,16 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             ranked = _by_words(found, q_terms, _visible_count(store, scopes, readable) if found else 0)
             for rank, row in enumerate(ranked[:max(lim.candidate_limit, 2 * k)], 1):
                 rows[row["id"]] = dict(row, keyword_rank=rank)
-        cosines: dict[str, float] = {}
-        standing = (0.0, 1.0)  # the mean and spread of the visible memories' cosines
+        cosines: dict[str, tuple[float, float]] = {}  # id -> (cosine, standing)
         meaning_rank: dict[str, int] = {}
-        if meaning is not None:
-            near = vectors.nearest(idx, meaning, scopes, max_rank, max(lim.vector_candidates, 2 * k), -1.0)
-            standing = _standing(near)
-            cosines = {mid: c for mid, c, _ in near}
+        if meaning:
+            near = meaning.nearest(scopes, max_rank, max(lim.vector_candidates, 2 * k))
+            cosines = {mid: (c, st) for mid, c, st in near}
             _fetch(store, rows, [mid for mid in cosines if mid not in rows])
             # equal cosines (memories alike) rank the one written last first: their float
             # noise depends on the matrix's shape, hidden memories included
-            near.sort(key=lambda n: (-round(n[1], 6), -rows.get(n[0], {}).get("rowid", 0), n[0]))
+            near.sort(key=lambda n: (-round(n[2 if len(meaning.searches) > 1 else 1], 6),
+                                     -rows.get(n[0], {}).get("rowid", 0), n[0]))
             meaning_rank = {mid: r for r, (mid, _, _) in enumerate(near, 1)}
             for mid, r in meaning_rank.items():
                 if mid in rows:
@@ -234,12 +216,12 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
             _fetch(store, rows, entity_extra)
         if lim.neighbour_window:
             _add_neighbours(store, rows, scopes, readable, lim.neighbour_window, lim.episode_gap_seconds)
-        if meaning is not None:
-            cosines.update(vectors.cosines_of(idx, meaning, [mid for mid in rows if mid not in cosines]))
+        if meaning:
+            cosines.update(meaning.cosines_of([mid for mid in rows if mid not in cosines]))
             # An entity's memories beyond the nearest rank after them, by cosine (a neighbour
             # brought in only for being next to a candidate gets no meaning part of its own).
             beyond = sorted((mid for mid in entity_extra if mid in cosines and mid not in meaning_rank),
-                            key=lambda m: (-cosines[m], m))
+                            key=lambda m: (-cosines[m][1], m))
             for r, mid in enumerate(beyond, len(meaning_rank) + 1):
                 rows[mid]["meaning_rank"] = r
         entity_map = _entities_of(store, list(rows))
@@ -263,11 +245,10 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
                 # found by its entity's name alone (not in its text): ranked among the
                 # full-text hits by the share of the query's terms it holds
                 row["keyword_rank"] = 1 + sum(s > row["keyword_share"] for s in fts_shares)
-        scored = _score(rows, cfg, store.embedder.meaningful)
+        scored = _score(rows, cfg, meaning.meaningful)
         for mid, row in rows.items():
             share = row["keyword_share"]
-            cos = cosines.get(mid)
-            stand = (cos - standing[0]) / standing[1] if cos is not None else None
+            cos, stand = cosines.get(mid, (None, None))
             row["cosine"], row["standing"] = cos, stand
             row["relevance"] = relevance.of(scored[mid][0], share, stand)
         # equal scores: the one written last first (ids may be random: they would make the
@@ -353,17 +334,6 @@ def _score(rows: dict[str, dict[str, Any]], cfg: Any, meaningful: bool
         parts = {n: round(v, 4) for n, v in ctx.parts[mid].items()}
         out[mid] = (sum(ctx.parts[mid].values()), parts, raws[mid])
     return out
-
-
-def _standing(near: Sequence[tuple[str, float, float]]) -> tuple[float, float]:
-    """The mean and spread of the cosines ``nearest`` measured its standings against."""
-    for (_, c1, s1), (_, c2, s2) in zip(near, near[1:], strict=False):
-        if abs(s1 - s2) > 1e-9:
-            spread = (c1 - c2) / (s1 - s2)
-            return c1 - s1 * spread, spread
-    if near:
-        return near[0][1] - near[0][2], 1.0
-    return 0.0, 1.0
 
 
 def _fetch(store: MemoryStore, rows: dict[str, dict[str, Any]], ids: Sequence[str]) -> None:
@@ -519,12 +489,6 @@ def _newer_first(store: MemoryStore, hits: list[Hit], rows: dict[str, dict[str, 
             hits.remove(newer)
             hits.insert(hits.index(older), newer)
     return hits
-
-
-def _query_vector(store: MemoryStore, query: str) -> np.ndarray:
-    """The query's vector (an :class:`EmbeddingError` when the embedder fails)."""
-    prepare(query)
-    return embed_queries(store.embedder, [query])[0]
 
 
 def _name_entities(store: MemoryStore, hits: list[Hit], entity_map: dict[str, set[str]]) -> None:

@@ -52,6 +52,7 @@ class DeletedMemory:
     recall_events: list[float]
     entities_removed: list[dict[str, Any]] = field(default_factory=list)
     vector: tuple[bytes, str | None] | None = None  # the stored vector and whose it was
+    recall_vector: tuple[bytes, str | None] | None = None  # likewise its recall vector (store/vectors.py)
 
     @property
     def id(self) -> str:

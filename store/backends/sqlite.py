@@ -90,7 +90,7 @@ class SQLiteBackend:
         with write():
             migrations.apply(db)
 
-    def prepare_vectors(self, write: Callable[[], Any], dim: Callable[[], int]) -> None:
+    def prepare_vectors(self, write: Callable[[], Any], sets: Callable[[], list[tuple[str, int]]]) -> None:
         """Nothing: recall searches the stored vectors with numpy (store/vectors.py)."""
 
     def close(self) -> None:
@@ -230,7 +230,7 @@ class SQLiteBackend:
         """None: FTS5's bm25 weighs each term by its rarity itself."""
         return set()
 
-    def vector_search(self, store: Any, key: tuple) -> Any:
+    def vector_search(self, store: Any, key: tuple, vs: Any) -> Any:
         return None  # numpy over the stored vectors (store/vectors.py)
 
     def wall_time(self) -> float:

@@ -70,6 +70,9 @@ def _configure(conn: sqlite3.Connection) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")  # raised while writing: Tables.write
+    # A row an INSERT OR REPLACE replaces fires its delete triggers, so the vectors' counts
+    # (store/schema.py's migration 14) see it go before the new one comes.
+    conn.execute("PRAGMA recursive_triggers = ON")
     return conn
 
 

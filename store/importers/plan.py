@@ -243,6 +243,8 @@ class ImportResult:
     changes: list[sync.Change] = field(default_factory=list)  # what a sync updates and retires
     updated: list[Any] = field(default_factory=list)  # the memories it updated, as they were before
     retired: list[str] = field(default_factory=list)  # the memories it retired (forgot)
+    # Imported memories whose recall vectors the background backfill makes (store/catch_up.py).
+    recall_waiting: int = 0
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -264,6 +266,10 @@ class ImportResult:
         if self.findings:
             flagged = len({f.memory_id for f in self.findings})
             parts.append(f"{flagged} {'memory' if flagged == 1 else 'memories'} should be more sensitive")
+        if self.recall_waiting:
+            parts.append(f"{self.recall_waiting} wait for their recall vectors (found by their similarity vectors "
+                         "meanwhile; made in the background by a server or the window, or by mnemoscope reembed "
+                         "--only-missing)")
         return "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -276,6 +282,7 @@ class ImportResult:
                 "memories_retired": self.memories_retired, "memories_unchanged": self.memories_unchanged,
                 "changes": [{"action": c.action, "memory_id": c.memory_id, "text": c.text}
                             | ({"new_text": c.new_text} if c.action == "update" else {}) for c in self.changes],
+                "recall_waiting": self.recall_waiting,
                 "privacy": [{"memory_id": f.memory_id, "what": f.what, "where": f.where, "preview": f.preview,
                              "sensitivity": f.sensitivity, "needed": f.needed} for f in self.findings],
                 "left_out": [{"where": x.where, "what": x.what, "why": x.why} for x in self.left_out]}
@@ -385,6 +392,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         pending.cancel()
     written = set(result.ids) | {m.id for m in result.updated}
     result.findings = [f for f in findings if f.memory_id in written]
+    result.recall_waiting = vectors.recall_soon(store, [*result.ids, *(m.id for m in result.updated)])
     result.seconds = time.perf_counter() - started_all
     return result
 

