@@ -140,13 +140,17 @@ def program() -> list[str]:
 
 
 def entry(client: str, db: str, scopes: list[str] | tuple[str, ...] = (), trust: str = "medium",
-          command: list[str] | None = None) -> dict[str, Any]:
-    """The server entry for ``client``: this program, ``mcp``, the database, scopes and trust."""
+          command: list[str] | None = None, tools: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
+    """The server entry for ``client``: this program, ``mcp``, the database, scopes and
+    trust, and the tool sets it gives when not only Mnemoscope's own (``--tools``)."""
     command = command or program()
     args = [*command[1:], "mcp", "--db", os.path.abspath(db)]
     for scope in scopes:
         args += ["--scope", scope]
     args += ["--trust", trust]
+    if tuple(tools) not in ((), ("mnemoscope",)):
+        for name in dict.fromkeys(tools):
+            args += ["--tools", name]
     out: dict[str, Any] = {"type": "stdio"} if CLIENTS[client][2] else {}
     out.update({"command": command[0], "args": args})
     return out
@@ -294,14 +298,14 @@ def _write(folder: SafeFolder, name: str, out: bytes, text: str | None, snippet:
 
 def connect(client: str, db: str, *, scopes: list[str] | tuple[str, ...] = (), trust: str = "medium",
             remove: bool = False, dry_run: bool = False, path: str | None = None,
-            command: list[str] | None = None, **where: Any) -> ConnectResult:
+            command: list[str] | None = None, tools: list[str] | tuple[str, ...] = (), **where: Any) -> ConnectResult:
     """Write (or with ``remove`` take out) the entry in ``client``'s configuration file;
     with ``dry_run`` only say what would be written. ``where``: see :func:`config_path`."""
     path = path or config_path(client, **where)
     if not os.path.basename(path) or os.path.basename(path) in (".", ".."):
         raise ConnectError(f"{path} names a folder; give the configuration file itself; nothing was written")
     key = CLIENTS[client][1]
-    new = entry(client, db, _check_entry(scopes, trust), trust, command)
+    new = entry(client, db, _check_entry(scopes, trust), trust, command, tools)
     snippet = config_text(client, new)
     if dry_run and not os.path.lexists(os.path.dirname(path) or "."):
         return ConnectResult(client, path, new, not remove, removed=remove)  # nothing there, nothing made

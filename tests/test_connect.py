@@ -263,3 +263,14 @@ def test_a_config_that_names_a_folder_is_refused_and_nothing_is_made(tmp_path, n
     target = f"{tmp_path}/{name}"
     assert main(["--db", str(tmp_path / "m.db"), "connect", "cursor", "--config", target]) == 1
     assert "names a folder" in capsys.readouterr().err and not (tmp_path / "new").exists()
+
+
+def test_a_client_that_used_the_memory_server_gets_its_tools(home, tmp_path, capsys):
+    """An agent written for @modelcontextprotocol/server-memory keeps its tools: the entry
+    runs 'mnemoscope mcp --tools memory-server' (docs/agents.md)."""
+    db = str(tmp_path / "m.db")
+    assert main(["--db", db, "connect", "cursor", "--tools", "memory-server", "--print", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["entry"]["args"][-2:] == ["--tools", "memory-server"]
+    both = entry("cursor", db, [], "medium", tools=("memory-server", "mnemoscope"))
+    assert both["args"][-4:] == ["--tools", "memory-server", "--tools", "mnemoscope"]
+    assert "--tools" not in entry("cursor", db)["args"]  # the default set is not written out
