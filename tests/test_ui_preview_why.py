@@ -150,3 +150,44 @@ def test_the_future_is_a_list_with_text_when_why_and_pin(window, qtbot):
     assert archived and all(model.data(model.index(i, 2)).startswith("day ") for i, (c, _) in enumerate(model.rows)
                             if c in archived)
     assert pv.tabs.tabText(pv.tabs.indexOf(pane)).startswith(f"Future · {len(future.left)} leave")
+
+
+def test_a_big_stores_preview_recalls_off_the_gui_thread_and_shows_the_same(window, qtbot, monkeypatch):
+    """At 100,000 memories the first message's recall held the window up for ~2 s (the model
+    and every vector loading on the GUI thread), each later one 0.1-0.2 s. A big store's is
+    worked out in a job; what it shows is what the small store's inline recall shows."""
+    import threading
+
+    from mnemoscope.ui import prompt_preview
+
+    pv = window.preview
+    message = "What should I cook for Mara tonight?"
+    pv.user_message.setPlainText(message)
+    pv.recompile()
+    inline = ([h.id for h in pv.hits], pv.result.metadata["token_count"], [r.id for r in pv.why_pane.rows])
+    threads = []
+    real = prompt_preview.recall_and_compile
+
+    def recorded(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(prompt_preview, "recall_and_compile", recorded)
+    window.session.background_from = 1  # as a big store
+    pv.user_message.setPlainText("")
+    pv.recompile()
+    pv.user_message.setPlainText(message)
+    pv.recompile()
+    assert pv.result is None  # not yet: the window answers meanwhile
+    qtbot.waitUntil(lambda: pv.result is not None, timeout=20000)
+    assert threads and threading.main_thread() not in threads
+    assert ([h.id for h in pv.hits], pv.result.metadata["token_count"]) == inline[:2]
+    pv.tabs.setCurrentWidget(pv.why_pane)
+    assert [r.id for r in pv.why_pane.rows][:len(inline[2])] == inline[2]
+    # a newer message replaces one still being worked out
+    pv.user_message.setPlainText("When is the rent due?")
+    pv.recompile()
+    pv.user_message.setPlainText(message + " And dessert?")
+    pv.recompile()
+    qtbot.waitUntil(lambda: pv._job is None, timeout=20000)
+    assert pv.request().user_message.endswith("And dessert?") and pv.result is not None

@@ -11,6 +11,7 @@ import html
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from mnemoscope.store import SENSITIVITIES, StoreError
 from mnemoscope.store.recall import MAX_K
@@ -65,6 +66,42 @@ from .token_bars import TokenBars
 from .why_pane import WhyPane
 from .widgets import SteadyLabel, StillTabs, scrolling, visible_groove
 
+
+@dataclass
+class Found:
+    """What a message's recall and compile found: the prompt's future (when a later day is
+    looked at), the hits shown, their compile, and the recall with a few more hits."""
+
+    future: PromptFuture | None
+    hits: list
+    base: CompileResult
+    more: list | None
+
+
+def recall_and_compile(store, request: PreviewRequest, future_days: float, as_of_days: float,
+                       below_now) -> Found:
+    """Recall for ``request`` and compile (writing nothing): today's prompt, or today's and
+    ``future_days`` later's (the one shown: that day's when ``as_of_days``); and the same
+    recall with ``NEAR_MISSES`` more hits (as of ``below_now``), for the Why tab. No Qt: a
+    big store's runs in a Job."""
+    if future_days > 0:  # today and that day, both recalled without writing
+        future = prompt_future(store, request, future_days, explain=True)
+        shown = future.then if as_of_days > 0 else future.today
+        hits, base = shown.hits, shown.result
+    else:
+        future = None
+        hits, items = recall_for(store, request, explain=True)
+        base = compile_for(store, request, items)
+    more = None
+    if hits:
+        wider = replace(request, k=min(request.k + NEAR_MISSES, MAX_K))
+        try:
+            more, _items = recall_for(store, wider, below_now, explain=True)
+        except (StoreError, ValueError, TypeError):
+            more = None
+    return Found(future, hits, base, more)
+
+
 FORMAT_LABELS = (("openai", "Copy OpenAI", "Copy the prompt as OpenAI chat messages (JSON)"),
                  ("anthropic", "Copy Anthropic", "Copy the prompt as an Anthropic Messages API request (JSON)"),
                  ("text", "Copy text", "Copy the prompt as plain text"))
@@ -87,6 +124,8 @@ class PromptPreview(QWidget):
         self.kinds: dict[str, str] = {}
         self.texts: dict[str, str] = {}
         self.error = ""
+        self._job = None  # a big store's recall and compile, off the GUI thread
+        self._more: list | None = None  # the recall with NEAR_MISSES more: what the Why tab shows below the k
         # The time-travel slider's day (0: today), and the last day it showed, whose changes
         # the Future tab keeps after the slider goes back to now.
         self.as_of_days = 0.0
@@ -353,6 +392,9 @@ class PromptPreview(QWidget):
         if request.max_tokens > cap:
             request.max_tokens = cap
         if store is None or not request.user_message.strip():
+            if self._job is not None:  # what it would bring is of a message no longer there
+                self._job.cancel()
+                self._job = None
             self.base = self.result = None
             self.hits = []
             self.bars.set_result(None)
@@ -364,19 +406,54 @@ class PromptPreview(QWidget):
             self.messages.clear()
             self.why_pane.show_rows([], self.k.value())
             return
-        try:
-            if self.future_days > 0:  # today and that day, both recalled without writing
-                self.future = prompt_future(store, request, self.future_days, explain=True)
-                shown = self.future.then if self.as_of_days > 0 else self.future.today
-                self.hits, self.base = shown.hits, shown.result
-            else:
-                self.future = None
-                self.hits, items = recall_for(store, request, explain=True)
-                self.base = compile_for(store, request, items)
-        except (StoreError, ValueError, TypeError) as exc:
-            self._set_error(str(exc))
+        below_now = self.session.preview_now() if self.as_of_days > 0 and self.future_days > 0 else None
+        work = (request, self.future_days, self.as_of_days, below_now)
+        if not self.session.in_background():
+            try:
+                found = recall_and_compile(store, *work)
+            except (StoreError, ValueError, TypeError) as exc:
+                self._set_error(str(exc))
+                return
+            self._show_found(found)
             return
+        # A big store: recalled and compiled off the GUI thread (the first time the model and
+        # every vector load there; each later message's recall is ~0.1-0.2 s at 100,000), a
+        # newer message replacing one still being worked out.
+        from .background import Job
+
+        if self._job is not None:
+            self._job.cancel()
+        held = store.held_vectors
+
+        def run(worker):
+            worker.held_vectors = held
+            return recall_and_compile(worker, *work), worker.held_vectors
+
+        job = Job(store, "Recalling", run, writes=False, share_embedder=True, parent=self)
+        job.finished.connect(lambda found, _read, j=job: self._job_done(j, found, None))
+        job.failed.connect(lambda exc, j=job: self._job_done(j, None, exc))
+        self._job = job
+        job.start()
+
+    def _job_done(self, job, found, error: Exception | None) -> None:
+        if job is not self._job:
+            return  # a newer message is being worked out
+        self._job = None
+        if found is None:
+            from .background import Cancelled
+
+            if not isinstance(error, Cancelled):
+                self._set_error(str(error))
+            return
+        found, held = found
+        store = self.session.store
+        if store is not None and held is not None and store.held_vectors is None:
+            store.held_vectors = held  # the next message's recall reads none of them again
+        self._show_found(found)
+
+    def _show_found(self, found: Found) -> None:
         self.error = ""
+        self.future, self.hits, self.base, self._more = found.future, found.hits, found.base, found.more
         hits = [*self.future.today.hits, *self.future.then.hits] if self.future else self.hits
         self.kinds = {h.id: h.kind for h in hits}
         self.texts = {h.id: h.text or "" for h in hits}
@@ -452,17 +529,11 @@ class PromptPreview(QWidget):
 
     def _below_k(self) -> list[WhyRow]:
         """The memories recall ranks just under the k for this message: recalled again
-        with a larger k (writing nothing), those not among the hits."""
+        with a larger k (writing nothing), with the hits, those not among them."""
         store = self.session.store
-        if store is None or not self.hits:
+        if store is None or not self.hits or self._more is None:
             return []
-        request = self.request()
-        request.k = min(request.k + NEAR_MISSES, MAX_K)
-        now = self.session.preview_now() if self.as_of_days > 0 and self.future is not None else None
-        try:
-            more, _items = recall_for(store, request, now, explain=True)
-        except (StoreError, ValueError, TypeError):
-            return []
+        more = self._more
         shown = {h.id for h in self.hits}
         below = [h for h in more if h.id not in shown][:NEAR_MISSES]
         rows = explain_prompt(self.hits, self.result, store.config.weights, self.k.value(), below)
