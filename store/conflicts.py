@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import changes, vectors
+from . import changes, shelves, vectors
 from .claims import Claim, claims, compatible, is_cjk, statement_key, subject_from
 from .edges import KEPT, MENTIONS, SUPERSEDED_BY, SUPERSEDES
 from .errors import NotFound, StoreError, ValidationError
@@ -316,11 +316,11 @@ def likely_conflicts(store: MemoryStore, memory_id: str, *, limit: int = 200) ->
                 queries.add(all_of([*subject_terms, any_of(verbs)]))
         visible = SENSITIVITIES[:SENSITIVITY_RANK[sensitivity] + 1]
         candidates: dict[str, tuple] = {}
-        for q in sorted(queries, key=repr):
+        pairs = shelves.held(store, [scope, "global"], visible) if queries else []
+        for q in sorted(queries, key=repr) if pairs else ():
             for cid, ctext, cwho, ccreated, cterms in store.conn.execute(*store.tables.sql.text_search(
-                    "m.id, m.text, m.who, m.created_at, m.terms", q, "m.id != ? AND m.scope IN (?, 'global') "
-                    f"AND s.layer != 'archived' AND m.sensitivity IN ({','.join('?' * len(visible))})",
-                    (mid, scope, *visible), limit=limit, state=True)):
+                    "m.id, m.text, m.who, m.created_at, m.terms", q, "m.id != ? AND s.layer != 'archived'", (mid,),
+                    limit=limit, pairs=pairs, state=True)):
                 candidates[cid] = (cid, ctext, cwho, ccreated, cterms)
         out = []
         new = (mid, text, created, mine)
@@ -347,13 +347,13 @@ def _likely_by_meaning(store: MemoryStore, new: tuple[str, str, list[Claim]], su
     # a Chinese subject by its first two characters (terms are bigrams), or one's prefix
     words = list(dict.fromkeys(terms(subject))) if not is_cjk(subject[:1]) \
         else [subject[:2] if len(subject) >= 2 else Prefix(subject)]
-    if not words:
+    pairs = shelves.held(store, [scope, "global"], visible) if words else []
+    if not pairs:
         return []
     rows = {}
     for cid, ctext, cwho, cterms, ckind in store.conn.execute(*store.tables.sql.text_search(
-            "m.id, m.text, m.who, m.terms, m.kind", all_of(words), "m.id != ? AND m.scope IN (?, 'global') "
-            f"AND s.layer != 'archived' AND m.sensitivity IN ({','.join('?' * len(visible))})",
-            (mid, scope, *visible), limit=limit, state=True)):
+            "m.id, m.text, m.who, m.terms, m.kind", all_of(words), "m.id != ? AND s.layer != 'archived'", (mid,),
+            limit=limit, pairs=pairs, state=True)):
         if ckind not in changes.KINDS:
             continue
         known = cwho.lower() if cwho else _subjects_one(store, cid, ctext, "")

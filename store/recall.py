@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import decay, recall_meaning, relevance, signals
+from . import decay, recall_meaning, relevance, shelves, signals
 from .edges import MENTIONED_IN, MENTIONS
 from .errors import StoreError, ValidationError
 from .model import SENSITIVITIES, SENSITIVITY_RANK, check_text, validate_scope
@@ -181,12 +181,13 @@ def recall(store: MemoryStore, query: str, k: int = 5, *, scope: str | Sequence[
     rph = ",".join("?" * len(readable))
     with store.tables.reading():
         rows: dict[str, dict[str, Any]] = {}
-        if q_terms:
+        pairs = shelves.held(store, scopes, readable) if q_terms else []
+        if pairs:  # the full-text index is read on the shelves the caller may see only
             fts = _candidate_query(store, q_terms, scopes, readable)
             found = store.tables.rows(*store.tables.sql.text_search(
-                CANDIDATE_COLUMNS, fts, f"m.scope IN ({ph}) AND s.layer != 'archived' AND m.sensitivity IN ({rph})",
-                (*scopes, *readable), limit=max(lim.keyword_pool, 2 * k), state=True, ranked=True))
-            ranked = _by_words(found, q_terms, _visible_count(store, scopes, readable) if found else 0)
+                CANDIDATE_COLUMNS, fts, "s.layer != 'archived'", (), limit=max(lim.keyword_pool, 2 * k),
+                pairs=pairs, state=True, ranked=True))
+            ranked = _by_words(found, q_terms, _visible_count(store, pairs) if found else 0)
             for rank, row in enumerate(ranked[:max(lim.candidate_limit, 2 * k)], 1):
                 rows[row["id"]] = dict(row, keyword_rank=rank)
         cosines: dict[str, tuple[float, float]] = {}  # id -> (cosine, standing)
@@ -308,11 +309,11 @@ def _by_words(found: Sequence[dict[str, Any]], q_terms: Sequence[str], visible: 
     return [row for *_, row in scored]
 
 
-def _visible_count(store: MemoryStore, scopes: Sequence[str], readable: Sequence[str]) -> int:
-    """How many memories the caller may search (what a term's rarity is measured against)."""
-    row = store.tables.rows(
-        f"SELECT count(*) AS n FROM memories WHERE scope IN ({','.join('?' * len(scopes))}) "
-        f"AND sensitivity IN ({','.join('?' * len(readable))})", (*scopes, *readable))
+def _visible_count(store: MemoryStore, pairs: Sequence[tuple[str, str]]) -> int:
+    """How many memories the caller may search (what a term's rarity is measured against),
+    counted in the index of its (scope, sensitivity) pairs (store/shelves.py)."""
+    row = store.tables.rows(f"SELECT count(*) AS n FROM memories m WHERE {shelves.shown('m', len(pairs))}",
+                            shelves.as_params(pairs))
     return int(row[0]["n"]) if row else 0
 
 

@@ -11,6 +11,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 from . import columns
+from .shelves import SHOWN
 
 MIGRATION_SET = "mnemoscope"
 # SQLite's application_id of a Mnemoscope database: "MNEM". A file with another
@@ -306,6 +307,39 @@ def m014_recall_vectors(db: Database) -> None:
     # memory's row was read for its sensitivity (19 ms at 100,000, a tenth of it now).
     db.execute("CREATE INDEX idx_memories_scope_sensitivity ON memories (scope, sensitivity)")
     db["meta"].insert({"key": "schema_version", "value": "14"}, replace=True)
+
+
+def shelved_terms(row: str) -> str:
+    """SQL for the terms of the memory ``row`` (``new``, ``old`` or the table) as the
+    full-text index holds them: each behind its shelf, the memory's scope and sensitivity
+    (store/shelves.py; the SQLite backend's ``shelf`` makes the same prefix in Python)."""
+    prefix = f"('x' || lower(hex({row}.scope)) || 'y' || lower(hex({row}.sensitivity)) || 'z')"
+    return (f"CASE WHEN coalesce({row}.terms, '') = '' THEN '' "
+            f"ELSE {prefix} || replace({row}.terms, ' ', ' ' || {prefix}) END")
+
+
+@migrations()
+def m015_shelved_terms(db: Database) -> None:
+    """The full-text index holds each term behind its memory's shelf (scope and
+    sensitivity, store/shelves.py), so a search reads the memories its caller may see and
+    no other: how long it takes no longer says how many hidden memories hold a word. The
+    index is contentless now (what it holds is not a column of ``memories``); the triggers
+    give it each row's shelved terms, and index it again when its scope or sensitivity
+    changes. What a caller may see is found by its pairs of scope and sensitivity, in an
+    index of the pair (the scope's index reads the too sensitive memories too)."""
+    for trigger in ("memories_ai", "memories_ad", "memories_au"):
+        db.execute(f'DROP TRIGGER IF EXISTS "{trigger}"')
+    db.execute("DROP TABLE IF EXISTS memories_fts")
+    db.execute(f"CREATE VIRTUAL TABLE memories_fts USING fts5(terms, content='', tokenize='{FTS_TOKENIZER}')")
+    add = f'INSERT INTO "memories_fts" (rowid, "terms") VALUES (new.rowid, {shelved_terms("new")});'
+    drop = f'INSERT INTO "memories_fts" ("memories_fts", rowid, "terms") VALUES(\'delete\', old.rowid, {shelved_terms("old")});'
+    db.execute(f'CREATE TRIGGER "memories_ai" AFTER INSERT ON "memories" BEGIN\n  {add}\nEND')
+    db.execute(f'CREATE TRIGGER "memories_ad" AFTER DELETE ON "memories" BEGIN\n  {drop}\nEND')
+    db.execute(f'CREATE TRIGGER "memories_au" AFTER UPDATE OF "terms", "scope", "sensitivity" ON "memories" BEGIN\n'
+               f"  {drop}\n  {add}\nEND")
+    db.execute(f"INSERT INTO memories_fts (rowid, terms) SELECT rowid, {shelved_terms('memories')} FROM memories")
+    db.execute(f"CREATE INDEX memories_scope_sensitivity ON memories ({SHOWN})")
+    db["meta"].insert({"key": "schema_version", "value": "15"}, replace=True)
 
 
 # A SQLite column's type for each declared type (store/columns.py).

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
-from . import decay, ticking, vectors
+from . import decay, shelves, ticking, vectors
 from .backends import open_backend
 from .capture import CaptureResult, capture, check_request_keys
 from .columns import MEMORY_FIELDS, stored
@@ -402,9 +402,9 @@ class MemoryStore:
         if words:  # candidates share the longer half of the terms: a near-duplicate shares nearly all
             needed = words[: max(1, (len(words) + 1) // 2)]
             vec = vector(text)
-            for mid, mtext in self.conn.execute(*self.tables.sql.text_search(
-                    "m.id, m.text", all_of(needed), f"m.scope = ? AND m.sensitivity IN ({','.join('?' * len(readable))})",
-                    (scope, *readable), limit=50)):
+            pairs = shelves.held(self, [scope], readable)
+            for mid, mtext in () if not pairs else self.conn.execute(*self.tables.sql.text_search(
+                    "m.id, m.text", all_of(needed), "", (), limit=50, pairs=pairs)):
                 sim = cosine(vec, vector(mtext))
                 if sim >= self.config.limits.duplicate_similarity and (best is None or sim > best[1]) \
                         and difference(text, mtext) is None:

@@ -18,7 +18,8 @@ def opened(db_path):
 
 
 def _search(s, query, ranked=False):
-    sql, params = s.tables.sql.text_search("m.id", query, "m.scope = ?", ("global",), limit=10, ranked=ranked)
+    sql, params = s.tables.sql.text_search("m.id", query, "m.kind = ?", ("fact",), limit=10, ranked=ranked,
+                                           pairs=[("global", "low")])
     with s.tables.reading():
         return [r[0] for r in s.conn.execute(sql, params)]
 
@@ -29,6 +30,23 @@ def test_a_full_text_query_finds_the_same_memories_on_both_engines(opened):
     assert _search(opened, all_of(["tea", any_of(["noon", "mara"])]), ranked=True) in (["m-0", "m-2"], ["m-2", "m-0"])
     assert sorted(_search(opened, all_of([Prefix("tea")]))) == ["m-0", "m-2", "m-3"], "a prefix finds teapot too"
     assert _search(opened, any_of(['it"s', "o'clock"])) == [], "quotes in a term are text"
+
+
+def test_a_full_text_query_reads_the_shelves_it_names_only(opened):
+    """store/shelves.py: a memory is found on the shelf of its scope and sensitivity, and
+    again on its new one when they change; never on another, whatever it holds."""
+    opened.remember("green tea in the group", memory_id="g-0", scope="group:a", now=T0)
+    opened.remember("green tea kept secret", memory_id="h-0", sensitivity="high", now=T0)
+    assert sorted(_search(opened, any_of(["green"]))) == ["m-0"]
+    sql, params = opened.tables.sql.text_search("m.id", any_of(["green"]), "", (), limit=10,
+                                                pairs=[("group:a", "low"), ("global", "high")])
+    with opened.tables.reading():
+        assert sorted(r[0] for r in opened.conn.execute(sql, params)) == ["g-0", "h-0"]
+    opened.update("h-0", sensitivity="low", now=T0)
+    opened.update("m-0", scope="group:a", now=T0)
+    assert sorted(_search(opened, any_of(["green"]))) == ["h-0"]
+    opened.delete("h-0")
+    assert _search(opened, any_of(["green"])) == []
 
 
 def test_upserts_and_inserts_do_the_same_on_both_engines(opened):

@@ -73,7 +73,7 @@ ROOT = os.path.dirname(STORE)
 THROWAWAY = {
     "columns.py": ('    Column("next_change_at", float, table=STATE, export=None, since="m006_layer_clock"),\n',
                    '    Column("next_change_at", float, table=STATE, export=None, since="m006_layer_clock"),\n'
-                   '    Column("mood", default="", export="text", editable=True, merge="newer", since="m015_mood"),\n'),
+                   '    Column("mood", default="", export="text", editable=True, merge="newer", since="m016_mood"),\n'),
     "model.py": ('    reason_to_remember: str = ""\n', '    reason_to_remember: str = ""\n    mood: str = ""\n'),
 }
 FOLLOW_THE_COLUMN = r'''
@@ -83,11 +83,11 @@ from mnemoscope.store.copying import copy_memory
 from mnemoscope.store.schema import SCHEMA_VERSION
 
 old_sqlite, old_pg, new_pg, new_sqlite, copy_sqlite, copy_pg = sys.argv[1:]
-assert SCHEMA_VERSION == 15, SCHEMA_VERSION
+assert SCHEMA_VERSION == 16, SCHEMA_VERSION
 for old, other, copy in ((old_sqlite, new_pg, copy_pg), (old_pg, new_sqlite, copy_sqlite)):
     with MemoryStore(old) as s:  # written by this version before the column: migrated on opening
         assert s.get("m-1").mood == "", "an older memory gets the declared default"
-        assert s.stats()["schema_version"] == 15
+        assert s.stats()["schema_version"] == 16
         s.update("m-1", mood="sunny")
         s.remember("a second memory, written with the column there", memory_id="m-2")
         s.update("m-2", mood="grey")

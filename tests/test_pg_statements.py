@@ -131,7 +131,8 @@ def built(call: ast.Call, module: object) -> str | None:
     if name == "text_search":  # (columns, query, where, params, *, limit, state, ranked)
         columns, where = _value(call.args[0], module), _value(call.args[2], module)
         flags = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg in ("state", "ranked")}
-        return BUILT.text_search(columns, all_of(["tea"]), where, [None] * where.count("?"), limit=5, **flags)[0]
+        return BUILT.text_search(columns, all_of(["tea"]), where, [None] * where.count("?"), limit=5,
+                                 pairs=[("global", "low")], **flags)[0]
     if name == "insert_one":  # (table, {column: value}, number)
         table, row, number = call.args
         columns = [k.value for k in row.keys] if isinstance(row, ast.Dict) else ["id"]

@@ -3,6 +3,7 @@ its refusals, the same behaviour as on SQLite, and what is not supported yet. Th
 is the one the run starts (tests/pg_server.py); the store's core test modules also run on
 it (every test that opens its store through ``db_path``: tests/conftest.py)."""
 
+import hashlib
 import io
 import json
 import logging
@@ -58,14 +59,22 @@ def test_the_sql_that_differs_is_built_for_each_engine_from_structure():
     assert postgres.insert_if_absent("edges", ("src", "dst")).endswith("VALUES (?, ?) ON CONFLICT DO NOTHING")
     assert postgres.insert("ticks", ("at",), "id") == "INSERT INTO ticks (at) VALUES (?) RETURNING id"
     query = all_of(["tea", any_of(['cof"fee', "it's"]), Prefix("ab")])
-    sql, params = sqlite.text_search("m.id", query, "m.scope = ?", ("global",), limit=5, ranked=True)
-    assert "CROSS JOIN memories m" in sql and sql.endswith("WHERE memories_fts MATCH ? AND m.scope = ? ORDER BY f.rank LIMIT ?")
-    assert params == ['"tea" AND ("cof""fee" OR "it\'s") AND "ab"*', "global", 5]
-    sql, params = postgres.text_search("m.id", query, "m.scope = ?", ("global",), limit=5, ranked=True)
-    assert "f.tsv @@ CAST(? AS tsquery) AND m.scope = ?" in sql and "CROSS" not in sql
-    assert sql.endswith("ORDER BY ts_rank(f.tsv, CAST(? AS tsquery)) DESC, f.rowid DESC LIMIT ?")
-    tsquery = "'tea' & ('cof\"fee' | 'it''s') & 'ab':*"
-    assert params == [tsquery, "global", tsquery, 5]
+    sql, params = sqlite.text_search("m.id", query, "m.kind = ?", ("fact",), limit=5, ranked=True,
+                                     pairs=[("global", "low")])
+    assert "CROSS JOIN memories m" in sql and sql.endswith(
+        "WHERE memories_fts MATCH ? AND (m.scope || ' ' || m.sensitivity) IN (?) AND m.kind = ? ORDER BY f.rank LIMIT ?")
+    p = "x" + b"global".hex() + "y" + b"low".hex() + "z"  # the shelf: scope and sensitivity in hex
+    assert params == [f'"{p}tea" AND ("{p}cof""fee" OR "{p}it\'s") AND "{p}ab"*', "global low", "fact", 5]
+    sql, params = postgres.text_search("m.id", query, "m.kind = ?", ("fact",), limit=5, ranked=True,
+                                       pairs=[("global", "low"), ("global", "public")])
+    assert ("WHERE mnemoscope_shelved(m.terms, m.scope, m.sensitivity) @@ CAST(? AS tsquery) "
+            "AND (m.scope || ' ' || m.sensitivity) IN (?,?) AND m.kind = ?") in sql
+    assert sql.endswith("ORDER BY ts_rank(m.tsv, CAST(? AS tsquery)) DESC, m.rowid DESC LIMIT ?") and "CROSS" not in sql
+    low, public = (hashlib.md5(pair.encode()).hexdigest() + ":" for pair in ("global low", "global public"))
+    shelved = (f"('{low}tea' | '{public}tea') & (('{low}cof\"fee' | '{public}cof\"fee') | ('{low}it''s' | "
+               f"'{public}it''s')) & ('{low}ab':* | '{public}ab':*)")
+    plain = "'tea' & ('cof\"fee' | 'it''s') & 'ab':*"  # what the ranking reads: the plain terms
+    assert params == [shelved, "global low", "global public", "fact", plain, 5]
     # a ? inside a literal is no parameter; a % is doubled for psycopg
     assert pyformat("SELECT 'why?', ? WHERE a LIKE 'x%'") == "SELECT 'why?', %s WHERE a LIKE 'x%%'"
 
@@ -174,11 +183,19 @@ def test_the_same_migrations_create_the_schema_once(pg_server, pg_url):
 
 @contextmanager
 def _as_schema_12(monkeypatch):
-    """Stores opened meanwhile are migrated as schema 12 left them (no step of 13)."""
+    """Stores opened meanwhile are migrated as schema 12 left them (no step of 13). This
+    version's searches read the shelved terms (m014): their function is there too."""
     from mnemoscope.store.backends import pg_schema
 
     with monkeypatch.context() as patched:
         patched.setattr(pg_schema, "ORDER", ORDER[:ORDER.index("m013_postgres_statement_triggers")])
+        migrate = pg_schema.migrate
+
+        def with_the_search_function(conn):
+            migrate(conn)
+            conn.execute_script(pg_schema.SHELVED_FUNCTION)
+
+        patched.setattr(pg_schema, "migrate", with_the_search_function)
         yield
 
 
@@ -201,7 +218,7 @@ def test_a_schema_12_memory_moves_the_vectors_count_once_per_statement_after_ope
         assert s.tables.meta("schema_version") == "12"
         assert set(_vector_triggers(s).items()) == {("vectors_changed", "ROW")}
     with MemoryStore(pg_url, embedder=HashEmbedder()) as s:
-        assert s.tables.meta("schema_version") == str(SCHEMA_VERSION) == "14"
+        assert s.tables.meta("schema_version") == str(SCHEMA_VERSION)
         assert _vector_triggers(s) == {"vectors_inserted": "STATEMENT", "vectors_updated": "STATEMENT",
                                        "vectors_deleted": "STATEMENT"}
         generation = int(s.tables.meta("vectors_generation"))

@@ -57,11 +57,18 @@ class Statements(Protocol):
         (:meth:`Backend.insert_one` reads it back)."""
 
     def text_search(self, columns: str, query: Words, where: str, params: Sequence[Any], *, limit: int,
-                    state: bool = False, ranked: bool = False) -> tuple[str, list[Any]]:
+                    pairs: Sequence[tuple[str, str]], state: bool = False,
+                    ranked: bool = False) -> tuple[str, list[Any]]:
         """A statement and its parameters: ``columns`` of the memories ``m`` (and of their
-        decay state ``s`` when ``state``) the full-text ``query`` finds that meet ``where``
-        (its ``?`` filled by ``params``): the best ``limit`` of them when ``ranked``, else
-        any ``limit``."""
+        decay state ``s`` when ``state``) of the (scope, sensitivity) ``pairs`` the full-text
+        ``query`` finds that meet ``where`` (its ``?`` filled by ``params``; may be empty):
+        the best ``limit`` of them when ``ranked``, else any ``limit``. The index is read on
+        the shelves of ``pairs`` only (store/shelves.py): at least one pair, and only pairs
+        the caller may see."""
+
+    def shelf(self, scope: str, sensitivity: str) -> str:
+        """What the full-text index puts before each term of a memory of ``scope`` and
+        ``sensitivity`` (store/shelves.py)."""
 
     def like(self, expr: str, pattern: str = "?", *, escape: str | None = None) -> str:
         """SQL true when the text ``expr`` matches the LIKE ``pattern`` (the next parameter

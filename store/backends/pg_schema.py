@@ -106,6 +106,17 @@ def _declared(name: str) -> str:
         f"UPDATE meta SET value = '{ORDER.index(name) + 1}' WHERE key = 'schema_version';\n")
 
 
+# Each term of a memory behind its shelf (store/shelves.py), as the full-text index holds them.
+SHELVED_FUNCTION = """
+CREATE OR REPLACE FUNCTION mnemoscope_shelved(terms TEXT, scope TEXT, sensitivity TEXT) RETURNS tsvector
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  shelf TEXT := md5(scope || ' ' || sensitivity) || ':';
+BEGIN
+  RETURN array_to_tsvector(array_remove(string_to_array(shelf || replace(coalesce(terms, ''), ' ', ' ' || shelf), ' '),
+                                        shelf));
+END $$;"""
+
 STEPS: dict[str, str] = {
     "m001_initial": _BASELINE.replace("{memory_rows}", columns.view_sql(ORDER, "m011_vectors")),
     **{name: "" for name in ORDER[1:ORDER.index("m011_vectors") + 1]},
@@ -235,6 +246,25 @@ CREATE TRIGGER recall_vectors_deleted AFTER DELETE ON recall_vectors REFERENCING
   FOR EACH STATEMENT EXECUTE FUNCTION mnemoscope_recall_vectors_changed();
 INSERT INTO meta (key, value) VALUES ('recall_vectors_generation', '0') ON CONFLICT (key) DO NOTHING;
 UPDATE meta SET value = '14' WHERE key = 'schema_version';
+""",
+    # The full-text index holds each term behind its memory's shelf (store/shelves.py: a
+    # digest of scope and sensitivity, as PostgresStatements.shelf makes it), so a search
+    # reads the memories its caller may see and no other (memories.tsv stays: a search ranks
+    # by it, and memory_terms counts it). What a caller may see is found by its pairs of scope and sensitivity, in the index
+    # of the pair pgvector's exact search uses too (store/backends/pg_vectors.py VISIBLE_INDEX,
+    # made here for every memory: a plan through the scope's index read the too sensitive
+    # memories too). The function is PL/pgSQL so that the planner matches the index by its
+    # call instead of inlining it (planning took 1.8 ms); the index takes each row as it
+    # comes (a pending list is read through by every search: new hidden memories would slow
+    # it down until a vacuum).
+    "m015_shelved_terms": f"""
+{SHELVED_FUNCTION}
+CREATE INDEX idx_memories_shelved ON memories USING gin (mnemoscope_shelved(terms, scope, sensitivity))
+  WITH (fastupdate = off);
+DROP VIEW memories_fts;
+DROP INDEX idx_memories_tsv;
+CREATE INDEX IF NOT EXISTS memories_scope_sensitivity ON memories ((scope || ' ' || sensitivity)) INCLUDE (rowid, id);
+UPDATE meta SET value = '15' WHERE key = 'schema_version';
 """,
 }
 STEPS.update({name: _declared(name) for name in ORDER if name not in STEPS

@@ -4,12 +4,14 @@ migrations; pgvector's search in the server where it is installed (store/backend
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from ..errors import DatabaseRefused
+from ..shelves import as_params, shelve, shown
 from ..text import Prefix, Words
 from . import pg_schema, pg_vectors
 from .pg_connection import connect_postgres
@@ -32,19 +34,31 @@ class PostgresStatements:
         return f"INSERT INTO {table} ({', '.join(columns)}) {values(columns)} RETURNING {number}"
 
     def text_search(self, columns: str, query: Words, where: str, params: Sequence[Any], *, limit: int,
-                    state: bool = False, ranked: bool = False) -> tuple[str, list[Any]]:
-        """The generated ``tsv`` column (store/backends/pg_schema.py) against a tsquery. The tsvector
-        holds the very terms the store makes (store/text.py ``term_string``: folded words, CJK
-        and Korean bigrams) unstemmed, so a query finds what it finds on SQLite. It has no
+                    pairs: Sequence[tuple[str, str]], state: bool = False,
+                    ranked: bool = False) -> tuple[str, list[Any]]:
+        """The memories' shelved terms (``mnemoscope_shelved``, the index's expression:
+        store/backends/pg_schema.py) against a tsquery of the shelves of ``pairs``
+        (store/shelves.py), ranked by ``ts_rank`` of their plain terms (the generated ``tsv``
+        column) against the query's: the shelved vector is worked out for no row. The terms
+        are the very ones the store makes (store/text.py ``term_string``: folded words, CJK
+        and Korean bigrams) unstemmed, so a query finds what it finds on SQLite. They have no
         positions, so ``ts_rank`` only counts the query's terms a memory holds: many memories
         tie, and a parallel scan hands ties over in a different order each time; the newest
         first among them keeps one recall taking the same candidates twice in a row."""
-        tsquery = pg_tsquery(query)
-        return (f"SELECT {columns} FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
+        shelved = pg_tsquery(shelve(query, [self.shelf(*pair) for pair in pairs]))
+        return (f"SELECT {columns} FROM memories m "
                 + ("JOIN memory_state s ON s.rowid = m.rowid " if state else "")
-                + f"WHERE f.tsv @@ CAST(? AS tsquery) AND {where}"
-                + (" ORDER BY ts_rank(f.tsv, CAST(? AS tsquery)) DESC, f.rowid DESC" if ranked else "") + " LIMIT ?",
-                [tsquery, *params, *((tsquery,) if ranked else ()), limit])
+                + "WHERE mnemoscope_shelved(m.terms, m.scope, m.sensitivity) @@ CAST(? AS tsquery) "
+                + f"AND {shown('m', len(pairs))}" + (f" AND {where}" if where else "")
+                + (" ORDER BY ts_rank(m.tsv, CAST(? AS tsquery)) DESC, m.rowid DESC" if ranked else "") + " LIMIT ?",
+                [shelved, *as_params(pairs), *params, *((pg_tsquery(query),) if ranked else ()), limit])
+
+    @staticmethod
+    def shelf(scope: str, sensitivity: str) -> str:
+        """What ``mnemoscope_shelved`` (store/backends/pg_schema.py) puts before each term of
+        a memory of ``scope`` and ``sensitivity``: a digest of both, so that a lexeme stays
+        under PostgreSQL's 2,047 bytes whatever the scope's name (a term is at most 1,024)."""
+        return hashlib.md5(f"{scope} {sensitivity}".encode()).hexdigest() + ":"
 
     def like(self, expr: str, pattern: str = "?", *, escape: str | None = None) -> str:
         """ILIKE: as SQLite's LIKE, whatever the case."""

@@ -15,7 +15,8 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..errors import DatabaseRefused, StoreError
-from ..schema import migrations
+from ..schema import migrations, shelved_terms
+from ..shelves import as_params, shelve, shown
 from ..text import Prefix, Words
 from .sqlite_files import READ_CACHE_KIB, WRITE_CACHE_KIB, open_connection
 from .statements import json_key, values
@@ -36,13 +37,24 @@ class SQLiteStatements:
         return f"INSERT INTO {table} ({', '.join(columns)}) {values(columns)}"
 
     def text_search(self, columns: str, query: Words, where: str, params: Sequence[Any], *, limit: int,
-                    state: bool = False, ranked: bool = False) -> tuple[str, list[Any]]:
-        """FTS5, ranked by its bm25. CROSS JOIN keeps the full-text index as the outer loop:
-        SQLite would otherwise walk every memory the rest allows and test each against it."""
+                    pairs: Sequence[tuple[str, str]], state: bool = False,
+                    ranked: bool = False) -> tuple[str, list[Any]]:
+        """FTS5, ranked by its bm25, on the shelves of ``pairs`` (store/shelves.py). CROSS
+        JOIN keeps the full-text index as the outer loop: SQLite would otherwise walk every
+        memory the rest allows and test each against it."""
+        match = fts5_query(shelve(query, [self.shelf(*pair) for pair in pairs]))
         return (f"SELECT {columns} FROM memories_fts f CROSS JOIN memories m ON m.rowid = f.rowid "
                 + ("CROSS JOIN memory_state s ON s.rowid = m.rowid " if state else "")
-                + f"WHERE memories_fts MATCH ? AND {where}" + (" ORDER BY f.rank" if ranked else "") + " LIMIT ?",
-                [fts5_query(query), *params, limit])
+                + f"WHERE memories_fts MATCH ? AND {shown('m', len(pairs))}" + (f" AND {where}" if where else "")
+                + (" ORDER BY f.rank" if ranked else "") + " LIMIT ?",
+                [match, *as_params(pairs), *params, limit])
+
+    @staticmethod
+    def shelf(scope: str, sensitivity: str) -> str:
+        """What the index puts before each term of a memory of ``scope`` and ``sensitivity``
+        (store/schema.py ``shelved_terms``): both in hex, so that FTS5's tokenizer keeps the
+        prefix and the term one token, and no pair's prefix is the start of another's."""
+        return f"x{scope.encode().hex()}y{sensitivity.encode().hex()}z"
 
     def like(self, expr: str, pattern: str = "?", *, escape: str | None = None) -> str:
         """SQLite's LIKE ignores the case of ASCII letters."""
@@ -174,8 +186,8 @@ class SQLiteBackend:
 
         def indexed(first: int, last: int) -> None:
             if trigger is not None:
-                self.conn.execute("INSERT INTO memories_fts (rowid, terms) SELECT rowid, terms FROM memories "
-                                  "WHERE rowid BETWEEN ? AND ?", (first, last))
+                self.conn.execute(f"INSERT INTO memories_fts (rowid, terms) SELECT rowid, {shelved_terms('memories')} "
+                                  "FROM memories WHERE rowid BETWEEN ? AND ?", (first, last))
 
         try:
             yield indexed
