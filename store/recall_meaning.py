@@ -113,7 +113,7 @@ def of(store: MemoryStore, query: str, scopes: Any, max_rank: int) -> Meaning:
         except EmbeddingError as exc:  # a model that cannot load here: the similarity set serves
             out.note = f"recall's own model could not be used ({exc}); compared by {store.embedder_id()}"
     similar = None
-    if primary is None or _waiting_anywhere(store) > 0:
+    if primary is None or vectors.waiting_anywhere(store) > 0:
         try:
             similar = vectors.index(store, vectors.SIMILARITY)
         except EmbeddingError as exc:
@@ -153,14 +153,6 @@ def of(store: MemoryStore, query: str, scopes: Any, max_rank: int) -> Meaning:
     out.by = " + ".join(s.vs.embedder_id(store) for s in out.searches)
     out.meaningful = bool(out.searches) and getattr(out.searches[0].vs.embedder(store), "meaningful", True)
     return out
-
-
-def _waiting_anywhere(store: MemoryStore) -> int:
-    """How many memories, seen or not, have a similarity vector and no recall vector, by the
-    two sets' counts (no row is read); 0 for a store without a recall set of its own."""
-    if not vectors.RECALL.kept(store):
-        return 0
-    return int(store.tables.meta("vectors_count") or 0) - int(store.tables.meta("recall_vectors_count") or 0)
 
 
 def _similar_or_none(store: MemoryStore) -> Any:

@@ -76,6 +76,15 @@ RECALL = VectorSet("recall", "recall_vectors", "recall_embedder_id", "recall_vec
 SETS = (SIMILARITY, RECALL)
 
 
+def waiting_anywhere(store: MemoryStore) -> int:
+    """How many memories, seen or not, have a similarity vector and no recall vector, by the
+    two sets' counts (schema migration 14; no row is read); 0 for a store without a recall
+    set of its own."""
+    if not RECALL.kept(store):
+        return 0
+    return int(store.tables.meta("vectors_count") or 0) - int(store.tables.meta("recall_vectors_count") or 0)
+
+
 def set_named(name: str) -> VectorSet:
     for vs in SETS:
         if vs.name == name:

