@@ -81,6 +81,7 @@ def _text(s: str, where: str) -> None:
         s.encode("utf-8")
     except UnicodeEncodeError as exc:
         code = ord(s[exc.start])
-        place = f" in {where.lstrip('.')}" if where else ""
+        # where it is, shown so that it can be sent: the surrogate may be in a key on the way
+        place = f" in {where.lstrip('.').encode('utf-8', 'backslashreplace').decode('utf-8')}" if where else ""
         raise BadJson(f"holds a lone surrogate \\u{code:04x}{place}: not text; send UTF-8 (a character "
                       "outside the Basic Multilingual Plane as one pair of surrogates, or as itself)") from None

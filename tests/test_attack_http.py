@@ -140,6 +140,9 @@ BIG = b'{"query": "tea", "k": ' + b"7" * 5000 + b"}"
     ("/compile", b'{"user_message": "hi", "history": [{"role": "bogus", "content": "x"}]}', 422, "role"),
     ("/compile", b'{"user_message": "hi", "history": [{"content": "x"}]}', 422, "role"),
     ("/capture", b'{"content": ' + b'{"a": ' * 500 + b"1" + b"}" * 500 + b"}", 400, "nested"),
+    # a lone surrogate in a key: its refusal, naming where, could not be sent (a 500 in plain text)
+    ("/recall", b'{"query": "tea", "scope": {"\\ud800": 1}}', 400, "surrogate"),
+    ("/capture", b'{"content": {"notes": {"\\udfff": "x"}}}', 400, "surrogate"),
 ])
 def test_malformed_bodies_get_a_clear_refusal_and_a_log_line(serve, db_path, path, body, status, expected):
     port = serve()

@@ -67,6 +67,8 @@ RETRY_AFTER_S = 2  # what a 503 (the database server unreachable) tells the clie
 
 
 def error_response(status: int, message: str, **extra: Any) -> JSONResponse:
+    # a message quoting what was sent (a lone surrogate, say) is sent as text that can be
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     if status == 503:
         headers = {"Retry-After": str(RETRY_AFTER_S)}
