@@ -17,10 +17,11 @@ from pathlib import Path
 from mnemoscope.store import on_server
 from mnemoscope.store.demo import default_db_path
 from mnemoscope.store.errors import StoreError
-from mnemoscope.store.safe_folder import SafeFolder
+from mnemoscope.store.safe_folder import LinkRefused, SafeFolder
 
 RECORD = "last-opened"  # the file, in the user data folder, naming the database the inspector last opened
 LAST_OPENED = "the one the inspector last opened"
+MAX_RECORD_BYTES = 64 * 1024  # a path or a URL is a few thousand characters at most
 
 
 @dataclass(frozen=True)
@@ -37,22 +38,33 @@ def _folder() -> Path:
     return Path(os.path.dirname(default_db_path()))
 
 
-def _recorded() -> str | None:
+def _recorded() -> tuple[str | None, str]:
+    """The database recorded, or None and why none: the record is read only when it is
+    this user's own plain file of at most :data:`MAX_RECORD_BYTES` (someone else's, where the
+    folder is shared, would choose where this user's agents write; a huge one held every
+    door up while it was read)."""
     try:
         with SafeFolder(_folder(), create=False) as folder:
-            data = folder.read(RECORD)
-    except (StoreError, OSError):  # no folder yet, or a link where the record goes: nothing recorded
-        return None
+            data = folder.read(RECORD, most=MAX_RECORD_BYTES, own=True)
+    except LinkRefused:
+        return None, ""  # a link where the record goes: nothing recorded
+    except StoreError as exc:
+        return None, "" if not os.path.lexists(_folder() / RECORD) else str(exc)
+    except OSError:  # no folder yet
+        return None, ""
     if data is None:
-        return None
+        return None, ""
     text = data.decode("utf-8", "replace").strip()
-    return text.splitlines()[0] if text else None
+    return (text.splitlines()[0] if text else None), ""
 
 
 def default_database() -> DefaultDatabase:
     """The database a window or door opens without ``--db``, and why that one."""
     demo = default_db_path()
-    last = _recorded()
+    last, refused = _recorded()
+    if refused:
+        return DefaultDatabase(demo, f"the demo database: the record of the one the inspector last opened was "
+                                     f"not read ({refused})", True)
     if last is None or os.path.abspath(last) == os.path.abspath(demo) and not on_server(last):
         why = "the demo database (the inspector has not opened another)" if last is None else \
             f"the demo database, {LAST_OPENED}"

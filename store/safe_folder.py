@@ -147,16 +147,24 @@ class SafeFolder:
                 raise LinkRefused(self.path / name) from None
             raise
 
-    def read(self, name: str) -> bytes | None:
-        """The bytes of the plain file ``name``; None if there is none."""
+    def read(self, name: str, *, most: int | None = None, own: bool = False) -> bytes | None:
+        """The bytes of the plain file ``name``; None if there is none. With ``most``, a
+        file longer than that is refused unread; with ``own``, one another user owns (where
+        files have owners), as the file opened says."""
         try:
             fd = self._open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not hold it
         except FileNotFoundError:
             return None
         with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
                 raise StoreError(f"{self.path / name} is not a plain file")
-            return fh.read()
+            if own and hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+                raise StoreError(f"{self.path / name} belongs to another user (uid {st.st_uid})")
+            data = fh.read() if most is None else fh.read(most + 1)
+            if most is not None and len(data) > most:
+                raise StoreError(f"{self.path / name} is {st.st_size:,} bytes, over the {most:,} it may be")
+            return data
 
     def write(self, name: str, data: bytes, *, mode: int = 0o644) -> None:
         """Replace ``name`` with ``data`` whole: written beside it, then renamed over it
