@@ -29,9 +29,10 @@ from typing import Any
 
 from mnemoscope.store.errors import StoreError, ValidationError
 from mnemoscope.store.model import SENSITIVITIES, validate_scope
-from mnemoscope.store.safe_folder import LinkRefused, SafeFolder
+from mnemoscope.store.safe_folder import Changed, LinkRefused, SafeFolder
 
 SERVER_NAME = "mnemoscope"
+TRIES = 5  # reads of a file the client keeps writing before connect gives up
 # client -> (label, key holding the servers, whether entries carry "type": "stdio")
 CLIENTS: dict[str, tuple[str, str, bool]] = {
     "claude-desktop": ("Claude Desktop", "mcpServers", False),
@@ -195,13 +196,16 @@ def _folder(path: str) -> SafeFolder:
         raise ConnectError(f"cannot make {os.path.dirname(path)}: {exc.strerror or exc}; nothing was written") from None
 
 
-def _plain_or_missing(folder: SafeFolder, name: str) -> os.stat_result | None:
+def _plain_or_missing(folder: SafeFolder, name: str, *, backup: bool = False) -> os.stat_result | None:
     """The file ``name`` in ``folder`` when it is a plain file; None when there is none;
     refused when it is a link (replacing one with a file would leave the file it points
     to behind; writing through it could change a file that is not the client's) or
     anything else (a FIFO would hold the reader until someone writes to it)."""
     path = folder.path / name
     kind = folder.kind(name)
+    if kind == "link" and backup:  # where the old file is kept: never a file to write the entry into
+        raise ConnectError(f"{path} is a link to {os.path.realpath(path)}; nothing was written. Mnemoscope keeps "
+                           "the old configuration there: remove the link (what it points to stays as it is)")
     if kind == "link":
         target = os.path.realpath(path)
         raise ConnectError(f"{path} is a link to {target}; nothing was written. If that is the client's file, "
@@ -285,10 +289,11 @@ def _write(folder: SafeFolder, name: str, out: bytes, text: str | None, snippet:
     backup = None
     try:
         if text is not None:
-            _plain_or_missing(folder, name + ".bak")
+            _plain_or_missing(folder, name + ".bak", backup=True)
             folder.write(name + ".bak", text.encode("utf-8"), mode=mode)
             backup = str(path) + ".bak"
-        folder.write(name, out, mode=mode)
+        # only over what was read: a client that wrote the file since keeps what it wrote
+        folder.write(name, out, mode=mode, expected=None if text is None else text.encode("utf-8"))
     except LinkRefused as exc:  # swapped for a link after the check
         raise ConnectError(f"{exc}; nothing was written") from None
     except OSError as exc:
@@ -309,8 +314,15 @@ def connect(client: str, db: str, *, scopes: list[str] | tuple[str, ...] = (), t
     snippet = config_text(client, new)
     if dry_run and not os.path.lexists(os.path.dirname(path) or "."):
         return ConnectResult(client, path, new, not remove, removed=remove)  # nothing there, nothing made
-    with _folder(path) as folder:
-        return _connect(client, path, folder, key, new, snippet, remove, dry_run)
+    with _folder(path) as folder, folder.locked():  # another connect waits for this one
+        for _ in range(TRIES):
+            try:
+                return _connect(client, path, folder, key, new, snippet, remove, dry_run)
+            except Changed:  # the client wrote the file meanwhile: read it again, with what it wrote
+                continue
+    raise ConnectError(f"{path} changed each of {TRIES} times Mnemoscope read it (the client is writing it); "
+                       "nothing was written. Try again, or add this under the servers in it by hand:\n"
+                       f"{snippet}")
 
 
 def _connect(client: str, path: str, folder: SafeFolder, key: str, new: dict[str, Any], snippet: str,
@@ -330,7 +342,7 @@ def _connect(client: str, path: str, folder: SafeFolder, key: str, new: dict[str
     if dry_run:
         return ConnectResult(client, path, new, True, removed=remove)
     if toml:
-        out = _toml_out(data, key, new, remove)
+        out = _toml_out(data, key, new, remove, path, snippet)
         return ConnectResult(client, path, new, True, removed=remove, backup=_write(folder, name, out, text, snippet))
     servers = {k: v for k, v in servers.items() if k != SERVER_NAME} if remove else {**servers, SERVER_NAME: new}
     updated = {**data, key: servers}
@@ -343,24 +355,33 @@ def _connect(client: str, path: str, folder: SafeFolder, key: str, new: dict[str
     return ConnectResult(client, path, new, True, removed=remove, backup=backup)
 
 
-def _toml_out(doc: Any, key: str, new: dict[str, Any], remove: bool) -> bytes:
-    """The document with the entry written (or taken out) in its ``[key]`` table, the
-    rest (other tables, comments, layout) as it was."""
+def _toml_out(doc: Any, key: str, new: dict[str, Any], remove: bool, path: str, snippet: str) -> bytes:
+    """The document with the entry written (or taken out) in its ``[key]`` table (or its
+    inline table: then the entry is one too), the rest (other tables, comments, layout) as
+    it was; refused when tomlkit would not write it back so."""
     import tomlkit
+    from tomlkit.exceptions import TOMLKitError
 
     before = doc.unwrap()
-    if key not in doc:
-        doc.add(key, tomlkit.table(is_super_table=True))
-    if remove:
-        del doc[key][SERVER_NAME]
-    else:
-        table = tomlkit.table()
-        table.update(new)
-        table.add(tomlkit.nl())
-        doc[key][SERVER_NAME] = table
-    out = tomlkit.dumps(doc)
+    try:
+        if key not in doc:
+            doc.add(key, tomlkit.table(is_super_table=True))
+        if remove:
+            del doc[key][SERVER_NAME]
+        else:
+            inline = isinstance(doc[key], tomlkit.items.InlineTable)
+            table = tomlkit.inline_table() if inline else tomlkit.table()
+            table.update(new)
+            if not inline:
+                table.add(tomlkit.nl())
+            doc[key][SERVER_NAME] = table
+        out = tomlkit.dumps(doc)
+        back = tomlkit.parse(out).unwrap()
+    except (TOMLKitError, ValueError, KeyError, TypeError) as exc:
+        back, out = exc, ""
     expected = {**before, key: {**{k: v for k, v in before.get(key, {}).items() if k != SERVER_NAME},
                                 **({} if remove else {SERVER_NAME: new})}}
-    if tomlkit.parse(out).unwrap() != expected:  # read back, it must say what was there and the entry
-        raise ConnectError("the TOML would not read back as it was with the entry; nothing was written")
+    if back != expected:  # read back, it must say what was there and the entry
+        raise ConnectError(f"{path} was left as it is: Mnemoscope could not write it back as it was with the entry "
+                           f"(its TOML library would change it). Add this to it by hand:\n{snippet}")
     return out.encode("utf-8")

@@ -14,9 +14,16 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import StoreError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks of folders
+    fcntl = None  # type: ignore[assignment]
 
 _REPARSE = getattr(stat, "FILE_ATTRIBUTE_REPARSE_POINT", 0x400)
 _AT = (hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
@@ -46,6 +53,13 @@ class LinkRefused(StoreError):
         super().__init__(f"{path} is a link{target}; Mnemoscope never writes or removes through a link. "
                          "Remove the link, or give the folder it points to itself")
         self.path = path
+
+
+class Changed(StoreError):
+    """A file changed between reading it and replacing it (another program wrote it)."""
+
+
+_ANY = object()
 
 
 class SafeFolder:
@@ -166,10 +180,25 @@ class SafeFolder:
                 raise StoreError(f"{self.path / name} is {st.st_size:,} bytes, over the {most:,} it may be")
             return data
 
-    def write(self, name: str, data: bytes, *, mode: int = 0o644) -> None:
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold this folder's lock (an advisory lock of the open folder, where there is one):
+        another process of ours that reads, changes and replaces a file here waits its turn."""
+        if self._fd is None or fcntl is None:
+            yield
+            return
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def write(self, name: str, data: bytes, *, mode: int = 0o644, expected: object = _ANY) -> None:
         """Replace ``name`` with ``data`` whole: written beside it, then renamed over it
         (a rename replaces a directory entry; it never writes through a link); a new file
-        gets ``mode`` (less the umask)."""
+        gets ``mode`` (less the umask). With ``expected`` (bytes, or None for no file), the
+        file is replaced only while it still holds that: :class:`Changed` otherwise, and
+        nothing is replaced (a program that wrote it since keeps what it wrote)."""
         if self.kind(name) == "link":
             raise LinkRefused(self.path / name)
         tmp = f".{secrets.token_hex(4)}.tmp"
@@ -179,6 +208,8 @@ class SafeFolder:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
+            if expected is not _ANY and self.read(name) != expected:
+                raise Changed(f"{self.path / name} changed while it was being written (another program wrote it)")
             if self._fd is not None:
                 os.replace(tmp, name, src_dir_fd=self._fd, dst_dir_fd=self._fd)
             else:

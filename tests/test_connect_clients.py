@@ -158,3 +158,30 @@ def test_codex_lists_the_server_and_keeps_the_users_file(world):
     assert main(["--db", db, "connect", "codex", "--config", str(home / ".codex" / "config.toml")]) == 0
     listed = _run(cli, ["mcp", "list"], env, str(home))
     assert "mnemoscope" in listed and db in listed and "other" in listed and "enabled" in listed, listed
+
+
+def test_codex_servers_written_as_an_inline_table_take_the_entry(tmp_path):
+    """`mcp_servers = { git = { command = "git-mcp" } }` is TOML Codex reads; connect failed
+    with tomlkit's "Inline tables cannot contain a table", naming no file."""
+    import tomllib
+
+    path = tmp_path / "config.toml"
+    path.write_text('model = "o3"\nmcp_servers = { git = { command = "git-mcp" } }\n', encoding="utf-8")
+    db = str(tmp_path / "m.db")
+    assert connect("codex", db, path=str(path)).changed
+    parsed = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert parsed["model"] == "o3" and parsed["mcp_servers"]["git"] == {"command": "git-mcp"}
+    assert parsed["mcp_servers"]["mnemoscope"]["args"][-2:] == ["--trust", "medium"]
+    assert not connect("codex", db, path=str(path)).changed
+    assert connect("codex", db, remove=True, path=str(path)).changed
+    assert tomllib.loads(path.read_text(encoding="utf-8"))["mcp_servers"] == {"git": {"command": "git-mcp"}}
+
+
+def test_a_codex_file_tomlkit_cannot_write_back_is_left_with_its_path_and_the_entry(tmp_path):
+    path = tmp_path / "config.toml"
+    text = "mcp_servers.git.command = 'git-mcp'\nmodel = 'o3'\n"  # dotted keys: tomlkit writes them back wrong
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConnectError) as refused:
+        connect("codex", str(tmp_path / "m.db"), path=str(path))
+    assert str(path) in str(refused.value) and "[mcp_servers.mnemoscope]" in str(refused.value)
+    assert path.read_text(encoding="utf-8") == text
