@@ -220,6 +220,48 @@ class SafeFolder:
             self.remove(tmp, missing_ok=True)
             raise
 
+    def rename(self, name: str, new: str) -> None:
+        """Rename the entry ``name`` (a folder of ours, or a plain file) to ``new`` in this
+        folder; an empty folder ``new`` is replaced, anything else there refused."""
+        if self.kind(new) == "link":
+            raise LinkRefused(self.path / new)
+        st = self.lstat(new)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            self.remove_folder(new)  # empty, or the OSError says it is not
+        if self._fd is not None:
+            os.rename(name, new, src_dir_fd=self._fd, dst_dir_fd=self._fd)
+        else:
+            os.rename(self.path / name, self.path / new)
+
+    def remove_folder(self, name: str) -> None:
+        """Remove the empty folder ``name`` (a link is refused, never followed)."""
+        if self.kind(name) == "link":
+            raise LinkRefused(self.path / name)
+        if self._fd is not None:
+            os.rmdir(name, dir_fd=self._fd)
+        else:
+            os.rmdir(self.path / name)
+
+    def remove_tree(self, name: str) -> None:
+        """Remove the folder ``name`` and what it holds, following no link in it (a link
+        inside is removed as an entry, never what it points to)."""
+        with self.sub(name, create=False) as inner:
+            for entry in inner.names():
+                st = inner.lstat(entry)
+                if st is not None and stat.S_ISDIR(st.st_mode) and not is_link(st):
+                    inner.remove_tree(entry)
+                else:
+                    inner.unlink(entry)
+        self.remove_folder(name)
+
+    def unlink(self, name: str) -> None:
+        """Remove the entry ``name``, whatever it is but a folder (a link goes, never what it
+        points to)."""
+        if self._fd is not None:
+            os.unlink(name, dir_fd=self._fd)
+        else:
+            os.unlink(self.path / name)
+
     def remove(self, name: str, *, missing_ok: bool = False) -> None:
         """Remove the plain file ``name`` (a link is refused, never followed)."""
         kind = self.kind(name)

@@ -292,3 +292,57 @@ def test_basic_memory_export_goes_to_a_new_or_empty_folder_and_never_through_a_l
     assert main(["--db", db_path, "export", "--format", "basic-memory", "--out", str(link)]) == 1
     assert "is a link" in capsys.readouterr().err and os.listdir(elsewhere) == []
     assert main(["--db", db_path, "export", "--format", "basic-memory"]) == 2  # no --out: said so
+
+
+def test_a_basic_memory_export_is_a_whole_folder_or_none(db_path, tmp_path, monkeypatch, capsys):
+    """A full disk midway was a traceback and left the notes written so far, which looked
+    like an export; a kill midway left them too, and the next export to that folder was
+    refused (not empty). Now the notes go to a hidden folder beside it, renamed when all
+    are written."""
+    from mnemoscope.store import safe_folder
+
+    rich(db_path)
+    out = tmp_path / "notes"
+    written = []
+    real_write = safe_folder.SafeFolder.write
+
+    def fills_up(self, name, data, **kw):
+        if len(written) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(name)
+        return real_write(self, name, data, **kw)
+
+    monkeypatch.setattr(safe_folder.SafeFolder, "write", fills_up)
+    assert main(["--db", db_path, "export", "--format", "basic-memory", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "Traceback" not in err and "nothing was written" in err
+    assert not [n for n in os.listdir(tmp_path) if "notes" in n]  # nor its hidden folder
+
+    def killed(self, name, data, **kw):
+        if len(written) == 5:
+            raise KeyboardInterrupt
+        written.append(name)
+        return real_write(self, name, data, **kw)
+
+    monkeypatch.setattr(safe_folder.SafeFolder, "write", killed)
+    with pytest.raises(KeyboardInterrupt):
+        from mnemoscope.store.importers import basic_memory
+
+        with MemoryStore(db_path) as store:
+            basic_memory.export(store, out)
+    assert not out.exists()
+    monkeypatch.undo()
+    assert main(["--db", db_path, "export", "--format", "basic-memory", "--out", str(out)]) == 0
+    assert len(list(out.rglob("*.md"))) > 5
+
+
+def test_basic_memory_notes_of_scopes_that_differ_in_case_do_not_share_a_file(db_path, tmp_path, capsys):
+    """group:A and group:a were the folders group-A and group-a: one folder where case is
+    not told apart (Windows, macOS), so each note of one overwrote its namesake of the other."""
+    with MemoryStore(db_path) as store:
+        for scope in ("group:A", "group:a"):
+            store.remember(f"Mara drinks tea in {scope}", entities=["Mara"], scope=scope, now=NOW)
+    out = tmp_path / "notes"
+    assert main(["--db", db_path, "export", "--format", "basic-memory", "--out", str(out)]) == 0
+    paths = [str(p.relative_to(out)).lower() for p in out.rglob("*.md")]
+    assert len(paths) == len(set(paths)) == 2, paths

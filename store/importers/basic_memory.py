@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -343,8 +344,6 @@ def export(store: MemoryStore, out: str | os.PathLike, *, scope: str | None = No
     naming several entities is an observation of the first and links to the others."""
     from pathlib import Path
 
-    from ..jsonl import _time
-    from ..mirror import _page_name
     from ..safe_folder import SafeFolder
 
     snap = snapshot(store, scope)
@@ -391,7 +390,7 @@ def export(store: MemoryStore, out: str | os.PathLike, *, scope: str | None = No
                 f"- {rel.replace(' ', '_')} [[{snap.entities[b]['name']}]]")
             report.relations += 1
     report.entities = len({eid for eid, _ in notes if eid is not None})
-    folders: dict[str, SafeFolder] = {}
+    folders: dict[str, SafeFolder] = {}  # scope -> its folder
     taken: dict[str, set[str]] = {}
     target = Path(out)
     if target.is_symlink():
@@ -399,40 +398,22 @@ def export(store: MemoryStore, out: str | os.PathLike, *, scope: str | None = No
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise StoreError(f"cannot write {out}: a basic-memory export goes to a new or empty folder "
                          "(so no note of yours is overwritten and none of an earlier export is left behind)")
-    with SafeFolder(target) as root:
-        try:
-            for note in notes.values():
-                folder = _page_name(note["scope"])
-                if folder not in folders:
-                    folders[folder] = root.sub(folder)
-                    taken[folder] = set()
-                sub = folders[folder]
-                stem = _page_name(note["title"])
-                name, n = f"{stem}.md", 1
-                while name.lower() in taken[folder]:  # two titles the file system cannot tell apart
-                    n += 1
-                    name = f"{stem} ({n}).md"
-                taken[folder].add(name.lower())
-                times = [t for t in note["times"] if t is not None]
-                meta = [f"title: {_quoted(note['title'])}", f"type: {_quoted(note['type'])}",
-                        f"{SCOPE_KEY}: {_quoted(note['scope'])}"]
-                if note["entity_scope"] != note["scope"]:
-                    meta.append(f"{ENTITY_SCOPE_KEY}: {_quoted(note['entity_scope'])}")
-                if note["aliases"]:
-                    meta += ["aliases:", *(f"- {_quoted(a)}" for a in note["aliases"])]
-                if times:
-                    meta += [f"created: {_time(min(times))}", f"modified: {_time(max(times))}"]
-                body = [f"# {note['title']}", ""]
-                if note["observations"]:
-                    body += ["## Observations", *note["observations"], ""]
-                if note["relations"]:
-                    body += ["## Relations", *note["relations"], ""]
-                text = "---\n" + "\n".join(meta) + "\n---\n\n" + "\n".join(body)
-                sub.write(name, text.encode("utf-8"))
-                report.data += text
-        finally:
-            for sub in folders.values():
-                sub.close()
+    # Written into a hidden folder beside it, renamed when every note is there: a full disk
+    # or a kill midway leaves no folder that looks like an export (a kill may leave the
+    # hidden one).
+    hidden = f".{target.name}.{secrets.token_hex(4)}.partial"
+    try:
+        with SafeFolder(target.parent) as parent:
+            try:
+                with parent.sub(hidden) as root:
+                    _write_notes(notes, root, folders, taken, report)
+                parent.rename(hidden, target.name)
+            except BaseException:
+                if parent.kind(hidden) == "other":
+                    parent.remove_tree(hidden)
+                raise
+    except OSError as exc:
+        raise StoreError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from None
     report.place("entity -> note", report.entities)
     report.lose("line breaks inside a memory", broken, "an observation is one line: they became spaces")
     report.lose("texts basic-memory reads otherwise", changed, "a trailing (…) is read as context, a #word as a tag")
@@ -444,3 +425,52 @@ def export(store: MemoryStore, out: str | os.PathLike, *, scope: str | None = No
     report.lose("times of each memory", len(rows), "a note has one created and one modified time")
     report.lose("importance, who, pinned, recalls", len(rows), "an observation is text, a category and tags")
     return report
+
+
+def _write_notes(notes: dict[Any, dict[str, Any]], root: Any, folders: dict[str, Any], taken: dict[str, set[str]],
+                 report: ExportReport) -> None:
+    """Each note in its scope's folder of ``root``. Folders and notes are named apart
+    where case is not told apart (Windows, macOS): group:A and group:a are two folders."""
+    from ..jsonl import _time
+    from ..mirror import _page_name
+
+    names: set[str] = set()  # the folders' names, lower-cased
+    try:
+        for note in notes.values():
+            scope = note["scope"]
+            if scope not in folders:
+                stem = _page_name(scope)
+                folder, n = stem, 1
+                while folder.lower() in names:
+                    n += 1
+                    folder = f"{stem} ({n})"
+                names.add(folder.lower())
+                folders[scope] = root.sub(folder)
+                taken[scope] = set()
+            sub = folders[scope]
+            stem = _page_name(note["title"])
+            name, n = f"{stem}.md", 1
+            while name.lower() in taken[scope]:  # two titles the file system cannot tell apart
+                n += 1
+                name = f"{stem} ({n}).md"
+            taken[scope].add(name.lower())
+            times = [t for t in note["times"] if t is not None]
+            meta = [f"title: {_quoted(note['title'])}", f"type: {_quoted(note['type'])}",
+                    f"{SCOPE_KEY}: {_quoted(note['scope'])}"]
+            if note["entity_scope"] != note["scope"]:
+                meta.append(f"{ENTITY_SCOPE_KEY}: {_quoted(note['entity_scope'])}")
+            if note["aliases"]:
+                meta += ["aliases:", *(f"- {_quoted(a)}" for a in note["aliases"])]
+            if times:
+                meta += [f"created: {_time(min(times))}", f"modified: {_time(max(times))}"]
+            body = [f"# {note['title']}", ""]
+            if note["observations"]:
+                body += ["## Observations", *note["observations"], ""]
+            if note["relations"]:
+                body += ["## Relations", *note["relations"], ""]
+            text = "---\n" + "\n".join(meta) + "\n---\n\n" + "\n".join(body)
+            sub.write(name, text.encode("utf-8"))
+            report.data += text
+    finally:
+        for sub in folders.values():
+            sub.close()
