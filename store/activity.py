@@ -123,12 +123,13 @@ def settings_only(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _text(value: str) -> str:
-    """``value`` as text SQLite can store: a lone surrogate (from JSON's ``\\ud800``) becomes ``?``."""
+    """``value`` as text both engines can store: a lone surrogate (from JSON's ``\\ud800``)
+    becomes ``?``, a NUL (which PostgreSQL's text refuses: the line was lost) ``\\x00``."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        return value.encode("utf-8", "replace").decode("utf-8")
-    return value
+        value = value.encode("utf-8", "replace").decode("utf-8")
+    return value.replace("\x00", "\\x00")
 
 
 def _storable(value: Any) -> Any:

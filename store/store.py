@@ -210,7 +210,9 @@ class MemoryStore:
     def get_visible(self, memory_id: str, scopes: tuple[str, ...] | list[str], trust: str) -> Memory:
         """The memory if a caller that may read ``scopes`` at ``trust`` sees it; else
         NotFound, as for a missing id, and by the same single query: a hidden memory must
-        not answer later than a missing one (imported ids are made from their content)."""
+        not answer later than a missing one (imported ids are made from their content). An
+        id no memory can have (a NUL, a lone surrogate) is a ValidationError on both engines."""
+        memory_id = validate_id(memory_id)
         readable = readable_at(trust)
         found = self.tables.memories(f"id = ? AND scope IN ({','.join('?' * len(scopes))}) "
                                      f"AND sensitivity IN ({','.join('?' * len(readable))})",

@@ -143,6 +143,9 @@ BIG = b'{"query": "tea", "k": ' + b"7" * 5000 + b"}"
     # a lone surrogate in a key: its refusal, naming where, could not be sent (a 500 in plain text)
     ("/recall", b'{"query": "tea", "scope": {"\\ud800": 1}}', 400, "surrogate"),
     ("/capture", b'{"content": {"notes": {"\\udfff": "x"}}}', 400, "surrogate"),
+    # a NUL in an id: PostgreSQL's "text fields cannot contain NUL" (409), SQLite's 404
+    ("/forget", b'{"memory_id": "a\\u0000b"}', 422, "NUL"),
+    ("/update", b'{"memory_id": "a\\u0000b", "importance": 0.2}', 422, "NUL"),
 ])
 def test_malformed_bodies_get_a_clear_refusal_and_a_log_line(serve, db_path, path, body, status, expected):
     port = serve()
