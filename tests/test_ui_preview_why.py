@@ -191,3 +191,24 @@ def test_a_big_stores_preview_recalls_off_the_gui_thread_and_shows_the_same(wind
     pv.recompile()
     qtbot.waitUntil(lambda: pv._job is None, timeout=20000)
     assert pv.request().user_message.endswith("And dessert?") and pv.result is not None
+
+
+def test_a_big_stores_tokenizer_loads_in_the_background_as_it_opens(qtbot, qt_settings, demo_db, monkeypatch):
+    """Building tiktoken's encoding holds the interpreter lock for ~0.13 s: at 100,000
+    memories that was the longest stall of a first message (ui_bench.py --stalls)."""
+    import threading
+
+    from helpers import closing_window
+    from mnemoscope.store import MemoryStore
+    from mnemoscope.ui import prompt_preview
+    from mnemoscope.ui.main_window import MainWindow
+
+    loaded = []
+    monkeypatch.setattr(prompt_preview, "count_tokens", lambda text, model: loaded.append(
+        (threading.current_thread(), model)) or 0)
+    monkeypatch.setattr("mnemoscope.ui.session.BACKGROUND_FROM", 1)  # as a big store: its reads are jobs
+    with closing_window(MainWindow(MemoryStore(demo_db))) as w:
+        w.show()
+        qtbot.waitUntil(lambda: bool(loaded), timeout=10000)
+        thread, model = loaded[0]
+        assert thread is not threading.main_thread() and model == w.preview.model.currentText()

@@ -44,6 +44,7 @@ from ..compiler.capabilities import (
     model_capabilities,
 )
 from ..compiler.providers import anthropic_model_id, render
+from ..compiler.tokenizers import count_tokens
 from ..prompt_future import PromptFuture, prompt_future
 from ..recall_why import NEAR_MISSES, WhyRow, explain_prompt, hit_words
 from .future_pane import FuturePane
@@ -144,6 +145,14 @@ class PromptPreview(QWidget):
         self._messages_timer.timeout.connect(self._show_messages)
         session.changed.connect(lambda _ids: self.schedule())
         session.store_replaced.connect(self._store_replaced)
+        # A big store's reads run off the GUI thread: its tokenizer is built there too, as
+        # the window loads. Building it holds the interpreter lock for ~0.13 s (tiktoken's
+        # constructor): at 100,000 memories the longest stall of a first message. The model
+        # is read from a plain attribute: the preparer must not touch the combo box.
+        self._tokenizer_model = self.model.currentText().strip()
+        self.model.currentTextChanged.connect(
+            lambda text: setattr(self, "_tokenizer_model", text.strip()))
+        session.add_preparer("tokenizer", lambda _store, _memories: count_tokens("", self._tokenizer_model))
         session.preview_changed.connect(self._preview_day)
 
     # -- construction ----------------------------------------------------------------
