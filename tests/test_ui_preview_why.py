@@ -212,3 +212,18 @@ def test_a_big_stores_tokenizer_loads_in_the_background_as_it_opens(qtbot, qt_se
         qtbot.waitUntil(lambda: bool(loaded), timeout=10000)
         thread, model = loaded[0]
         assert thread is not threading.main_thread() and model == w.preview.model.currentText()
+
+
+def test_the_summary_of_a_day_ahead_fits_its_two_lines_at_1366(window, qtbot):
+    """Seen at 1366x768 with the slider at +226 days: "As of +226 days (time travel; nothing
+    is written)" pushed the summary to three lines, the third cut in half over the bars."""
+    resize(qtbot, window, 1366, 768)
+    window.reset_layout()
+    settle(qtbot, window)
+    pv = ask(window, qtbot)
+    window.preview_slider.setValue(226)
+    settle(qtbot, window)
+    label = pv.summary
+    assert "+226 days" in label.text()
+    assert label.heightForWidth(label.contentsRect().width()) <= label.contentsRect().height(), label.text()
+    assert "nothing is written" in label.toolTip()

@@ -576,15 +576,18 @@ class PromptPreview(QWidget):
         approx = "" if v["exact"] else " (approximate: " + v["tokenizer"] + ")"
         over = " · <b style='color:#D55E00'>over budget: rules, history and turn alone do not fit</b>" \
             if self.result.metadata["budget_exceeded"] else ""
-        as_of = f"<b>As of +{self.as_of_days:g} days</b> (time travel; nothing is written) · " \
-            if self.as_of_days > 0 and self.future is not None else ""
-        # Two short lines a glance reads; the whole account in the tooltip.
+        ahead = self.as_of_days > 0 and self.future is not None
+        # Two short lines a glance reads; the whole account in the tooltip. A day ahead takes
+        # the place of the cacheable prefix (the bars show it): a third line would be cut.
+        second = (f"<b>As of +{self.as_of_days:g} days</b> · {v['trimmed_tokens']:,} tokens trimmed · "
+                  f"est. ${v['cost']:.5f}") if ahead else \
+            f"{v['trimmed_tokens']:,} tokens trimmed · est. ${v['cost']:.5f} · cacheable prefix {v['prefix']:,}"
         self.summary.setText(
-            f"{as_of}<b>{v['tokens']:,} / {v['budget']:,} tokens</b>{approx} · <b>{v['kept']} of {v['offered']}</b> "
-            f"memories kept{over}<br>{v['trimmed_tokens']:,} tokens trimmed · est. ${v['cost']:.5f} · "
-            f"cacheable prefix {v['prefix']:,}")
+            f"<b>{v['tokens']:,} / {v['budget']:,} tokens</b>{approx} · <b>{v['kept']} of {v['offered']}</b> "
+            f"memories kept{over}<br>{second}")
+        as_of = f"As of +{self.as_of_days:g} days (time travel; nothing is written): " if ahead else ""
         self.summary.setToolTip(
-            f"{v['tokens']:,} / {v['budget']:,} tokens (prompt / budget){approx}; memories kept {v['kept']} of "
+            f"{as_of}{v['tokens']:,} / {v['budget']:,} tokens (prompt / budget){approx}; memories kept {v['kept']} of "
             f"{v['offered']} recalled; {v['trimmed_tokens']:,} tokens trimmed; {v['history_dropped']} history "
             f"messages dropped; cacheable prefix {v['prefix']:,} tokens ({caching}); est. ${v['cost']:.5f} for "
             f"{v['billed']:,} billed tokens (the prompt + {v['billed'] - v['tokens']:,} for message framing)")
