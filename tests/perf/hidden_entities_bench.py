@@ -1,0 +1,93 @@
+"""What hidden memories that name entities do to the time of a low-trust caller's recall and
+remember (issue #32's trust property: not the time an answer takes).
+
+Run (under the bench lock; a minute or two an engine, most of it loading):
+    flock /tmp/bench.lock python tests/perf/hidden_entities_bench.py [--visible 3000] [--hidden 20000]
+        [--engines sqlite,postgresql]
+
+For each engine, two databases: ``alone`` holds ``--visible`` memories a caller (scope
+``global``, trust ``low``) may see; ``crowded`` holds the same and ``--hidden`` memories
+(half ``high`` in ``global``, half in ``private:other``) each naming an entity of its own
+("Hidden Person N", made in the memory's scope). Prints the median time of the caller's
+recall and remember (no duplicate check, so that both write the same) in each, interleaved,
+and their ratio (``alone`` as the baseline, measured in the same process).
+
+Found by the attack of issue #32 and not fixed yet: recall looks for the entities a query
+names among every entity of the caller's scopes (store/recall.py ``_named_entities``), and
+remember among every entity of its scope, after listing the entities only hidden memories
+name (store/tables.py ``entities_unseen``, a pass over every mention): both take time in
+proportion to the hidden memories' entities. Target: within 20 %. Measured 2026-12-07
+(defaults, sqlite,postgresql; load ~7, tests running beside): recall 15.5x / 9.3x,
+remember 278x (1.5 vs 422 ms) / 13.4x (17.7 vs 236 ms) on SQLite / PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from hidden_words_bench import NOW, lines, load  # noqa: E402
+
+
+def measure(engine: str, targets: dict[str, str], seen: list[str], unseen: list[str], rounds: int) -> None:
+    t = time.perf_counter()
+    stores = {"alone": load(targets["alone"], seen), "crowded": load(targets["crowded"], seen + unseen)}
+    if engine != "sqlite":
+        for store in stores.values():
+            store.conn.execute("ANALYZE")
+    print(f"{engine}: loaded {len(seen):,} and {len(seen) + len(unseen):,} memories "
+          f"({time.perf_counter() - t:.0f} s)", flush=True)
+    calls = {
+        "recall 'falcon'": lambda s, i: s.recall("falcon", k=10, scope="global", trust="low", now=NOW),
+        "remember": lambda s, i: s.remember(f"note {i} about the garden gate", trust="low", dedupe=False),
+    }
+    for name, call in calls.items():
+        times = {n: [] for n in stores}
+        for i in range(rounds):
+            for n, store in stores.items():
+                t = time.perf_counter()
+                call(store, i)
+                times[n].append((time.perf_counter() - t) * 1000)
+        alone, crowded = statistics.median(times["alone"]), statistics.median(times["crowded"])
+        print(f"  {name}: median alone {alone:.1f} ms, crowded {crowded:.1f} ms, ratio {crowded / alone:.2f}",
+              flush=True)
+    for store in stores.values():
+        store.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--visible", type=int, default=3000)
+    ap.add_argument("--hidden", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--engines", default="sqlite,postgresql")
+    args = ap.parse_args()
+    seen, unseen = lines(args.visible, args.hidden)
+    unseen = [json.dumps(dict(json.loads(line), entities=[f"Hidden Person {i}"])) for i, line in enumerate(unseen)]
+    print(f"visible {args.visible:,}, hidden {args.hidden:,} naming an entity each; load {os.getloadavg()[0]:.2f}")
+    for engine in args.engines.split(","):
+        if engine == "sqlite":
+            with tempfile.TemporaryDirectory() as folder:
+                measure(engine, {n: os.path.join(folder, n + ".db") for n in ("alone", "crowded")},
+                        seen, unseen, args.rounds)
+            continue
+        import pg_server
+
+        server = pg_server.start_with_pgvector() if engine == "pgvector" else pg_server.start()
+        try:
+            measure(engine, {n: server.new_database(n) for n in ("alone", "crowded")}, seen, unseen, args.rounds)
+        finally:
+            server.stop()
+    print(f"load {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
