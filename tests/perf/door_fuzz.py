@@ -3,16 +3,16 @@
 Run (a few minutes):
     python tests/perf/door_fuzz.py [--calls 3000] [--engines sqlite,postgresql] [--seed 32]
 
-Against ``mnemoscope serve`` (HTTP on a real socket: the ten tools' endpoints, not /mcp)
-and ``mnemoscope mcp`` over stdio, on each engine (PostgreSQL: a throwaway server), sends
-``--calls`` requests whose arguments are drawn from hostile values (wrong types, nulls,
-huge and deeply nested values, NaN, lone surrogates, control and direction characters,
-names that are paths, numbers at and past every limit, keys given twice, unknown keys),
-mixed with good ones. Counts the answers by status (HTTP) or kind (MCP: result, tool
-error, JSON-RPC error, none) and prints them; a 500, a missing answer or a server that
-stopped is a failure, listed with the request that caused it (exit 1). Both engines get the
-same requests (one seed): their lines should show the same counts, as a count that differs
-tells the engines apart (compared by eye; the script does not).
+Against ``mnemoscope serve`` (HTTP on a real socket: the ten tools' endpoints, and MCP's
+streamable HTTP at /mcp in a session) and ``mnemoscope mcp`` over stdio, on each engine
+(PostgreSQL: a throwaway server), sends ``--calls`` requests whose arguments are drawn from
+hostile values (wrong types, nulls, huge and deeply nested values, NaN, lone surrogates,
+control and direction characters, names that are paths, numbers at and past every limit, keys
+given twice, unknown keys), mixed with good ones. Counts the answers by status (HTTP), kind
+(MCP: result, tool error, JSON-RPC error, none) or both (/mcp) and prints them; a 500, a
+missing answer or a server that stopped is a failure, listed with the request that caused it
+(exit 1). Both engines get the same requests (one seed): their lines should show the same
+counts, as a count that differs tells the engines apart (compared by eye; the script does not).
 It does not check what a refusal wrote (tests/test_attack_http.py does, per endpoint).
 """
 
@@ -158,6 +158,59 @@ def http(db: str, calls: int, rng: random.Random) -> tuple[Counter, list]:
     return seen, bad
 
 
+def http_mcp(db: str, calls: int, rng: random.Random) -> tuple[Counter, list]:
+    """MCP's streamable HTTP at ``/mcp``: a session, then each tool called with hostile arguments."""
+    port = _port()
+    proc = subprocess.Popen([*CLI, "--db", db, "serve", "--port", str(port), "--trust", "medium"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(url + "/health", timeout=1).read()
+            break
+        except OSError:
+            time.sleep(0.05)
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+    def post(data: bytes) -> tuple[object, bytes]:
+        req = urllib.request.Request(url + "/mcp", data=data, method="POST", headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                return resp, resp.read()
+        except urllib.error.HTTPError as exc:
+            return exc, exc.read()
+        except OSError as exc:
+            return f"no answer ({exc})", b""
+
+    resp, _ = post(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}}).encode())
+    headers["mcp-session-id"] = resp.headers.get("mcp-session-id", "")
+    headers["mcp-protocol-version"] = "2025-06-18"
+    post(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+    seen: Counter = Counter()
+    bad = []
+    for i in range(1, calls + 1):
+        tool = rng.choice(list(TOOLS))
+        args = arguments(rng, tool)
+        inner = body(rng, args).decode("utf-8", "surrogateescape")
+        line = (f'{{"jsonrpc": "2.0", "id": {i}, "method": "tools/call", "params": '
+                f'{{"name": {json.dumps(tool)}, "arguments": {inner if inner.strip() else "{}"}}}}}')
+        resp, data = post(line.encode("utf-8", "surrogateescape"))
+        status = resp if isinstance(resp, str) else resp.status if hasattr(resp, "status") else resp.code
+        text = data.decode("utf-8", "replace")
+        kind = ("error" if '"error"' in text[:200] else "tool error" if '"isError":true' in text.replace(" ", "")
+                else "result") if text else "none"
+        seen[f"{status} {kind}"] += 1
+        if status == 500 or not isinstance(status, int) or not text:
+            bad.append((tool, args))
+        if proc.poll() is not None:
+            bad.append(("the server stopped", args))
+            break
+    proc.terminate()
+    proc.wait(10)
+    return seen, bad
+
+
 def mcp(db: str, calls: int, rng: random.Random) -> tuple[Counter, list]:
     proc = subprocess.Popen([*CLI, "--db", db, "mcp", "--trust", "medium"], cwd=ROOT, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -227,8 +280,8 @@ def main() -> None:
             server = pg_server.start()
             target = server.new_database
         try:
-            for door, run in (("http", http), ("mcp", mcp)):
-                db = target(f"{engine}_{door}")
+            for door, run in (("http", http), ("http /mcp", http_mcp), ("mcp", mcp)):
+                db = target(f"{engine}_{door.replace(' /', '_')}")
                 subprocess.run([*CLI, "--db", db, "demo"], cwd=ROOT, capture_output=True, check=True)
                 seen, bad = run(db, args.calls, random.Random(args.seed))
                 failed |= bool(bad)
