@@ -120,6 +120,10 @@ def load_encoding(name: str) -> tiktoken.Encoding:
         for token, rank in ranks.items():
             ends_line[rank] = token.endswith(b"\n")
         _tokens_ending_a_line[name] = ends_line
+        # tiktoken keeps the ranks as a Python dict too, for pickling only (nothing here
+        # pickles an encoding; one unpickled would now fail, not count wrong): ~30 MB of
+        # bytes objects beside the copy its Rust core holds.
+        enc._mergeable_ranks = None
         _encodings[name] = enc
         return enc
 
