@@ -346,3 +346,20 @@ def test_new_database_with_the_demo_is_one_undoable_step(window, qtbot, tmp_path
     assert window.session.selected_id is not None
     window.undo_action.trigger()
     assert store.count() == 0
+
+
+def test_the_table_keeps_no_sort_key_per_memory(window, qtbot):
+    """A tuple and a lowered copy of the text per memory, kept after the sort, were ~24 MB
+    of a 100,000-memory window (issue #34: <= 600 MB). The sort and its role still work."""
+    from mnemoscope.ui.memory_table import SORT_ROLE
+
+    model = window.table.model
+    n = len(model.rows)
+    assert n > 10
+    per_row = [name for name, value in vars(model).items()
+               if isinstance(value, (list, dict)) and len(value) == n and name not in ("rows", "_index")]
+    assert not per_row
+    text = COLUMNS.index("text")
+    model.sort(text, Qt.SortOrder.AscendingOrder)
+    keys = [model.data(model.index(r, text), SORT_ROLE) for r in range(n)]
+    assert keys == sorted(m.text.lower() for m in model.rows)

@@ -40,7 +40,6 @@ class MemoryTableModel(RowsModel):
         self.session = session
         self.rows: list[Memory] = []
         self._index: dict[str, int] = {}
-        self._sort_keys: list[tuple] = []
         self._display: dict[int, tuple] = {}
         self._sort: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
 
@@ -48,17 +47,17 @@ class MemoryTableModel(RowsModel):
 
     def _prepare(self, _store, memories: list[Memory]) -> tuple:
         sort = self._sort
-        rows, keys = sorted_rows(memories, sort)
-        return sort, rows, keys, {m.id: i for i, m in enumerate(rows)}
+        rows = sorted_rows(memories, sort)
+        return sort, rows, {m.id: i for i, m in enumerate(rows)}
 
     def refresh(self) -> None:
         """Show the memories again, sorted as before (sorted off the GUI thread when a
         background read prepared them)."""
         prepared = self.session.prepared("table")
         self.beginResetModel()
-        drop_elsewhere(self.rows, self._sort_keys, self._index)
+        drop_elsewhere(self.rows, self._index)
         if prepared is not None and prepared[0] == self._sort:
-            _, self.rows, self._sort_keys, self._index = prepared
+            _, self.rows, self._index = prepared
             self._display = {}
         else:
             self.rows = list(self.session.memories())
@@ -66,12 +65,12 @@ class MemoryTableModel(RowsModel):
         self.endResetModel()
 
     def _apply_sort(self) -> None:
-        self.rows, self._sort_keys = sorted_rows(self.rows, self._sort)
+        self.rows = sorted_rows(self.rows, self._sort)
         self._index = {m.id: i for i, m in enumerate(self.rows)}
         self._display = {}
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Sort in Python over precomputed keys (a proxy sort would call data() ~n·log n times)."""
+        """Sort in Python over keys made for the sort (a proxy sort would call data() ~n·log n times)."""
         self._sort = (column, order)
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
@@ -96,7 +95,7 @@ class MemoryTableModel(RowsModel):
         if role == ID_ROLE:
             return m.id
         if role == SORT_ROLE:
-            return self._sort_keys[index.row()][index.column()]
+            return _sort_key(m)[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             row = self._display.get(index.row())
             if row is None:
@@ -115,19 +114,18 @@ LAYER_ORDER = {name: i for i, name in enumerate(LAYERS)}
 SENSITIVITY_ORDER = {name: i for i, name in enumerate(SENSITIVITIES)}
 
 
-def sorted_rows(memories: list[Memory], sort: tuple[int, Qt.SortOrder]) -> tuple[list[Memory], list[tuple]]:
-    """The memories in the table's order and their sort keys (no Qt object is touched:
-    this runs off the GUI thread too)."""
+def sorted_rows(memories: list[Memory], sort: tuple[int, Qt.SortOrder]) -> list[Memory]:
+    """The memories in the table's order (no Qt object is touched: this runs off the GUI
+    thread too). The keys live only while sorting: kept, a tuple and a lowered copy of the
+    text per memory were ~24 MB of a 100,000-memory window (issue #34's 600 MB)."""
     column, order = sort
-    keys = [_sort_key(m) for m in memories]
     rows = list(memories)
     if column >= 0:
         # (value, id, place): unique, so a comparison never reaches the memory itself
-        decorated = [(k[column], m.id, i) for i, (k, m) in enumerate(zip(keys, rows))]
+        decorated = [(_sort_key(m)[column], m.id, i) for i, m in enumerate(rows)]
         sort_in_steps(decorated, reverse=order == Qt.SortOrder.DescendingOrder)
-        keys = [keys[i] for _, _, i in decorated]
         rows = [rows[i] for _, _, i in decorated]
-    return rows, keys
+    return rows
 
 
 SORT_STEP = 4096  # items sorted (or merged) by one call of list.sort
