@@ -215,7 +215,7 @@ def test_a_tick_keeps_one_index_up_to_date_per_column_it_changes(store):
     # Every index a tick's UPDATE touches is pages written for each moved memory.
     assert _indexes_with(store.conn, "layer") == ["idx_memory_state_layer"]
     assert _indexes_with(store.conn, "next_change_at") == ["idx_memory_state_next_change_at"]
-    assert _indexes_with(store.conn, "scope") == ["idx_memories_scope"]
+    assert _indexes_with(store.conn, "scope") == ["idx_memories_scope_sensitivity"]
 
 
 def _as_schema_8(db_path):
@@ -254,7 +254,7 @@ def test_a_store_from_before_the_layer_index_change_is_upgraded_with_the_same_an
     conn = sqlite3.connect(db_path)
     with conn:  # the indexes as an older version made them, and no record of the migration
         conn.execute("DROP INDEX idx_memories_layer_scope")
-        conn.execute("DROP INDEX idx_memories_scope")
+        conn.execute("DROP INDEX IF EXISTS idx_memories_scope")
         conn.execute('CREATE INDEX "idx_memories_scope_layer" ON "memories" ("scope", "layer")')
         conn.execute('CREATE INDEX "idx_memories_layer" ON "memories" ("layer")')
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm008_one_layer_index'")
