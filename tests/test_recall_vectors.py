@@ -224,3 +224,25 @@ def test_the_sets_counts_follow_every_write(db_path, monkeypatch):
         check(s)
         vectors.put(s, mid, s.embedder.embed(["again"])[0])  # a vector replaced in place counts once
         check(s)
+
+
+def test_e5_embeds_a_text_it_embedded_lately_from_what_it_kept(monkeypatch):
+    """A text costs e5 15-60 ms of a core: the preview's message compiled again, a query
+    asked again, a redone import, take the vector it kept, the same as it would make."""
+    from mnemoscope.store import embedding
+
+    model = embedding._load_e5()
+    calls = []
+    real = model.encode
+    monkeypatch.setattr(model, "encode", lambda batch, is_query: calls.append(list(batch)) or real(batch, is_query))
+    monkeypatch.setattr(embedding, "_E5_KEPT", embedding.OrderedDict())
+    monkeypatch.setattr(embedding, "E5_KEEP", 3)
+    e5 = embedding.E5Embedder()
+    first = e5.embed(["Mara's cat is called Quill.", "The standup moved to 10:15."])
+    again = e5.embed(["The standup moved to 10:15.", "Mara's cat is called Quill."])
+    assert np.array_equal(again, first[::-1]) and len(calls) == 1
+    e5.embed_query(["The standup moved to 10:15."])  # a query is read as a query, not the passage
+    e5.embed(["Theo drinks tea.", "Lisbon in May."])  # four kept at most three: the oldest goes
+    assert calls[1:] == [["The standup moved to 10:15."], ["Theo drinks tea.", "Lisbon in May."]]
+    e5.embed(["Mara's cat is called Quill."])
+    assert calls[-1] == ["Mara's cat is called Quill."] and len(embedding._E5_KEPT) == 3
