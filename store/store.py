@@ -508,6 +508,14 @@ class MemoryStore:
             self.tables.reinforce(memory_id, now)
             return UpdateResult(before, self.get(memory_id))
 
+    def reinforce_each(self, memory_ids: Sequence[str], now: Any = None) -> None:
+        """Count one recall of each memory, in one transaction (one a caller found that has
+        been deleted since is skipped): what an agent's search returned."""
+        now = self.tables.now(now)
+        with self.tables.write():
+            for memory_id in memory_ids:
+                self.tables.reinforce(memory_id, now)
+
     def update(self, memory_id: str, now: Any = None, *, touch: bool = True, **changes: Any) -> UpdateResult:
         """Change fields of a memory (any of text, kind, importance, who, topic, scope,
         sensitivity, tags, source, source_kind, pinned, entities).

@@ -293,3 +293,14 @@ def test_reading_every_memory_holds_little_beyond_what_it_returns(db_path, monke
         assert len({id(t) for m in memories for t in m.tags}) == 2
         assert len({id(e) for m in memories for e in m.entities}) == 1
         assert memories[0].tags == ["home", "plants"] and memories[0].entities == ["Mara"]
+
+
+def test_reinforce_each_counts_one_recall_of_each_in_one_write_and_skips_the_deleted(store):
+    ids = [store.remember(t).memory.id for t in ("Mara likes tea.", "Theo bikes to work.", "Lisbon in May.")]
+    store.delete(ids[2])
+    writes = []
+    real = store.tables.write
+    store.tables.write = lambda *a, **kw: writes.append(1) or real(*a, **kw)
+    store.reinforce_each(ids)
+    assert len(writes) == 1
+    assert [store.get(i).recall_count for i in ids[:2]] == [1, 1]

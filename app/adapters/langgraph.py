@@ -322,9 +322,8 @@ class MnemoscopeStore(BaseStore):
             found = self._found_by_query(op, scopes, wanted) if op.query else self._newest(op, scopes, wanted)
             page = found[op.offset:wanted]
             page_ids = [memory_id for memory_id, _ in page]
-            if op.query:  # an agent's search is real use: what it returns is reinforced, and only that
-                for mid in page_ids:
-                    self.store.reinforce(mid)
+            if op.query and page_ids:  # an agent's search is real use: what it returns is reinforced, and only that
+                self.store.reinforce_each(page_ids)
             ids.extend(page_ids)
             return [item for _, item in page]
 
