@@ -379,3 +379,27 @@ def test_picking_a_memory_with_a_long_text_leaves_the_docks_under_the_map_their_
     settle(qtbot, window)
     assert window.activity.width() == before
     assert window.decay.title.text().startswith(long.kind)
+
+
+def test_the_maps_entity_labels_can_be_read_after_a_change_to_the_dark_theme(window, qtbot):
+    """Seen at 1366x768 on the demo: after View › Theme › Dark the entity names were light
+    grey on the light backing they were made with, unreadable."""
+    from helpers import settle
+    from PySide6.QtGui import QColor
+
+    settle(qtbot, window)
+    labels = [label for label in window.map.entity_labels.values() if label.isVisible()]
+    assert labels
+    window.set_theme("dark")
+    settle(qtbot, window)
+    try:
+        plain = QColor(window.map.colours["background"])
+        for label in labels:
+            backing = label.fill.color()
+            text = label.color
+            shown = QColor(round(backing.red() * backing.alphaF() + plain.red() * (1 - backing.alphaF())),
+                           round(backing.green() * backing.alphaF() + plain.green() * (1 - backing.alphaF())),
+                           round(backing.blue() * backing.alphaF() + plain.blue() * (1 - backing.alphaF())))
+            assert _contrast(QColor(text), shown) >= 3, (label.textItem.toPlainText(), backing.name(), text.name())
+    finally:
+        window.set_theme("light")

@@ -372,6 +372,9 @@ class RadialMap(QWidget):
             label.update()
         for label in [*self.entity_labels.values(), *self.sector_labels.values()]:
             label.setColor(self.colours["label"])
+        for label in self.entity_labels.values():  # made on the old theme's backing
+            label.fill = pg.mkBrush(self._label_fill)
+            label.update()
         self.link_curve.setPen(pg.mkPen(self.colours["link"], width=1.5))
         spoke = QColor(self.colours["ring"])
         spoke.setAlpha(110)
