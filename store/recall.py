@@ -38,6 +38,7 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from . import decay, recall_meaning, relevance, shelves, signals
@@ -416,6 +417,15 @@ def _name_terms(store: MemoryStore, entity_ids: Sequence[str]) -> dict[str, set[
     return out
 
 
+NAMED_ENTITIES = 20  # at most this many entities a query names bring their memories
+
+
+@lru_cache(maxsize=65536)
+def _terms_of_name(name: str) -> tuple[str, ...]:
+    """An entity name's terms, kept: every recall compares every name of the caller's scopes."""
+    return tuple(terms(name))
+
+
 def _named_entities(store: MemoryStore, q_terms: Sequence[str], scopes: Sequence[str],
                     readable: Sequence[str]) -> list[str]:
     """The ids of the entities of these scopes the query names: every word of a name or
@@ -425,18 +435,28 @@ def _named_entities(store: MemoryStore, q_terms: Sequence[str], scopes: Sequence
         return []
     q_set = set(q_terms)
     ph, rph = ",".join("?" * len(scopes)), ",".join("?" * len(readable))
-    found = []
-    for ent in store.tables.rows(f"SELECT id, name, kind, aliases FROM entities WHERE scope IN ({ph})", scopes):
+    whole, first = [], []
+    with store.tables.reading():
+        every = store.conn.execute(f"SELECT id, name, kind, aliases FROM entities WHERE scope IN ({ph})",
+                                   tuple(scopes)).fetchall()
+    for eid, name, kind, stored in every:
         try:
-            aliases = json.loads(ent["aliases"] or "[]")
+            aliases = json.loads(stored) if stored and stored != "[]" else []
         except ValueError:
             aliases = []
-        for name in [ent["name"], *[a for a in aliases if isinstance(a, str)]]:
-            words = terms(name)
-            if words and (set(words) <= q_set or (ent["kind"] == "person" and len(words[0]) >= 3
-                                                    and words[0] in q_set)):
-                found.append(ent["id"])
+        for one in (name, *[a for a in aliases if isinstance(a, str)]):
+            words = _terms_of_name(one)
+            if not words or words[0] not in q_set:  # (both tests need the first)
+                continue
+            if q_set.issuperset(words):
+                whole.append(eid)
                 break
+            if kind == "person" and len(words[0]) >= 3:
+                first.append(eid)
+                break
+    # A first name shared by many people names none of them (and asking the database for the
+    # memories of 20,000 "Person N" took minutes); so do many whole names.
+    found = (whole + first)[:NAMED_ENTITIES] if len(first) <= NAMED_ENTITIES else whole[:NAMED_ENTITIES]
     if not found:
         return []
     eph = ",".join("?" * len(found))

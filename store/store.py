@@ -8,6 +8,7 @@ store's clock, real time plus an offset kept in the database.
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Sequence
@@ -364,19 +365,23 @@ class MemoryStore:
     def known_entities_in(self, text: str, scope: str, readable: tuple[str, ...] | None = None) -> list[str]:
         """Names of known entities whose name or alias appears in ``text``: with ``readable``
         (an agent's), only those a writer in ``scope`` may know of (not one named only by
-        memories above its trust or in other scopes); all of them for the owner (None)."""
+        memories above its trust or in other scopes); all of them for the owner (None).
+
+        Whether an entity is hidden is asked of those the text names only: asked of every
+        entity first (a pass over every mention), a remember among 20,000 entities that
+        hidden memories name took 422 ms instead of 1.5 (tests/perf/hidden_entities_bench.py)."""
         low = text.lower()
+        scope = validate_scope(scope)
         found = []
-        hidden = self.tables.entities_unseen(readable, validate_scope(scope)) if readable is not None else set()
-        for ent in self.entities(scope):
-            if ent.id in hidden:
-                continue
-            for name in [ent.name, *ent.aliases]:
-                n = name.lower()
-                if len(n) >= 2 and n in low and _bounded(low, n):
-                    found.append(ent.name)
-                    break
-        return found
+        with self.tables.reading():
+            for eid, name, aliases in self.tables.entity_names(scope):
+                for n in (name, *(json.loads(aliases) if aliases and aliases != "[]" else ())):
+                    n = n.lower() if isinstance(n, str) else ""
+                    if len(n) >= 2 and n in low and _bounded(low, n):
+                        if readable is None or not self.tables.entity_unseen(eid, readable, scope):
+                            found.append(name)
+                        break
+        return sorted(found)
 
     def link_records(self, src_id: str, dst_id: str) -> list[tuple[str, str, str]]:
         """``src`` references ``dst`` (and ``dst`` is referenced by ``src``)."""

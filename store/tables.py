@@ -392,18 +392,11 @@ class Tables:
             return [Entity(r[0], r[1], r[2], r[3], json.loads(r[4] or "[]"))
                     for r in self.conn.execute(sql + " ORDER BY name", params)]
 
-    def entities_unseen(self, readable: tuple[str, ...], scope: str) -> set[str]:
-        """Ids of entities that memories name, none of which a writer in ``scope`` who may
-        read ``readable`` sees (in its scope or global, of a readable sensitivity): it must
-        not learn of them, nor of their aliases."""
-        ph = ",".join("?" * len(readable))
+    def entity_names(self, scope: str) -> list[tuple[str, str, str]]:
+        """(id, name, aliases as stored) of the entities of ``scope`` and global."""
         with self.reading():
-            return {r[0] for r in self.conn.execute(
-                "SELECT x.dst FROM edges x JOIN memories m ON m.id = x.src WHERE x.edge = 'mentions_entity' "
-                # (CASE, not a sum of booleans: the SQL both backends speak)
-                f"GROUP BY x.dst HAVING sum(CASE WHEN m.sensitivity IN ({ph}) AND m.scope IN (?, 'global') "
-                "THEN 1 ELSE 0 END) = 0",
-                (*readable, scope))}
+            return self.conn.execute("SELECT id, name, aliases FROM entities WHERE scope IN (?, 'global')",
+                                     (scope,)).fetchall()
 
     def resolve_entity(self, name: str, kind: str | None, scope: str, now: float, created: list[Entity],
                        aliases: list[str] | None = None, readable: tuple[str, ...] | None = None) -> str:
@@ -419,7 +412,7 @@ class Tables:
             for eid, escope, al in self.conn.execute(
                 "SELECT id, scope, aliases FROM entities WHERE aliases != '[]' AND scope IN (?, 'global') "
                 "ORDER BY scope = ? DESC", (scope, scope)).fetchall():
-                if readable is not None and self._entity_unseen(eid, readable, scope):
+                if readable is not None and self.entity_unseen(eid, readable, scope):
                     continue
                 if low in (a.lower() for a in json.loads(al)):
                     rows = [(eid, escope)]
@@ -435,8 +428,10 @@ class Tables:
         created.append(ent)
         return eid
 
-    def _entity_unseen(self, eid: str, readable: tuple[str, ...], scope: str) -> bool:
-        """As :meth:`entities_unseen`, for one entity."""
+    def entity_unseen(self, eid: str, readable: tuple[str, ...], scope: str) -> bool:
+        """Whether memories name the entity ``eid`` and none of them is one a writer in
+        ``scope`` who may read ``readable`` sees (in its scope or global, of a readable
+        sensitivity): it must not learn of it, nor of its aliases."""
         ph = ",".join("?" * len(readable))
         named, seen = self.conn.execute(
             f"SELECT count(*), sum(CASE WHEN m.sensitivity IN ({ph}) AND m.scope IN (?, 'global') THEN 1 ELSE 0 END) "
