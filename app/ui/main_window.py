@@ -129,8 +129,10 @@ class MainWindow(QMainWindow):
                                         "to change it, copy it somewhere you may write")
         self.read_only_badge.hide()
         self._build_progress()
-        self.statusBar().addWidget(self.status_path, 1)
-        self.statusBar().addWidget(self.status_default)
+        # the path as long as it fits, then whether agents use it, right after it: the stretch
+        # is the second's, or it floats halfway along the bar
+        self.statusBar().addWidget(self.status_path)
+        self.statusBar().addWidget(self.status_default, 1)
         self.statusBar().addPermanentWidget(self.read_only_badge)
         self.meaning = MeaningStatus(self.session, self.statusBar(), self)
         self.statusBar().addPermanentWidget(self.status_counts)
