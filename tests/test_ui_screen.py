@@ -82,7 +82,10 @@ def _assert_on_the_screen(shown: dict) -> None:
 @pytest.mark.gui
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_a_fresh_start_fits_the_screen_under_a_window_manager(demo_db, tmp_path, size):
-    _assert_on_the_screen(_shown_on_screen(size, demo_db, tmp_path / "settings"))
+    shown = _shown_on_screen(size, demo_db, tmp_path / "settings")
+    _assert_on_the_screen(shown)
+    # and uses it: 1600x960 left a 1920x1080 screen's edges black
+    assert shown["frame"][2] >= 0.9 * size[0] and shown["frame"][3] >= 0.85 * size[1], shown["frame"]
 
 
 @pytest.mark.gui

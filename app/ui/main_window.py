@@ -77,7 +77,10 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setWindowTitle("Mnemoscope[*]")
         room = self.screen().availableGeometry()
-        self.resize(min(1600, room.width()), min(960, room.height()))
+        # a first start fills a small screen and most of a big one (1600x960 left a 1920x1080
+        # screen's edges black); a layout saved on quitting takes over from then on
+        self.resize(min(room.width(), max(1600, room.width() * 92 // 100)),
+                    min(room.height(), max(960, room.height() * 92 // 100)))
         self.session = StoreSession(parent=self)
         self.map = RadialMap(self.session, dark=dark, parent=self)
         # The map has the centre to itself; under it, agents' activity and, beside it, how
