@@ -224,3 +224,16 @@ def test_the_numbers_and_words_say_what_they_mean(window, qtbot):
     kind = window.session.store.get(bar.segment.record_id).kind
     assert pv.bars.describe(bar).startswith(f"memory · {kind} [")
     assert " tier] · " in pv.bars.describe(bar)
+
+
+def test_the_cacheable_prefix_label_says_a_whole_word_in_a_narrow_dock(window, qtbot):
+    """At 1366x768 the label read "cacheable prefix 94 tok (not c…": a shorter wording first."""
+    pv = ask(window, qtbot, budget=400)
+    if not pv.result.metadata["cacheable_prefix_tokens"]:
+        pytest.skip("no cacheable prefix in this prompt")
+    for width in (260, 330, 900):
+        pv.bars.resize(width, pv.bars.height())
+        pv.bars.grab()
+        assert pv.bars.prefix_label.startswith(("cacheable prefix", "prefix")), pv.bars.prefix_label
+        if width >= 330:
+            assert not pv.bars.prefix_label.endswith("…"), (width, pv.bars.prefix_label)

@@ -60,6 +60,7 @@ class TokenBars(QWidget):
         self.rects: list[BarRect] = []
         self.ticks: list[int] = []  # token counts marked on the axis at the last paint
         self.budget_label_rect = QRectF()
+        self.prefix_label = ""  # the cacheable prefix's label as drawn
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMinimumHeight(self.sizeHint().height())
@@ -193,12 +194,16 @@ class TokenBars(QWidget):
             p.drawLine(QPointF(LABEL_W, y), QPointF(LABEL_W, y + 5))
             p.drawLine(QPointF(x1, y), QPointF(x1, y + 5))
             cached = "cached" if md["prompt_cache_used"] else "not cached"
-            text = f"cacheable prefix {prefix:,} tok ({cached})"
             room = self.width() - LABEL_W - 8
             if self.budget_label_rect.left() > LABEL_W:  # stop short of the budget's label
                 room = min(room, self.budget_label_rect.left() - LABEL_W - 12)
-            p.drawText(QPointF(LABEL_W + 4, y - 4),
-                       p.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, int(max(room, 0))))
+            # the longest wording that fits, then the shortest cut: "(not c…" said nothing
+            wordings = [f"cacheable prefix {prefix:,} tok ({cached})", f"prefix {prefix:,} tok ({cached})",
+                        f"prefix {prefix:,} tok"]
+            fm = p.fontMetrics()
+            text = next((w for w in wordings if fm.horizontalAdvance(w) <= room), wordings[-1])
+            self.prefix_label = fm.elidedText(text, Qt.TextElideMode.ElideRight, int(max(room, 0)))
+            p.drawText(QPointF(LABEL_W + 4, y - 4), self.prefix_label)
         p.end()
 
     # -- interaction -----------------------------------------------------------------
