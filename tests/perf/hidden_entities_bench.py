@@ -30,13 +30,12 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from hidden_words_bench import NOW, lines, load  # noqa: E402
+from hidden_words_bench import NOW, lines, load, on_each_engine  # noqa: E402
 
 
 def measure(engine: str, targets: dict[str, str], seen: list[str], unseen: list[str], rounds: int) -> None:
@@ -75,20 +74,7 @@ def main() -> None:
     seen, unseen = lines(args.visible, args.hidden)
     unseen = [json.dumps(dict(json.loads(line), entities=[f"Hidden Person {i}"])) for i, line in enumerate(unseen)]
     print(f"visible {args.visible:,}, hidden {args.hidden:,} naming an entity each; load {os.getloadavg()[0]:.2f}")
-    for engine in args.engines.split(","):
-        if engine == "sqlite":
-            with tempfile.TemporaryDirectory() as folder:
-                measure(engine, {n: os.path.join(folder, n + ".db") for n in ("alone", "crowded")},
-                        seen, unseen, args.rounds)
-            continue
-        import pg_server
-
-        server = pg_server.start_with_pgvector() if engine == "pgvector" else pg_server.start()
-        try:
-            measure(engine, {n: server.new_database(n) for n in ("alone", "crowded")}, seen, unseen, args.rounds)
-        finally:
-            server.stop()
-    print(f"load {os.getloadavg()[0]:.2f}")
+    on_each_engine(args.engines, lambda engine, targets: measure(engine, targets, seen, unseen, args.rounds))
 
 
 if __name__ == "__main__":

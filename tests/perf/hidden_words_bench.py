@@ -107,17 +107,22 @@ def main() -> None:
     args = ap.parse_args()
     seen, unseen = lines(args.visible, args.hidden)
     print(f"visible {args.visible:,}, hidden {args.hidden:,} holding 'falcon'; load {os.getloadavg()[0]:.2f}")
-    for engine in args.engines.split(","):
+    on_each_engine(args.engines, lambda engine, targets: measure(engine, targets, seen, unseen, args.rounds))
+
+
+def on_each_engine(engines: str, run) -> None:
+    """``run(engine, targets)`` on each engine named (sqlite, postgresql, pgvector), with two
+    fresh databases, ``alone`` and ``crowded``, made for it and dropped after."""
+    for engine in engines.split(","):
         if engine == "sqlite":
             with tempfile.TemporaryDirectory() as folder:
-                measure(engine, {n: os.path.join(folder, n + ".db") for n in ("alone", "crowded")},
-                        seen, unseen, args.rounds)
+                run(engine, {n: os.path.join(folder, n + ".db") for n in ("alone", "crowded")})
             continue
         import pg_server
 
         server = pg_server.start_with_pgvector() if engine == "pgvector" else pg_server.start()
         try:
-            measure(engine, {n: server.new_database(n) for n in ("alone", "crowded")}, seen, unseen, args.rounds)
+            run(engine, {n: server.new_database(n) for n in ("alone", "crowded")})
         finally:
             server.stop()
     print(f"load {os.getloadavg()[0]:.2f}")
