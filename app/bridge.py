@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 from mnemoscope.store import MemoryStore
-from mnemoscope.store.duplicates import difference as store_difference  # so both de-duplications agree
-from mnemoscope.store.recall import Hit
+from mnemoscope.store.curation.duplicates import (
+    difference as store_difference,  # so both de-duplications agree
+)
+from mnemoscope.store.recall.ranking import Hit
 
 from .compiler import (
     TIER_EPISODIC,

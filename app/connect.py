@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mnemoscope.store.errors import StoreError, ValidationError
-from mnemoscope.store.model import SENSITIVITIES, validate_scope
-from mnemoscope.store.safe_folder import Changed, LinkRefused, SafeFolder
+from mnemoscope.store.files.safe_folder import Changed, LinkRefused, SafeFolder
+from mnemoscope.store.model.errors import StoreError, ValidationError
+from mnemoscope.store.model.memory import SENSITIVITIES, validate_scope
 
 SERVER_NAME = "mnemoscope"
 TRIES = 5  # reads of a file the client keeps writing before connect gives up

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mnemoscope.store import on_server
-from mnemoscope.store.demo import default_db_path
-from mnemoscope.store.errors import StoreError
-from mnemoscope.store.safe_folder import LinkRefused, SafeFolder
+from mnemoscope.store.files.demo import default_db_path
+from mnemoscope.store.files.safe_folder import LinkRefused, SafeFolder
+from mnemoscope.store.model.errors import StoreError
 
 RECORD = "last-opened"  # the file, in the user data folder, naming the database the inspector last opened
 LAST_OPENED = "the one the inspector last opened"

@@ -22,7 +22,7 @@ import math
 import zlib
 
 import numpy as np
-from mnemoscope.store.model import LAYERS
+from mnemoscope.store.model.memory import LAYERS
 
 RING_INNER = {"habit": 0.05, "fading": 1.0, "edge": 2.0, "archived": 3.0}
 RING_WIDTH = 1.0

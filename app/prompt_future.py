@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemoscope.store import MemoryStore, StoreError
-from mnemoscope.store import decay as store_decay
+from mnemoscope.store.forgetting import decay as store_decay
 
 from .bridge import Preview, PreviewRequest, preview
 

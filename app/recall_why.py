@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mnemoscope.store.signals import SIGNALS
+from mnemoscope.store.recall.signals import SIGNALS
 
 from .compiler.types import REASON_DUPLICATE, REASON_OVER_BUDGET, REASON_PROCEDURAL_CAP, CompileResult
 
-# Recall's signals (store/signals.py, in its order) as a person reads them; a signal added
+# Recall's signals (store/recall/signals.py, in its order) as a person reads them; a signal added
 # there without a word here is shown by its name.
 _WORDS = {"keyword": "words", "meaning": "meaning", "neighbour": "neighbours", "entity": "entities",
           "importance": "importance", "recency": "strength"}

@@ -32,7 +32,7 @@ def run_selftest() -> int:
         report["version"] = __version__
         for name in ("cl100k_base", "o200k_base"):
             load_encoding(name)  # checks the bundled files' SHA-256
-        from mnemoscope.store.demo import default_db_path, open_default
+        from mnemoscope.store.files.demo import default_db_path, open_default
 
         store = open_default(default_db_path())
         stats = store.stats()
@@ -64,8 +64,8 @@ def run_selftest() -> int:
         # A big import's embedding, in worker processes that the program starts by starting
         # itself again (a frozen one through multiprocessing.freeze_support in its entry point).
         import numpy as np
-        from mnemoscope.store import embedding_workers
-        from mnemoscope.store.embedding import UseEmbedder
+        from mnemoscope.store.meaning import embedding_workers
+        from mnemoscope.store.meaning.embedding import UseEmbedder
 
         lines = [f"Self-test line {i}: the team ships the parser release on Thursday." for i in range(48)]
         embedder, least = UseEmbedder(), embedding_workers.WORKERS_FROM
@@ -81,7 +81,7 @@ def run_selftest() -> int:
             raise RuntimeError("the embedding's worker processes gave other vectors than this process")
         embedding_workers.shutdown()
         report["embedding_workers"] = embedding_workers.workers()
-        from mnemoscope.store.privacy import scan_text
+        from mnemoscope.store.curation.privacy import scan_text
 
         # detect-secrets (without requests, which the bundle leaves out) and phonenumbers' data
         found = sorted(d.what for d in scan_text("key AKIAIOSFODNN7EXAMPLE; call +44 20 7946 0958"))

@@ -81,7 +81,7 @@ def main() -> None:
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, os.path.join(home, "settings"))
     from mnemoscope.store import MemoryStore
-    from mnemoscope.store.demo import open_default
+    from mnemoscope.store.files.demo import open_default
     from mnemoscope.ui import heap
     from mnemoscope.ui.launch import create_app
     from mnemoscope.ui.main_window import MainWindow

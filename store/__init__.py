@@ -2,8 +2,8 @@
 recalls, links and imports. Plain Python (networkx for ``graph()``); no Qt."""
 
 from .backends.targets import on_server, shown
-from .config import KINDS, StoreConfig
-from .errors import (
+from .model.config import KINDS, StoreConfig
+from .model.errors import (
     ConfigError,
     DatabaseRefused,
     ImportRefused,
@@ -13,8 +13,8 @@ from .errors import (
     Unavailable,
     ValidationError,
 )
-from .model import LAYERS, SENSITIVITIES, Entity, Memory
-from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
+from .model.memory import LAYERS, SENSITIVITIES, Entity, Memory
+from .model.results import DeletedMemory, RememberResult, TickReport, UpdateResult
 from .store import MemoryStore
 
 __all__ = [

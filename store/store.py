@@ -15,17 +15,19 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
-from . import decay, shelves, ticking, vectors
+from .agents.capture import CaptureResult, capture, check_request_keys
 from .backends import open_backend
-from .capture import CaptureResult, capture, check_request_keys
-from .columns import MEMORY_FIELDS, stored
-from .config import KINDS, StoreConfig
-from .duplicates import difference
-from .edges import EDGE_COLUMNS
-from .embedding import Embedder, EmbeddingError, for_config, recall_for_config
-from .errors import NotFound, StoreError, ValidationError
-from .jsonl import ImportReport, export_jsonl, import_jsonl
-from .model import (
+from .curation.duplicates import difference
+from .forgetting import decay, ticking
+from .importers.jsonl import ImportReport, export_jsonl, import_jsonl
+from .meaning import vectors
+from .meaning.embedding import Embedder, EmbeddingError, for_config, recall_for_config
+from .meaning.vectors import BATCH as VECTOR_BATCH
+from .model.columns import MEMORY_FIELDS, stored
+from .model.config import KINDS, StoreConfig
+from .model.edges import EDGE_COLUMNS
+from .model.errors import NotFound, StoreError, ValidationError
+from .model.memory import (
     LAYERS,
     SENSITIVITIES,
     SENSITIVITY_RANK,
@@ -37,12 +39,12 @@ from .model import (
     validate_id,
     validate_scope,
 )
-from .recall import Hits, brief, recall
-from .results import DeletedMemory, RememberResult, TickReport, UpdateResult
-from .schema import SCHEMA_VERSION
-from .tables import REINFORCED, TOUCHED, Tables, search_terms
-from .text import all_of, cosine, term_string, vector
-from .vectors import BATCH as VECTOR_BATCH
+from .model.results import DeletedMemory, RememberResult, TickReport, UpdateResult
+from .recall import shelves
+from .recall.ranking import Hits, brief, recall
+from .recall.text import all_of, cosine, term_string, vector
+from .schema.migrations import SCHEMA_VERSION
+from .schema.tables import REINFORCED, TOUCHED, Tables, search_terms
 
 CONFIG_ENV = "MNEMOSCOPE_CONFIG"  # a TOML file with the store's numbers
 
@@ -67,7 +69,7 @@ class MemoryStore:
                 recall_embedder = None
         if recall_embedder != "config":
             self.recall_embedder = recall_embedder
-        # The indexes of the stored vectors, held between calls (store/vectors.py ``index``).
+        # The indexes of the stored vectors, held between calls (store/meaning/vectors.py ``index``).
         self.held_vectors: Any = None
         self.held_recall_vectors: Any = None
         self.recall_note = ""  # why recall ranks by the store's embedder against the config's choice
@@ -133,7 +135,7 @@ class MemoryStore:
                  of: str = "similarity") -> vectors.BackfillReport:
         """Embed the memories that have no vector of the set ``of`` (``similarity`` or
         ``recall``) yet, ``batch`` per transaction; resumable and cancellable (see
-        :func:`mnemoscope.store.vectors.backfill`)."""
+        :func:`mnemoscope.store.meaning.vectors.backfill`)."""
         return vectors.backfill(self, batch, progress, cancel, vectors.set_named(of))
 
     def reembed(self, batch: int = VECTOR_BATCH, progress: Any = None, cancel: Any = None, *,
@@ -399,7 +401,7 @@ class MemoryStore:
         """The memory of ``scope`` that ``text`` repeats: the most similar above the
         threshold by characters (``limits.duplicate_similarity``), else by meaning
         (``limits.meaning_duplicate``, when ``meaning`` is the text's vectors), that
-        :func:`~mnemoscope.store.duplicates.difference` does not set apart. Only memories
+        :func:`~mnemoscope.store.curation.duplicates.difference` does not set apart. Only memories
         at most ``trust`` sensitive are compared (all of them for the owner, None): a
         caller must not learn of, nor reinforce, what it may not see."""
         max_rank = len(SENSITIVITIES) - 1 if trust is None else SENSITIVITY_RANK[trust]
@@ -497,7 +499,7 @@ class MemoryStore:
             edges: list[tuple[str, str, str]] = []
             self.tables.set_entities(mid, names, values["scope"], now, created, edges,
                                      None if trust is None else readable_at(trust))
-            from .conflicts import likely_conflicts
+            from .curation.conflicts import likely_conflicts
 
             conflicts = likely_conflicts(self, mid)
             message = f"remembered {mid}" + "".join(f"; it may conflict with {c.older} ({c.summary()})"
@@ -676,7 +678,7 @@ class MemoryStore:
         # memory forgotten by an older version has no next change stored).
         self.tables.refresh_state(deleted.id)
 
-    # -- forgetting (the tick engine is store/ticking.py) ---------------------------------
+    # -- forgetting (the tick engine is store/forgetting/ticking.py) ---------------------------------
     def project(self, now: Any = None) -> dict[str, tuple[float, str]]:
         """Strength and layer of every memory at ``now``, without writing anything."""
         return ticking.project(self, now)
@@ -684,7 +686,7 @@ class MemoryStore:
     def tick(self, now: Any = None, *, advance_days: float | None = None) -> TickReport:
         """Bring every memory's layer and archive state up to ``now`` (after moving the
         clock ``advance_days`` forward, in the same transaction); see
-        :func:`mnemoscope.store.ticking.tick`."""
+        :func:`mnemoscope.store.forgetting.ticking.tick`."""
         return ticking.tick(self, now, advance_days=advance_days)
 
     def undo_tick(self, tick_id: int) -> TickReport:
@@ -700,7 +702,7 @@ class MemoryStore:
                now: Any = None, explain: bool = False, reinforce: bool = False, with_global: bool = True,
                min_relevance: float | None = None) -> Hits:
         """The ``k`` best memories for ``query`` the caller may see, best first, each with its
-        relevance and score parts (store/recall.py); ``min_relevance`` leaves out the less
+        relevance and score parts (store/recall/ranking.py); ``min_relevance`` leaves out the less
         relevant (default ``limits.min_relevance``: 0, none)."""
         return recall(self, query, k=k, scope=scope, trust=trust, now=now, explain=explain, reinforce=reinforce,
                       with_global=with_global, min_relevance=min_relevance)
@@ -723,12 +725,12 @@ class MemoryStore:
         return export_jsonl(self, out, **filters)
 
     def graph(self):
-        """The store as a networkx MultiDiGraph (see :func:`mnemoscope.store.graph.build_graph`).
+        """The store as a networkx MultiDiGraph (see :func:`mnemoscope.store.model.graph.build_graph`).
         networkx is the ``graph`` extra: ``pip install "mnemoscope[graph]"``."""
         # networkx is imported only here: it adds a fifth of a second to every start of the
         # command line and the agents' servers, and the desktop bundle leaves it out.
         try:
-            from .graph import build_graph
+            from .model.graph import build_graph
         except ModuleNotFoundError as exc:
             if exc.name != "networkx":
                 raise

@@ -6,7 +6,7 @@ os.environ.setdefault("MNEMOSCOPE_HOME", str(Path(os.environ.get("TMPDIR", "/tmp
 
 import pytest  # noqa: E402
 from mnemoscope.store import MemoryStore  # noqa: E402
-from mnemoscope.store.demo import load_demo  # noqa: E402
+from mnemoscope.store.files.demo import load_demo  # noqa: E402
 
 DEMO_NOW = "2026-11-19T12:00:00Z"
 
@@ -22,7 +22,7 @@ def pytest_collection_modifyitems(items):
 def pytest_generate_tests(metafunc):
     """Every test whose database comes from ``db_path`` (``store``, ``store_target`` and
     ``demo_store`` do) or ``new_db`` runs once on SQLite and once on PostgreSQL (a server
-    the run starts itself: tests/pg_server.py), unless it is marked ``sqlite_only("why")``: it reads
+    the run starts itself: tests/support/pg_server.py), unless it is marked ``sqlite_only("why")``: it reads
     SQLite's own file, catalogue or pragmas. The reason is required, so an opt-out says why."""
     if "db_path" not in metafunc.fixturenames and "new_db" not in metafunc.fixturenames:
         return
@@ -37,7 +37,7 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture(scope="session")
 def pg_server():
     """A throwaway PostgreSQL for the whole run, started on first use."""
-    from pg_server import start
+    from support.pg_server import start
 
     server = start()
     yield server
@@ -46,8 +46,8 @@ def pg_server():
 
 @pytest.fixture(scope="session")
 def pgvector_server():
-    """A second throwaway PostgreSQL, whose server has pgvector (tests/pg_server.py)."""
-    from pg_server import start_with_pgvector
+    """A second throwaway PostgreSQL, whose server has pgvector (tests/support/pg_server.py)."""
+    from support.pg_server import start_with_pgvector
 
     server = start_with_pgvector()
     yield server
@@ -134,8 +134,8 @@ def demo_db(tmp_path):
 @pytest.fixture
 def window(qtbot, qt_settings, demo_db):
     """The real main window on the demo database, shown offscreen."""
-    from helpers import closing_window
     from mnemoscope.ui.main_window import MainWindow
+    from support.helpers import closing_window
 
     with closing_window(MainWindow(MemoryStore(demo_db))) as w:
         w.resize(1280, 800)

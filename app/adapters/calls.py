@@ -8,8 +8,8 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from mnemoscope.store import MemoryStore
-from mnemoscope.store import activity as activity_log
-from mnemoscope.store.errors import StoreError
+from mnemoscope.store.agents import activity as activity_log
+from mnemoscope.store.model.errors import StoreError
 
 
 @contextmanager

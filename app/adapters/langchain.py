@@ -18,7 +18,7 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from mnemoscope.store import MemoryStore
-from mnemoscope.store.model import SENSITIVITY_RANK, validate_scope
+from mnemoscope.store.model.memory import SENSITIVITY_RANK, validate_scope
 from pydantic import ConfigDict, Field, field_validator
 
 from .calls import logged
@@ -37,7 +37,7 @@ class MnemoscopeRetriever(BaseRetriever):
     k: int = Field(default=5, ge=1, le=1000)
     reinforce: bool = True
     client: str = CLIENT
-    # Leave out hits under this relevance (store/relevance.py); None: the store's config (0).
+    # Leave out hits under this relevance (store/recall/relevance.py); None: the store's config (0).
     min_relevance: float | None = Field(default=None, ge=0, le=1)
 
     @field_validator("scope")

@@ -53,9 +53,9 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 from mnemoscope.store import Memory, MemoryStore
-from mnemoscope.store.errors import ValidationError
-from mnemoscope.store.model import SENSITIVITY_RANK
-from mnemoscope.store.recall import MAX_K
+from mnemoscope.store.model.errors import ValidationError
+from mnemoscope.store.model.memory import SENSITIVITY_RANK
+from mnemoscope.store.recall.ranking import MAX_K
 
 from .calls import logged
 

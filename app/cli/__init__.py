@@ -18,7 +18,7 @@ import click
 from .group import Failure, cli, db_option, emit_json, json_option, open_store
 
 # Each module registers its commands on ``cli`` when it is imported, which happens when one
-# of them is asked for (a start-up loads only what its command needs); tests/test_cli.py
+# of them is asked for (a start-up loads only what its command needs); tests/doors/test_cli.py
 # checks this list against what the modules register.
 COMMANDS = {
     "compile_commands": ["compile", "quote", "preview", "profile"],

@@ -25,7 +25,7 @@ class Failure(click.ClickException):
 
 
 def _known_errors() -> tuple[type[BaseException], ...]:
-    from mnemoscope.store.errors import StoreError
+    from mnemoscope.store.model.errors import StoreError
 
     from ..compiler.capabilities import CapabilityMapError
     from ..compiler.tokenizers import TokenizerError
@@ -95,7 +95,7 @@ def open_store(*, create: bool = False, read_only: bool = False):
     default one: the one the inspector last opened, else the demo database (created from
     the demo on first use, as the inspector does)."""
     from mnemoscope.store import MemoryStore, on_server
-    from mnemoscope.store.demo import open_default
+    from mnemoscope.store.files.demo import open_default
 
     from ..default_database import default_database
 
@@ -164,8 +164,8 @@ class MnemoscopeGroup(click.Group):
 def cli(ctx: click.Context, db: str | None, embedder: str | None, selftest: bool) -> None:
     """Inspect an AI agent's long-term memory. Without a command, opens the inspector window."""
     ctx.ensure_object(dict)
-    if embedder is not None:  # the stores this process opens read it (store/embedding.py)
-        from mnemoscope.store.embedding import EMBEDDER_ENV
+    if embedder is not None:  # the stores this process opens read it (store/meaning/embedding.py)
+        from mnemoscope.store.meaning.embedding import EMBEDDER_ENV
 
         os.environ[EMBEDDER_ENV] = embedder
     if db is not None:

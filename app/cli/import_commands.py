@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 
 import click
-from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES, privacy
+from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES
+from mnemoscope.store.curation import privacy
 from mnemoscope.store.importers import basic_memory, detect, formats, import_file, mcp_memory, mem0
+from mnemoscope.store.importers.jsonl import POLICIES, count_lines
 from mnemoscope.store.importers.jsonl_preview import preview_jsonl
 from mnemoscope.store.importers.report import ExportReport
-from mnemoscope.store.jsonl import POLICIES, count_lines
 
 from .group import cli, client_option, db_option, db_path, emit_json, json_option, open_store
 from .store_commands import _snapshot_first, logged

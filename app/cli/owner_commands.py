@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from mnemoscope.store import SENSITIVITIES, privacy
-from mnemoscope.store import backup as backups
-from mnemoscope.store import conflicts as conflict_check
-from mnemoscope.store.mirror import shown_memories, write_mirror
+from mnemoscope.store import SENSITIVITIES
+from mnemoscope.store.curation import conflicts as conflict_check
+from mnemoscope.store.curation import privacy
+from mnemoscope.store.files import backup as backups
+from mnemoscope.store.files.mirror import shown_memories, write_mirror
 
 from .group import (
     Failure,
@@ -42,7 +43,7 @@ def copy_command(source: str, target: str, as_json: bool) -> None:
     import os
 
     from mnemoscope.store import MemoryStore, on_server
-    from mnemoscope.store.copying import copy_memory
+    from mnemoscope.store.files.copying import copy_memory
 
     if not on_server(source) and not os.path.isfile(source):
         raise Failure(f"{source} does not exist; nothing was copied")

@@ -16,10 +16,10 @@ from typing import Any
 
 import click
 from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore
-from mnemoscope.store import activity as activity_log
-from mnemoscope.store.backup import is_bulk_change, snapshot_before_bulk_change
-from mnemoscope.store.capture import SOURCE_KINDS, parse_capture_request
-from mnemoscope.store.demo import default_db_path, load_demo
+from mnemoscope.store.agents import activity as activity_log
+from mnemoscope.store.agents.capture import SOURCE_KINDS, parse_capture_request
+from mnemoscope.store.files.backup import is_bulk_change, snapshot_before_bulk_change
+from mnemoscope.store.files.demo import default_db_path, load_demo
 
 from .group import (
     CLI_CLIENT,
@@ -386,7 +386,7 @@ def activity_command(limit: int, client: str | None, tool: str | None, trust: st
 def eval_command(cases: str | None, as_json: bool) -> None:
     """Measure recall@1, recall@3 and MRR on the evaluation set and on the paraphrase set
     (recall by meaning), each with hash beside the default embedder."""
-    from mnemoscope.store.evaluation import run_eval, run_paraphrase_eval
+    from mnemoscope.store.recall.evaluation import run_eval, run_paraphrase_eval
 
     keyword = [run_eval(cases, embedder=spec) for spec in ("hash", None)]
     report = keyword[1]

@@ -32,7 +32,7 @@ DIRECTIVES_CLOSE = "</ACTIVE_SYSTEM_DIRECTIVES>"
 
 _WS = re.compile(r"\s+")
 # A citation as the compiler writes it (memory_lines) and as everything above the compiler
-# reads it back. store/conversations.py keeps a twin: the store may not import the compiler.
+# reads it back. store/agents/conversations.py keeps a twin: the store may not import the compiler.
 CITATION = re.compile(r"\[Mem:(\d+)\]")
 # What could pass for the compiler's own markers inside text it was given: a citation
 # (any case, any spacing) and the opening of an interrupt tag.

@@ -4,7 +4,7 @@ Importing the MCP SDK (hundreds of pydantic models) takes most of a second or mo
 client waits for the handshake before anything else: ``mnemoscope mcp`` reads the first
 line itself and, when it is a well-formed ``initialize`` request, answers it at once with
 what the SDK's server would answer (the same capabilities, server info and instructions,
-and the same choice of protocol version: tests/test_mcp_handshake.py compares the two).
+and the same choice of protocol version: tests/doors/test_mcp_handshake.py compares the two).
 The line is then handed to the SDK as usual, and the SDK's own answer to that id is
 dropped (:mod:`.mcp_stdio`). Anything else on the first line goes to the SDK untouched.
 

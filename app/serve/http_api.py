@@ -24,9 +24,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from mnemoscope.store import json_input
-from mnemoscope.store.errors import NotFound, StoreError, Unavailable
-from mnemoscope.store.errors import ValidationError as StoreValidationError
+from mnemoscope.store.model import json_input
+from mnemoscope.store.model.errors import NotFound, StoreError, Unavailable
+from mnemoscope.store.model.errors import ValidationError as StoreValidationError
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
 from starlette.exceptions import HTTPException as StarletteHTTPException

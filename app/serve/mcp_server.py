@@ -20,7 +20,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from mnemoscope.store.errors import StoreError
+from mnemoscope.store.model.errors import StoreError
 from pydantic import ValidationError as PydanticValidationError
 
 from .. import __version__

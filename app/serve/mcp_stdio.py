@@ -4,7 +4,7 @@ The SDK's stdio transport hands a line it cannot read as a JSON-RPC message (a l
 surrogate, ``"method": 5``, ``params`` as a list, nesting too deep) to the session as an
 exception, and the session answers nothing: a client waiting for that request's id hangs.
 Here each line is read first; one the SDK would refuse (or that could crash a later
-step, see :mod:`mnemoscope.store.json_input`) is answered with a JSON-RPC error (the
+step, see :mod:`mnemoscope.store.model.json_input`) is answered with a JSON-RPC error (the
 request's id when it can be read, else null, as JSON-RPC 2.0 says), logged when it was a
 tool call, and not passed on. A notification (no id) gets no answer, as JSON-RPC says.
 """
@@ -23,7 +23,7 @@ import anyio
 import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
-from mnemoscope.store import json_input
+from mnemoscope.store.model import json_input
 
 from .handshake import HANDSHAKE_PROTOCOL_VERSIONS
 from .operations import Operations

@@ -1,6 +1,6 @@
 """The official MCP memory server's tools (@modelcontextprotocol/server-memory), on
 ``mnemoscope mcp --tools memory-server``: the same names, arguments and answers, over the
-store's knowledge graph (:mod:`mnemoscope.store.knowledge_graph`), so that an agent
+store's knowledge graph (:mod:`mnemoscope.store.agents.knowledge_graph`), so that an agent
 prompted for them works unchanged. Each answers as that server does: the JSON of its
 result as text (indented by two spaces) and the result as ``structuredContent``, under an
 ``outputSchema`` of the same shape; the delete tools say so in a sentence.
@@ -19,9 +19,9 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from mnemoscope.store.errors import StoreError
-from mnemoscope.store.knowledge_graph import Graph
-from mnemoscope.store.model import MAX_NAME_CHARS
+from mnemoscope.store.agents.knowledge_graph import Graph
+from mnemoscope.store.model.errors import StoreError
+from mnemoscope.store.model.memory import MAX_NAME_CHARS
 from pydantic import Field
 from pydantic import ValidationError as PydanticValidationError
 from typing_extensions import TypedDict

@@ -19,14 +19,15 @@ import contextvars
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore, conversations
-from mnemoscope.store import activity as activity_log
-from mnemoscope.store.capture import PROPOSED_TYPES, SOURCE_KINDS
-from mnemoscope.store.catch_up import CatchUp
-from mnemoscope.store.config import Limits
-from mnemoscope.store.conversations import MAX_CONVERSATION_ID_CHARS
-from mnemoscope.store.errors import NotFound, StoreError, ValidationError
-from mnemoscope.store.model import (
+from mnemoscope.store import KINDS, SENSITIVITIES, MemoryStore
+from mnemoscope.store.agents import activity as activity_log
+from mnemoscope.store.agents import conversations
+from mnemoscope.store.agents.capture import PROPOSED_TYPES, SOURCE_KINDS
+from mnemoscope.store.agents.conversations import MAX_CONVERSATION_ID_CHARS
+from mnemoscope.store.meaning.catch_up import CatchUp
+from mnemoscope.store.model.config import Limits
+from mnemoscope.store.model.errors import NotFound, StoreError, ValidationError
+from mnemoscope.store.model.memory import (
     MAX_ID_CHARS,
     MAX_NAME_CHARS,
     MAX_REASON_CHARS,
@@ -35,13 +36,13 @@ from mnemoscope.store.model import (
     SENSITIVITY_RANK,
     validate_scope,
 )
-from mnemoscope.store.recall import reinforce_hits
+from mnemoscope.store.recall.ranking import reinforce_hits
 from pydantic import Field
 
 from ..bridge import DEFAULT_K, DEFAULT_RULES, PreviewRequest, compile_items, memory_items
 from ..compiler.capabilities import DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 
-# The schemas' bounds are the store's (store/model.py, the default store/config.py), so a
+# The schemas' bounds are the store's (store/model/memory.py, the default store/model/config.py), so a
 # call is refused at the door exactly where the store would refuse it.
 LIMITS = Limits()
 MAX_TEXT = LIMITS.max_text_chars

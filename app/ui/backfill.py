@@ -1,6 +1,6 @@
 """Recall by meaning in the window: what the open database's vectors allow, said in the
 status bar, and the backfill of memories that have none (a database from before vectors),
-then of the recall vectors an import left to the background (store/catch_up.py: until a
+then of the recall vectors an import left to the background (store/meaning/catch_up.py: until a
 memory has one, recall compares it by its similarity vector).
 
 The backfill starts with the person's first write in the window (opening and browsing
@@ -13,7 +13,7 @@ meanwhile; Stop ends it after the batch in hand.
 
 from __future__ import annotations
 
-from mnemoscope.store import vectors
+from mnemoscope.store.meaning import vectors
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QStatusBar, QWidget
 

@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from mnemoscope.connect import CLIENTS, config_text, connect
-from mnemoscope.store import SENSITIVITIES, StoreError, embedding_workers
+from mnemoscope.store import SENSITIVITIES, StoreError
 from mnemoscope.store.importers import (
     ImportPlan,
     ImportResult,
@@ -20,6 +20,7 @@ from mnemoscope.store.importers import (
     plan_import,
     set_sensitivity,
 )
+from mnemoscope.store.meaning import embedding_workers
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -37,9 +38,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .commands import ForeignImportCommand
-from .import_dialog import ImportChoice, ImportDialog
-from .job_dialog import watch
+from .commands.imports import ForeignImportCommand
+from .dialogs.import_dialog import ImportChoice, ImportDialog
+from .dialogs.job_dialog import watch
 from .preferences import picked, start_in
 
 if TYPE_CHECKING:

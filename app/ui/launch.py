@@ -12,7 +12,7 @@ import sys
 import traceback
 
 from mnemoscope.store import StoreError
-from mnemoscope.store.demo import default_db_path, open_default
+from mnemoscope.store.files.demo import default_db_path, open_default
 
 from ..default_database import default_database
 
@@ -62,7 +62,7 @@ def create_app(argv: list[str] | None = None):
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     # And a job's bulk embedding runs in worker processes from a smaller size than in a
     # command, so that it takes no interpreter lock here at all.
-    from mnemoscope.store import embedding_workers
+    from mnemoscope.store.meaning import embedding_workers
 
     embedding_workers.in_a_window()
     app.setApplicationName("Mnemoscope")

@@ -8,11 +8,11 @@ import logging
 import os
 
 from mnemoscope.store import MemoryStore, StoreError, on_server, shown
-from mnemoscope.store.backup import is_bulk_change
-from mnemoscope.store.demo import rebased_demo
-from mnemoscope.store.errors import ImportRefused
+from mnemoscope.store.files.backup import is_bulk_change
+from mnemoscope.store.files.demo import rebased_demo
+from mnemoscope.store.importers.jsonl import count_lines
 from mnemoscope.store.importers.jsonl_preview import preview_jsonl
-from mnemoscope.store.jsonl import count_lines
+from mnemoscope.store.model.errors import ImportRefused
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
@@ -34,22 +34,23 @@ from PySide6.QtWidgets import (
 
 from ..default_database import default_database, remember_opened
 from . import theme
-from .about import about_html, shortcuts_html
-from .activity_dock import ActivityDock
 from .backfill import MeaningStatus
 from .background import PROGRESS_AFTER_MS
-from .commands import ImportCommand, TickCommand, days_label
-from .decay_plot import DecayPlot
+from .commands.imports import ImportCommand
+from .commands.ticks import TickCommand, days_label
+from .dialogs.about import about_html, shortcuts_html
+from .dialogs.job_dialog import watch
+from .dialogs.url_dialog import DatabaseUrlDialog
 from .ecosystem import EcosystemTools
-from .editor import MemoryEditor
-from .job_dialog import watch
-from .memory_map import RadialMap
-from .memory_table import MemoryTable
 from .owner_tools import OwnerTools
+from .panes.activity_dock import ActivityDock
+from .panes.decay_plot import DecayPlot
+from .panes.editor import MemoryEditor
+from .panes.memory_map import RadialMap
+from .panes.memory_table import MemoryTable
+from .panes.prompt_preview import PromptPreview
 from .preferences import picked, settings, start_in
-from .prompt_preview import PromptPreview
 from .session import StoreSession
-from .url_dialog import DatabaseUrlDialog
 from .widgets import ElidedLabel, PreviewSlider, scrolling
 
 log = logging.getLogger(__name__)

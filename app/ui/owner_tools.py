@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemoscope.store import StoreError, on_server, privacy
-from mnemoscope.store import backup as backups
-from mnemoscope.store.mirror import MirrorResult, shown_memories, write_mirror
+from mnemoscope.store import StoreError, on_server
+from mnemoscope.store.curation import privacy
+from mnemoscope.store.files import backup as backups
+from mnemoscope.store.files.mirror import MirrorResult, shown_memories, write_mirror
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -27,9 +28,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from .conflicts_view import ConflictsView
+from .panes.conflicts_view import ConflictsView
+from .panes.privacy_view import PrivacyView
 from .preferences import picked, start_in
-from .privacy_view import PrivacyView
 from .session import StoreSession
 
 BACKUPS_ON_A_SERVER = ("A PostgreSQL memory is backed up from the command line: 'mnemoscope --db URL backup --to DIR' "

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mnemoscope.store import ListenerLost, MemoryStore
-from mnemoscope.store.decay import DAY
+from mnemoscope.store.forgetting.decay import DAY
 from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 

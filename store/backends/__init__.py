@@ -12,7 +12,7 @@ from the target's spelling (a file path or a ``postgresql://`` URL).
 
 The rest of the store's SQL is written once, in what both engines speak, with ``?`` for a
 parameter (the PostgreSQL connection passes it to psycopg as ``%s``: a parameter style,
-not a dialect). tests/test_pg_statements.py has PostgreSQL plan every statement written
+not a dialect). tests/store/test_pg_statements.py has PostgreSQL plan every statement written
 in store/ and every one the PostgreSQL backend builds for it.
 """
 
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .targets import on_server
 
 if TYPE_CHECKING:
-    from ..text import Words
+    from ..recall.text import Words
 
 
 # What every engine's connection raises (PostgresError is an sqlite3.DatabaseError), by the
@@ -63,12 +63,12 @@ class Statements(Protocol):
         decay state ``s`` when ``state``) of the (scope, sensitivity) ``pairs`` the full-text
         ``query`` finds that meet ``where`` (its ``?`` filled by ``params``; may be empty):
         the best ``limit`` of them when ``ranked``, else any ``limit``. The index is read on
-        the shelves of ``pairs`` only (store/shelves.py): at least one pair, and only pairs
+        the shelves of ``pairs`` only (store/recall/shelves.py): at least one pair, and only pairs
         the caller may see."""
 
     def shelf(self, scope: str, sensitivity: str) -> str:
         """What the full-text index puts before each term of a memory of ``scope`` and
-        ``sensitivity`` (store/shelves.py)."""
+        ``sensitivity`` (store/recall/shelves.py)."""
 
     def like(self, expr: str, pattern: str = "?", *, escape: str | None = None) -> str:
         """SQL true when the text ``expr`` matches the LIKE ``pattern`` (the next parameter
@@ -82,11 +82,11 @@ class Statements(Protocol):
 
 
 class VectorSearch(Protocol):
-    """An engine's own vector search (:meth:`Backend.vector_search`; store/vectors.py's
+    """An engine's own vector search (:meth:`Backend.vector_search`; store/meaning/vectors.py's
     ``nearest`` and ``cosines_of`` hand over to it)."""
 
     key: tuple
-    table: str  # the vector set's table (store/vectors.py)
+    table: str  # the vector set's table (store/meaning/vectors.py)
 
     def nearest(self, query: Any, scopes: Sequence[str], max_rank: int, k: int,
                 minimum: float, without: Any = None) -> list[tuple[str, float, float]]: ...
@@ -115,7 +115,7 @@ class Backend(Protocol):
     def prepare_vectors(self, write: Callable[[], AbstractContextManager[Any]],
                         sets: Callable[[], list[tuple[str, int]]]) -> None:
         """After migrating: set up the engine's own vector search, when it has one, for each
-        (table, dimension) of the vector sets the store keeps (store/vectors.py)."""
+        (table, dimension) of the vector sets the store keeps (store/meaning/vectors.py)."""
 
     def aside(self) -> AbstractContextManager[bool]:
         """For a read while another thread holds the connection: True when it runs on a
@@ -155,7 +155,7 @@ class Backend(Protocol):
 
     def decay_columns(self, kinds: tuple[str, ...], layers: tuple[str, ...], now: float, full: bool,
                       only: list[str] | None) -> tuple[tuple, Callable[[Any], list[str]]]:
-        """A tick's memories (store/ticking.py ``_due``): numpy columns and how to read ids."""
+        """A tick's memories (store/forgetting/ticking.py ``_due``): numpy columns and how to read ids."""
 
     def cancellable(self, cancelled: Callable[[], bool]) -> AbstractContextManager[Callable[[], None]]:
         """Statements of the block stop soon after ``cancelled()`` turns true; yields a
@@ -168,7 +168,7 @@ class Backend(Protocol):
         """Of ``terms``, those too common to search by (the engine's full text weighs none)."""
 
     def vector_search(self, store: Any, key: tuple, vs: Any) -> VectorSearch | None:
-        """The engine's own search of the vector set ``vs`` (store/vectors.py), or None (numpy
+        """The engine's own search of the vector set ``vs`` (store/meaning/vectors.py), or None (numpy
         over the stored vectors)."""
 
     def wall_time(self) -> float:

@@ -27,7 +27,7 @@ by one time, and a memory's strength is the same
 whichever of them computed it.
 Vectors are the same int8 blobs in a ``bytea`` column on both. Where the server has
 pgvector, they are also a ``halfvec`` column with an HNSW index, and recall searches them in
-the server (store/backends/pg_vectors.py); without it, with numpy in the process (store/vectors.py),
+the server (store/backends/pg_vectors.py); without it, with numpy in the process (store/meaning/vectors.py),
 the documented fallback.
 """
 
@@ -41,7 +41,7 @@ import time
 from functools import lru_cache
 from typing import Any
 
-from ..errors import DatabaseRefused, StoreError, Unavailable
+from ..model.errors import DatabaseRefused, StoreError, Unavailable
 from .targets import SECRET_PARAMS, parse_url, redact
 
 # Writers take this transaction-scoped advisory lock (BEGIN IMMEDIATE's equivalent): "MNEM".
@@ -181,7 +181,7 @@ class PostgresConnection:
     def pooled(self) -> Any:
         """For the block, this thread's statements go to a connection of the pool: yields True,
         or False when none was free within :data:`POOL_WAIT_S` (or the server was just found
-        gone), and then nothing changes. For reads only (store/tables.py ``reading``): each
+        gone), and then nothing changes. For reads only (store/schema/tables.py ``reading``): each
         statement commits by itself, as on the store's own connection."""
         import psycopg.pq
 

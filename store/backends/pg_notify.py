@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ..errors import ListenerLost
+from ..model.errors import ListenerLost
 from .pg_connection import CHANNEL
 
 

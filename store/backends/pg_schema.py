@@ -1,4 +1,4 @@
-"""The schema on PostgreSQL: the same migrations as on SQLite (store/schema.py), by name,
+"""The schema on PostgreSQL: the same migrations as on SQLite (store/schema/migrations.py), by name,
 recorded in the same ``_sqlite_migrations`` table, so that one list says what a database
 has and a newer one is refused the same way on both.
 
@@ -6,9 +6,9 @@ Each SQLite migration has its PostgreSQL step in :data:`STEPS`. The PostgreSQL b
 arrived with schema version 11: its first step creates the tables as they are after
 m011, and the steps of m002…m011 are empty (their changes are in that first step); later
 steps are each migration's own change; a migration that only adds declared columns
-(store/columns.py) is made from the declaration here as there. Tables whose rows the store
+(store/model/columns.py) is made from the declaration here as there. Tables whose rows the store
 reads in the order they were written have a ``rowid`` column, as every SQLite table has
-one. A migration written out from now on needs both forms; ``tests/test_postgres.py`` fails
+one. A migration written out from now on needs both forms; ``tests/store/test_postgres.py`` fails
 while one is missing.
 """
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import time
 
-from .. import columns
-from ..errors import DatabaseRefused
-from ..schema import KNOWN_MIGRATIONS, MIGRATION_SET, ORDER, SCHEMA_VERSION
+from ..model import columns
+from ..model.errors import DatabaseRefused
+from ..schema.migrations import KNOWN_MIGRATIONS, MIGRATION_SET, ORDER, SCHEMA_VERSION
 from .pg_connection import PostgresConnection
 
 _BASELINE = """
@@ -95,18 +95,18 @@ CREATE TRIGGER vectors_changed AFTER INSERT OR UPDATE OR DELETE ON vectors FOR E
 INSERT INTO meta (key, value) VALUES ('schema_version', '11'), ('clock_offset', '0'), ('vectors_generation', '0');
 """
 
-# A PostgreSQL column's type for each declared type (store/columns.py).
+# A PostgreSQL column's type for each declared type (store/model/columns.py).
 TYPES = {str: "TEXT", float: "DOUBLE PRECISION", int: "BIGINT"}
 
 
 def _declared(name: str) -> str:
-    """The step of a migration made from the declaration of the columns it adds (store/schema.py)."""
+    """The step of a migration made from the declaration of the columns it adds (store/schema/migrations.py)."""
     return "".join(columns.add_column_sql(c, TYPES) + ";\n" for c in columns.added_by(name)) + (
         f"DROP VIEW memory_rows;\n{columns.view_sql(ORDER, name)};\n"
         f"UPDATE meta SET value = '{ORDER.index(name) + 1}' WHERE key = 'schema_version';\n")
 
 
-# Each term of a memory behind its shelf (store/shelves.py), as the full-text index holds them.
+# Each term of a memory behind its shelf (store/recall/shelves.py), as the full-text index holds them.
 SHELVED_FUNCTION = """
 CREATE OR REPLACE FUNCTION mnemoscope_shelved(terms TEXT, scope TEXT, sensitivity TEXT) RETURNS tsvector
   LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
@@ -191,7 +191,7 @@ INSERT INTO memory_terms (term, scope, sensitivity, memories)
   GROUP BY 1, 2, 3;
 UPDATE meta SET value = '13' WHERE key = 'schema_version';
 """,
-    # The vectors recall ranks with (store/schema.py's m014), kept as vectors are: dropped with
+    # The vectors recall ranks with (store/schema/migrations.py's m014), kept as vectors are: dropped with
     # their memory or its old text, their count moved once per statement.
     "m014_recall_vectors": """
 CREATE TABLE recall_vectors (rowid BIGINT PRIMARY KEY, vec BYTEA NOT NULL);
@@ -247,7 +247,7 @@ CREATE TRIGGER recall_vectors_deleted AFTER DELETE ON recall_vectors REFERENCING
 INSERT INTO meta (key, value) VALUES ('recall_vectors_generation', '0') ON CONFLICT (key) DO NOTHING;
 UPDATE meta SET value = '14' WHERE key = 'schema_version';
 """,
-    # The full-text index holds each term behind its memory's shelf (store/shelves.py: a
+    # The full-text index holds each term behind its memory's shelf (store/recall/shelves.py: a
     # digest of scope and sensitivity, as PostgresStatements.shelf makes it), so a search
     # reads the memories its caller may see and no other (memories.tsv stays: a search ranks
     # by it, and memory_terms counts it). What a caller may see is found by its pairs of scope and sensitivity, in the index

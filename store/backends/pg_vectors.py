@@ -1,10 +1,10 @@
 """Recall by meaning inside PostgreSQL, through pgvector, when the server has it.
 
 The stored vectors stay what they are on both backends (``vectors.vec``: int8 bytes, see
-store/vectors.py). Where the ``vector`` extension is installed in the database (or this
+store/meaning/vectors.py). Where the ``vector`` extension is installed in the database (or this
 login may install it), opening the memory for writing adds, once:
 
-* ``vectors.emb`` (and ``recall_vectors.emb``, for each set of store/vectors.py): the same int8 components as a ``halfvec``, a column the server generates
+* ``vectors.emb`` (and ``recall_vectors.emb``, for each set of store/meaning/vectors.py): the same int8 components as a ``halfvec``, a column the server generates
   from ``vec`` (every int8 value is exact in half precision, and a cosine ignores scale, so
   ``emb`` is exactly the stored vector);
 * an HNSW index of ``emb`` for cosine distance, for the dimension of the memory's vectors
@@ -53,9 +53,9 @@ EXACT_UP_TO = 20_000
 # The index through which that search finds the rows the caller may see, and only those
 # (built with the HNSW index, :func:`build_index`): of one expression, scope and sensitivity,
 # that no other index has, so the planner cannot take the scope's index instead (which reads
-# every row of the scope, too sensitive ones too: 920 for 60 in tests/test_attack_pgvector.py).
+# every row of the scope, too sensitive ones too: 920 for 60 in tests/attacks/test_attack_pgvector.py).
 VISIBLE_INDEX = "memories_scope_sensitivity"
-_SHOWN = "(m.scope || ' ' || m.sensitivity)"  # a scope holds no space (store/model.py)
+_SHOWN = "(m.scope || ' ' || m.sensitivity)"  # a scope holds no space (store/model/memory.py)
 # While it runs, the planner may not read a table through (a seq scan reads every row, a
 # bitmap scan of the scope's index every row of the scope, hidden ones too).
 _VISIBLE_FIRST = ("enable_seqscan", "enable_bitmapscan")
@@ -66,7 +66,7 @@ CREATE FUNCTION mnemoscope_halfvec(b bytea) RETURNS halfvec LANGUAGE sql IMMUTAB
   FROM generate_series(0, length(b) - 1) AS i
 $$;
 """
-# The tables of stored vectors (store/vectors.py's sets), each searched the same way.
+# The tables of stored vectors (store/meaning/vectors.py's sets), each searched the same way.
 TABLES = ("vectors", "recall_vectors")
 
 
@@ -224,7 +224,7 @@ class Search:
         With ``without`` (another set's index), only the memories that have no vector there
         are compared, exactly (recall's fallback while that set catches up: a scan of the
         visible memories, done only while some lack one)."""
-        from ..model import SENSITIVITIES
+        from ..model.memory import SENSITIVITIES
 
         readable = [s for s in SENSITIVITIES if SENSITIVITIES.index(s) <= max_rank]
         if not readable or not scopes:
@@ -259,7 +259,7 @@ class Search:
         if not ranked:
             return []
         cos = np.array([c for _, c in rows], dtype=np.float64)
-        from ..relevance import spread_of
+        from ..recall.relevance import spread_of
 
         mean, spread = spread_of(cos)
         return [(mid, c, (c - mean) / spread) for mid, c in ranked if c >= minimum]
@@ -305,7 +305,7 @@ class Search:
             return self.store.conn.execute(
                 f"SELECT count(*) FROM {_table(self.table)} v JOIN memories m ON m.rowid = v.rowid "
                 f"WHERE true{lacking}").fetchone()[0]
-        from ..model import SENSITIVITIES
+        from ..model.memory import SENSITIVITIES
 
         shown = tuple(f"{scope} {s}" for scope in scopes for s in SENSITIVITIES[:max_rank + 1])
         return self.store.conn.execute(

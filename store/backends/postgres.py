@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from ..errors import DatabaseRefused
-from ..shelves import as_params, shelve, shown
-from ..text import Prefix, Words
+from ..model.errors import DatabaseRefused
+from ..recall.shelves import as_params, shelve, shown
+from ..recall.text import Prefix, Words
 from . import pg_schema, pg_vectors
 from .pg_connection import connect_postgres
 from .statements import json_key, values
@@ -38,9 +38,9 @@ class PostgresStatements:
                     ranked: bool = False) -> tuple[str, list[Any]]:
         """The memories' shelved terms (``mnemoscope_shelved``, the index's expression:
         store/backends/pg_schema.py) against a tsquery of the shelves of ``pairs``
-        (store/shelves.py), ranked by ``ts_rank`` of their plain terms (the generated ``tsv``
+        (store/recall/shelves.py), ranked by ``ts_rank`` of their plain terms (the generated ``tsv``
         column) against the query's: the shelved vector is worked out for no row. The terms
-        are the very ones the store makes (store/text.py ``term_string``: folded words, CJK
+        are the very ones the store makes (store/recall/text.py ``term_string``: folded words, CJK
         and Korean bigrams) unstemmed, so a query finds what it finds on SQLite. They have no
         positions, so ``ts_rank`` only counts the query's terms a memory holds: many memories
         tie, and a parallel scan hands ties over in a different order each time; the newest

@@ -1,5 +1,5 @@
 """The SQLite backend: one file (or ``:memory:``), opened by store/backends/sqlite_files.py, migrated by
-sqlite-utils' migrations (store/schema.py); the connection is sqlite3's own, untouched, so
+sqlite-utils' migrations (store/schema/migrations.py); the connection is sqlite3's own, untouched, so
 a file stays byte-for-byte what it was until something is written."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 from sqlite_utils import Database
 
-from ..errors import DatabaseRefused, StoreError
-from ..schema import migrations, shelved_terms
-from ..shelves import as_params, shelve, shown
-from ..text import Prefix, Words
+from ..model.errors import DatabaseRefused, StoreError
+from ..recall.shelves import as_params, shelve, shown
+from ..recall.text import Prefix, Words
+from ..schema.migrations import migrations, shelved_terms
 from .sqlite_files import READ_CACHE_KIB, WRITE_CACHE_KIB, open_connection
 from .statements import json_key, values
 
@@ -39,7 +39,7 @@ class SQLiteStatements:
     def text_search(self, columns: str, query: Words, where: str, params: Sequence[Any], *, limit: int,
                     pairs: Sequence[tuple[str, str]], state: bool = False,
                     ranked: bool = False) -> tuple[str, list[Any]]:
-        """FTS5, ranked by its bm25, on the shelves of ``pairs`` (store/shelves.py). CROSS
+        """FTS5, ranked by its bm25, on the shelves of ``pairs`` (store/recall/shelves.py). CROSS
         JOIN keeps the full-text index as the outer loop: SQLite would otherwise walk every
         memory the rest allows and test each against it."""
         match = fts5_query(shelve(query, [self.shelf(*pair) for pair in pairs]))
@@ -52,7 +52,7 @@ class SQLiteStatements:
     @staticmethod
     def shelf(scope: str, sensitivity: str) -> str:
         """What the index puts before each term of a memory of ``scope`` and ``sensitivity``
-        (store/schema.py ``shelved_terms``): both in hex, so that FTS5's tokenizer keeps the
+        (store/schema/migrations.py ``shelved_terms``): both in hex, so that FTS5's tokenizer keeps the
         prefix and the term one token, and no pair's prefix is the start of another's."""
         return f"x{scope.encode().hex()}y{sensitivity.encode().hex()}z"
 
@@ -103,7 +103,7 @@ class SQLiteBackend:
             migrations.apply(db)
 
     def prepare_vectors(self, write: Callable[[], Any], sets: Callable[[], list[tuple[str, int]]]) -> None:
-        """Nothing: recall searches the stored vectors with numpy (store/vectors.py)."""
+        """Nothing: recall searches the stored vectors with numpy (store/meaning/vectors.py)."""
 
     def close(self) -> None:
         self.conn.close()
@@ -243,7 +243,7 @@ class SQLiteBackend:
         return set()
 
     def vector_search(self, store: Any, key: tuple, vs: Any) -> Any:
-        return None  # numpy over the stored vectors (store/vectors.py)
+        return None  # numpy over the stored vectors (store/meaning/vectors.py)
 
     def wall_time(self) -> float:
         return time.time()  # a file is shared by the processes of one machine: its clock

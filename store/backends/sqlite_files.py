@@ -7,9 +7,9 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ..errors import DatabaseRefused, NotPlainFile
-from ..files import open_plain
-from ..schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, SCHEMA_VERSION
+from ..files.plain import open_plain
+from ..model.errors import DatabaseRefused, NotPlainFile
+from ..schema.migrations import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, SCHEMA_VERSION
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 10_000
@@ -71,7 +71,7 @@ def _configure(conn: sqlite3.Connection) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")  # raised while writing: Tables.write
     # A row an INSERT OR REPLACE replaces fires its delete triggers, so the vectors' counts
-    # (store/schema.py's migration 14) see it go before the new one comes.
+    # (store/schema/migrations.py's migration 14) see it go before the new one comes.
     conn.execute("PRAGMA recursive_triggers = ON")
     return conn
 
@@ -134,7 +134,7 @@ def check_file(path: str) -> None:
                                   f"this one reads up to {SCHEMA_VERSION}); upgrade Mnemoscope to open it")
         conn.execute("SELECT count(*) FROM memories").fetchone()
         # Every page is checked before a migration writes to the file. With none due nothing
-        # is written on opening, and a damaged page met later is said as such (store/errors.py
+        # is written on opening, and a damaged page met later is said as such (store/model/errors.py
         # database_error): the whole file is not read at every start (0.35 s warm, 1.75 s
         # cold at 100,000 memories: most of a fresh process's first recall, of `stats`, of an
         # agent's server starting).

@@ -8,7 +8,7 @@ import re
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..errors import DatabaseRefused, StoreError
+from ..model.errors import DatabaseRefused, StoreError
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 CONNECT_TIMEOUT_S = 3

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ImportRefused, StoreError, ValidationError
-from ..model import validate_sensitivity
+from ..model.errors import ImportRefused, StoreError, ValidationError
+from ..model.memory import validate_sensitivity
 from . import mcp_memory
 from .formats import FORMATS as FORMAT_RECORDS
 from .formats import Format, by_name, names, recognise
@@ -94,7 +94,7 @@ def set_sensitivity(plan: ImportPlan, sensitivity: str | None = None,
     once it has shown what the file holds): ``sensitivity`` for every memory (as the import's
     ``--sensitivity``), and each memory ``findings`` flag (its privacy check) raised to
     what that finding needs."""
-    from ..model import SENSITIVITY_RANK
+    from ..model.memory import SENSITIVITY_RANK
 
     if sensitivity is not None:
         plan.sensitivity = validate_sensitivity(sensitivity)

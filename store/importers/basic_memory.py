@@ -31,8 +31,8 @@ import secrets
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ImportRefused, NotPlainFile, StoreError, ValidationError
-from ..model import parse_time, validate_scope
+from ..model.errors import ImportRefused, NotPlainFile, StoreError, ValidationError
+from ..model.memory import parse_time, validate_scope
 from . import frontmatter
 from .plan import ImportPlan, check_name, check_relation, entity_kind
 from .report import ExportReport, snapshot
@@ -344,7 +344,7 @@ def export(store: MemoryStore, out: str | os.PathLike, *, scope: str | None = No
     naming several entities is an observation of the first and links to the others."""
     from pathlib import Path
 
-    from ..safe_folder import SafeFolder
+    from ..files.safe_folder import SafeFolder
 
     snap = snapshot(store, scope)
     report = ExportReport(FORMAT, str(out), memories=len(snap.memories))
@@ -431,8 +431,8 @@ def _write_notes(notes: dict[Any, dict[str, Any]], root: Any, folders: dict[str,
                  report: ExportReport) -> None:
     """Each note in its scope's folder of ``root``. Folders and notes are named apart
     where case is not told apart (Windows, macOS): group:A and group:a are two folders."""
-    from ..jsonl import _time
-    from ..mirror import _page_name
+    from ..files.mirror import _page_name
+    from .jsonl import _time
 
     names: set[str] = set()  # the folders' names, lower-cased
     try:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import ValidationError
+from ..model.errors import ValidationError
 
 # A name's inner spaces and the spaces before ':' cannot be split two ways (see basic_memory).
 _KEY = re.compile(r"^([A-Za-z_][\w.-]*(?:[ \t]+[\w.-]+)*+)[ \t]*:(?:\s+(.*))?$")

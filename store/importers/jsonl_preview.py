@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .. import json_input
-from ..errors import ImportRefused, ValidationError
-from ..jsonl import Graph, _lines, _parse_line, _read, _undecodable
+from ..model import json_input
+from ..model.errors import ImportRefused, ValidationError
+from .jsonl import Graph, _lines, _parse_line, _read, _undecodable
 from .plan import ImportResult
 
 if TYPE_CHECKING:

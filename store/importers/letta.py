@@ -40,8 +40,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ValidationError
-from ..model import parse_time, validate_scope
+from ..model.errors import ValidationError
+from ..model.memory import parse_time, validate_scope
 from .plan import ImportPlan, check_name
 from .source import parse_json, read_text
 

@@ -32,8 +32,8 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ValidationError
-from ..model import validate_scope
+from ..model.errors import ValidationError
+from ..model.memory import validate_scope
 from .plan import ImportPlan, check_name, check_relation, entity_kind
 from .report import ExportReport, snapshot
 from .source import jsonl_lines, read_text
@@ -178,7 +178,7 @@ def export(store: MemoryStore, out: str | os.PathLike | None = None, *, scope: s
     ``scope``), with its original type where an import kept one (else its kind); then
     every ``relation:`` edge between them. Written (to ``out`` when given) the way the
     server writes its file; the report says what the format could not carry."""
-    from ..files import write_whole
+    from ..files.plain import write_whole
 
     snap = snapshot(store, scope)
     report = ExportReport(FORMAT, None if out is None else str(out), memories=len(snap.memories))

@@ -31,8 +31,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ValidationError
-from ..model import parse_time, validate_scope
+from ..model.errors import ValidationError
+from ..model.memory import parse_time, validate_scope
 from . import openmemory
 from .plan import ImportPlan
 from .report import ExportReport, snapshot
@@ -172,13 +172,13 @@ def _item(store: MemoryStore, plan: ImportPlan, item: Any, at: float, where: str
 def _own(store: MemoryStore, plan: ImportPlan, item: dict[str, Any], text: str, fields: dict[str, Any],
          where: str) -> None:
     """An item of :func:`export`: its memory as the JSONL line it was, checked as one."""
-    from ..jsonl import _parse_line
+    from .jsonl import _parse_line
 
     rec = _parse_line(store, {**fields, "id": item.get("id"), "text": text}, plan.now)
-    if rec["id"] in plan._ids:
+    if rec["id"] in plan.memory_ids:
         plan.leave_out(where, f"memory {text[:60]!r}", f"an earlier item has the same id {rec['id']!r}"[:100])
         return
-    plan._ids.add(rec["id"])
+    plan.memory_ids.add(rec["id"])
     plan.keeps_sensitivity.add(rec["id"])
     for spec in rec["entities"]:
         plan.entity(spec["name"], spec["kind"])
@@ -204,8 +204,8 @@ def export(store: MemoryStore, out: str | os.PathLike | None = None, *, scope: s
     import hashlib
     import json
 
-    from ..files import write_whole
-    from ..jsonl import memory_record
+    from ..files.plain import write_whole
+    from .jsonl import memory_record
 
     snap = snapshot(store, scope)
     report = ExportReport(FORMAT, None if out is None else str(out), memories=len(snap.memories))

@@ -19,8 +19,8 @@ import os
 import zipfile
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ValidationError
-from ..model import parse_time, validate_scope
+from ..model.errors import ValidationError
+from ..model.memory import parse_time, validate_scope
 from .source import MAX_FILE_BYTES, decode, jsonl_lines, parse_json, read_plain
 
 if TYPE_CHECKING:

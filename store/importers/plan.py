@@ -18,11 +18,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import embedding_workers, model, privacy, vectors
-from ..capture import ENTITY_TYPES
-from ..edges import EDGE_COLUMNS, RELATION, TYPE_PREFIX, TYPED
-from ..errors import MAX_LISTED, ImportRefused, ValidationError
-from ..model import ENTITY_KINDS, check_text, validate_fields, validate_scope
+from ..agents.capture import ENTITY_TYPES
+from ..curation import privacy
+from ..meaning import embedding_workers, vectors
+from ..model import memory as model
+from ..model.edges import EDGE_COLUMNS, RELATION, TYPE_PREFIX, TYPED
+from ..model.errors import MAX_LISTED, ImportRefused, ValidationError
+from ..model.memory import ENTITY_KINDS, check_text, validate_fields, validate_scope
 from . import sync
 
 if TYPE_CHECKING:
@@ -92,7 +94,7 @@ class ImportPlan:
     origin: str = ""
     base_scope: str = "global"
     scope_given: bool = False  # the import named its scope (--scope): a reader files nothing elsewhere
-    _ids: set[str] = field(default_factory=set)
+    memory_ids: set[str] = field(default_factory=set)  # the ids of the memories planned
     _relations: set[tuple[str, str, str]] = field(default_factory=set)
     _aliases: dict[str, str] = field(default_factory=dict)  # lower(alias) -> lower(name)
 
@@ -155,9 +157,9 @@ class ImportPlan:
         values = validate_fields(dict(fields, text=text, scope=scope, sensitivity=self.sensitivity), store.config)
         digest = hashlib.sha1(f"{self.format}\x1f{scope}\x1f{key}".encode()).hexdigest()[:16]
         mid = f"{self.id_prefix}-{digest}"
-        if mid in self._ids:
+        if mid in self.memory_ids:
             return {}
-        self._ids.add(mid)
+        self.memory_ids.add(mid)
         # To the millisecond, as every export writes a time: what comes back is what is stored.
         created = round(created, 3)
         updated = created if updated is None or updated < created else round(updated, 3)
@@ -243,7 +245,7 @@ class ImportResult:
     changes: list[sync.Change] = field(default_factory=list)  # what a sync updates and retires
     updated: list[Any] = field(default_factory=list)  # the memories it updated, as they were before
     retired: list[str] = field(default_factory=list)  # the memories it retired (forgot)
-    # Imported memories whose recall vectors the background backfill makes (store/catch_up.py).
+    # Imported memories whose recall vectors the background backfill makes (store/meaning/catch_up.py).
     recall_waiting: int = 0
     seconds: float = 0.0
 
@@ -352,7 +354,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
     done = 0
     # The new memories' vectors first, outside the transaction (it is most of an import's
     # time with a real model); progress counts them and then every write. In a big import
-    # worker processes make them (store/embedding_workers.py) while this thread works out
+    # worker processes make them (store/meaning/embedding_workers.py) while this thread works out
     # the rows to write, which needs no SQL, and then writes all but the vectors.
     total = len(to_embed) + writes
     step = max(1, total // 100)
@@ -483,7 +485,7 @@ def undo(store: MemoryStore, result: ImportResult) -> None:
     """Take back what :func:`apply` wrote (in one transaction): its memories, its relation
     edges, and the entities it created that nothing else links to now; the memories it
     updated as they were, and those it retired back."""
-    from ..activity import restore_forgotten
+    from ..agents.activity import restore_forgotten
 
     with store.tables.write():
         for mid in result.retired:

@@ -77,8 +77,8 @@ class Snapshot:
 def snapshot(store: Any, scope: str | None = None) -> Snapshot:
     import json
 
-    from ..edges import MENTIONS, RELATION
-    from ..knowledge_graph import entity_types
+    from ..agents.knowledge_graph import entity_types
+    from ..model.edges import MENTIONS, RELATION
 
     wanted = {m.id for m in store.list(scope=scope, with_links=False)}
     with store.tables.reading():

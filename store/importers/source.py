@@ -10,8 +10,8 @@ import stat
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import NotPlainFile, StoreError
-from ..files import open_plain
+from ..files.plain import open_plain
+from ..model.errors import NotPlainFile, StoreError
 from .plan import FileRefused
 
 MAX_FILE_BYTES = 1 << 30
@@ -22,7 +22,7 @@ MAX_DEPTH = 32  # nesting of a JSON value; every format here needs fewer than te
 def read_plain(path: str | os.PathLike, limit: int | None, *, name: str | None = None,
                follow: bool = True, refuse_over: int | None = None) -> bytes:
     """At most ``limit`` bytes (None: all) of the plain file ``path``, opened by
-    :func:`~mnemoscope.store.files.open_plain` (a pipe, a device, a socket or a folder is
+    :func:`~mnemoscope.store.files.plain.open_plain` (a pipe, a device, a socket or a folder is
     refused before anything waits on it; with ``follow=False`` so is a link), with a
     :class:`NotPlainFile` that speaks of the import and names the file as ``name``.
     ``refuse_over``: a file whose size (from its metadata, before a byte is read) is over

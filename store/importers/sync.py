@@ -32,7 +32,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..model import ORIGIN_KEY
+from ..model.memory import ORIGIN_KEY
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
@@ -181,7 +181,7 @@ def match(store: MemoryStore, plan: ImportPlan) -> Match:
 def write(store: MemoryStore, found: Match, at: float) -> tuple[list[Any], list[str]]:
     """Apply the updates and retirements of ``found`` (inside the caller's transaction):
     (each updated memory as it was before, the retired ids)."""
-    from .. import activity
+    from ..agents import activity
 
     before = []
     retired = []

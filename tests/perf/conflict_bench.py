@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import mnemoscope.store.conflicts as conflicts  # noqa: E402
+import mnemoscope.store.curation.conflicts as conflicts  # noqa: E402
 from mnemoscope.store import MemoryStore  # noqa: E402
 from timing import median_ms  # noqa: E402
 

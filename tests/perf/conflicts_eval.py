@@ -8,12 +8,12 @@ Conflicting pairs: the tuning set (tests/data/conflict_eval.jsonl) and the held-
 (tests/data/conflict_holdout.jsonl). A pair is {"a": {"text", "who"}, "b": {"text", "who"},
 "label": "conflict" | "consistent" | "unrelated" | "other_attribute", "lang", "unlike_rules"?}:
 ``unlike_rules`` marks the pairs phrased unlike any of the rules' templates (changes of habit,
-diet, schedule and place, with time words), which only conflicts by meaning (store/changes.py)
+diet, schedule and place, with time words), which only conflicts by meaning (store/curation/changes.py)
 can catch. Each pair goes into a fresh store with the default embedder (a first, b a day
 later, as ``remember`` would write them); a conflict is predicted when the scan of the store
 finds one, separately when ``remember`` of b reports one, and separately when recall, shown
 both, marks a as outdated by b (``conflicts.outdated``). The held-out pairs after "written
-after tuning" were written once the band and the words of store/changes.py were fixed, and
+after tuning" were written once the band and the words of store/curation/changes.py were fixed, and
 were not tuned on. Targets: precision >= 0.8 and recall >= 0.8 on both sets.
 
 One subject, two attributes (issue #31 item 5): tests/data/conflict_subject.jsonl (tuned on)
@@ -31,7 +31,7 @@ or run, with people named in no other file, and measured once at its end (``--nu
 conflict_subject_holdout2.jsonl (58 English, 54 Chinese pairs of one subject and two
 attributes, most newer ones with a word of change) and conflict_holdout2.jsonl (46 real
 conflicts, 24 English, 22 Chinese), the first's precision counted with the second. They are
-not among the default sets (nor in tests/test_conflicts.py): name them.
+not among the default sets (nor in tests/curation/test_conflicts.py): name them.
 Every conflict found among them is a false alarm. Their
 precision counts them with the conflicting pairs of the matching set (pairs that share a
 subject and an attribute): tp / (tp + fp) over both. Target >= 0.95, with recall >= 0.8 on
@@ -76,8 +76,8 @@ if os.environ.get(_MOUNT):  # the baseline's child: its store/ is mnemoscope.sto
     mnemoscope.store = _module
 
 from mnemoscope.store import MemoryStore  # noqa: E402
-from mnemoscope.store.changes import subject_of  # noqa: E402
-from mnemoscope.store.conflicts import outdated, scan  # noqa: E402
+from mnemoscope.store.curation.changes import subject_of  # noqa: E402
+from mnemoscope.store.curation.conflicts import outdated, scan  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"

@@ -13,7 +13,7 @@ given twice, unknown keys), mixed with good ones. Counts the answers by status (
 missing answer or a server that stopped is a failure, listed with the request that caused it
 (exit 1). Both engines get the same requests (one seed): their lines should show the same
 counts, as a count that differs tells the engines apart (compared by eye; the script does not).
-It does not check what a refusal wrote (tests/test_attack_http.py does, per endpoint).
+It does not check what a refusal wrote (tests/attacks/test_attack_http.py does, per endpoint).
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def main() -> None:
         if engine == "sqlite":
             target = lambda name: os.path.join(folder, f"{name}.db")  # noqa: E731
         else:
-            import pg_server
+            from support import pg_server
 
             server = pg_server.start()
             target = server.new_database

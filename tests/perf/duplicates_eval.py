@@ -10,8 +10,8 @@ Run: python tests/perf/duplicates_eval.py
 from __future__ import annotations
 
 import numpy as np
-from mnemoscope.store.duplicates import difference
-from mnemoscope.store.embedding import UseEmbedder
+from mnemoscope.store.curation.duplicates import difference
+from mnemoscope.store.meaning.embedding import UseEmbedder
 
 SAME = [
     ("Mara is allergic to peanuts.", "Mara has a peanut allergy."),

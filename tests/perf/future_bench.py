@@ -24,7 +24,7 @@ def main() -> None:
     from mnemoscope.bridge import PreviewRequest, preview
     from mnemoscope.prompt_future import prompt_future
     from mnemoscope.store import MemoryStore
-    from mnemoscope.store.embedding import HashEmbedder
+    from mnemoscope.store.meaning.embedding import HashEmbedder
 
     rng = random.Random(22)
     words = "Mara peanuts snacks party coffee climbing Lisbon sourdough tea Porto brother deploy".split()

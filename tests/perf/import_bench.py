@@ -26,7 +26,7 @@ at most 5 s), and imported a third time unchanged (the baseline: reading the fol
 matching it). Says what each wrote, and checks that no memory of the 990 other notes was
 written (their rows are the same, byte for byte).
 Target: 50,000 entities in at most 30 s. CPU seconds are this process's and its embedding
-workers' (store/embedding_workers.py, closed before they are read).
+workers' (store/meaning/embedding_workers.py, closed before they are read).
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ import tempfile
 import time
 
 from mnemoscope.store import MemoryStore
-from mnemoscope.store import vectors as vectors_module
 from mnemoscope.store.importers import apply, plan_import
 from mnemoscope.store.importers import plan as plan_module
+from mnemoscope.store.meaning import vectors as vectors_module
 
 WORDS = ("tea coffee parser zig rust release deploy lisbon oslo mara ana bo team review cache latency flaky test "
          "garden basil miso sourdough flight dentist calendar budget invoice").split()
@@ -73,7 +73,7 @@ def cpu_seconds() -> float:
 
 def close_workers() -> None:
     try:
-        from mnemoscope.store import embedding_workers
+        from mnemoscope.store.meaning import embedding_workers
     except ImportError:  # a version without them
         return
     embedding_workers.shutdown()

@@ -3,7 +3,7 @@
 Run (a few minutes; under the bench lock, as it loads the machine):
     flock /tmp/bench.lock python tests/perf/kill_nine.py [--rounds 20] [--engines sqlite,postgresql]
 
-For each engine (PostgreSQL: a throwaway server, tests/pg_server.py) and each door that
+For each engine (PostgreSQL: a throwaway server, tests/support/pg_server.py) and each door that
 writes, a writer runs while this script kills it with SIGKILL at a random moment, again and
 again (``--rounds``):
 
@@ -162,7 +162,7 @@ def _import_round(db: str, imports: dict[str, int], tag: str, seconds: float, fo
 
 def check_memory(db: str, acked: dict[str, str], imports: dict[str, int]) -> tuple[int, list[str]]:
     from mnemoscope.store import MemoryStore
-    from mnemoscope.store.embedding import HashEmbedder
+    from mnemoscope.store.meaning.embedding import HashEmbedder
 
     problems = []
     with MemoryStore(db, embedder=HashEmbedder()) as store:
@@ -184,7 +184,7 @@ def check_memory(db: str, acked: dict[str, str], imports: dict[str, int]) -> tup
 
 def files(rounds: int, folder: str) -> None:
     from mnemoscope.store import MemoryStore
-    from mnemoscope.store.embedding import HashEmbedder
+    from mnemoscope.store.meaning.embedding import HashEmbedder
 
     db = os.path.join(folder, "files.db")
     with MemoryStore(db, embedder=HashEmbedder()) as store:
@@ -251,7 +251,7 @@ def main() -> None:
         if engine == "sqlite":
             target = lambda name: os.path.join(folder, f"{name}.db")  # noqa: E731
         else:
-            import pg_server
+            from support import pg_server
 
             server = pg_server.start()
             target = server.new_database

@@ -6,7 +6,7 @@ The window (offscreen) opens a memory of the demo's 65 memories; a second proces
 remembers one memory at a time, at a random moment, and says when its commit returned
 (CLOCK_MONOTONIC, which both processes share). The time counted is from that commit to the
 window's table holding the new row. PostgreSQL runs on a throwaway server
-(tests/pg_server.py) started here. Prints the median and the slowest per backend.
+(tests/support/pg_server.py) started here. Prints the median and the slowest per backend.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mnemoscope.store import MemoryStore  # noqa: E402
-from mnemoscope.store.demo import load_demo  # noqa: E402
+from mnemoscope.store.files.demo import load_demo  # noqa: E402
 
 WRITER = """
 import sys, time
@@ -81,7 +81,7 @@ def measure(target: str, writes: int) -> list[float]:
 
 def main() -> None:
     writes = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-    from pg_server import start
+    from support.pg_server import start
 
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "memories.db")

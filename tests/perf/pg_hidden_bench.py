@@ -3,7 +3,7 @@
 Run (under the bench lock; a few minutes, most of it the HNSW index of the big memory):
     flock /tmp/bench.lock python tests/perf/pg_hidden_bench.py [--visible 5000] [--hidden 45000]
 
-Two databases on one throwaway server (tests/pg_server.py, pgvector), analysed (the planner
+Two databases on one throwaway server (tests/support/pg_server.py, pgvector), analysed (the planner
 has its statistics) and indexed as an opening for writing indexes them: ``alone`` holds
 ``--visible`` memories a caller (scope ``global``, trust ``low``) may see, random 512-d
 vectors; ``crowded`` holds the same plus ``--hidden`` memories nearer every query than any
@@ -29,10 +29,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from mnemoscope.store import MemoryStore, vectors
+from mnemoscope.store import MemoryStore
 from mnemoscope.store.backends import pg_vectors  # noqa: E402
-from mnemoscope.store.model import SENSITIVITY_RANK  # noqa: E402
-from pg_server import start_with_pgvector  # noqa: E402
+from mnemoscope.store.meaning import vectors
+from mnemoscope.store.model.memory import SENSITIVITY_RANK  # noqa: E402
+from support.pg_server import start_with_pgvector  # noqa: E402
 
 DIM = 512
 

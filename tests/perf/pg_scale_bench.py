@@ -23,7 +23,7 @@ the same decay inputs with one plain query, and an ordinary tick a day later.
 ``--tick-only`` measures the tick alone: it builds no HNSW index (the tick does not use it,
 which saves the ~5 minutes of the build at 1,000,000) and runs no recall.
 
-The server is a throwaway one (tests/pg_server.py, fsync off) with shared_buffers at 2 GB.
+The server is a throwaway one (tests/support/pg_server.py, fsync off) with shared_buffers at 2 GB.
 """
 
 from __future__ import annotations
@@ -40,9 +40,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from mnemoscope.store import MemoryStore, vectors
+from mnemoscope.store import MemoryStore
 from mnemoscope.store.backends import pg_vectors  # noqa: E402
-from pg_server import start_with_pgvector  # noqa: E402
+from mnemoscope.store.meaning import vectors
+from support.pg_server import start_with_pgvector  # noqa: E402
 
 BODY = ("id", "text", "kind", "importance", "scope", "sensitivity", "created_at", "updated_at", "ref_time", "base",
         "recall_count", "last_recalled_at", "pinned", "half_life_days", "terms")

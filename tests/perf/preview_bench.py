@@ -38,7 +38,7 @@ def main() -> None:
     store = MemoryStore(":memory:")
     store.import_jsonl("\n".join(lines))
     app, _ = create_app()
-    from mnemoscope.ui.prompt_preview import PromptPreview
+    from mnemoscope.ui.panes.prompt_preview import PromptPreview
 
     session = StoreSession(store)
     pv = PromptPreview(session)

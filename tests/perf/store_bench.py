@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mnemoscope.store import MemoryStore  # noqa: E402
-from mnemoscope.store.text import terms  # noqa: E402
+from mnemoscope.store.recall.text import terms  # noqa: E402
 from timing import median_ms  # noqa: E402
 
 WORDS = ("mara theo priya lisbon porto rust python garden basil tea coffee climbing gym release deploy "

@@ -3,7 +3,7 @@
 Run: python tests/perf/team_bench.py [--servers N] [--agents M] [--seconds T] [--outage S]
      [--outage-at A] [--tick-every P] [--no-sqlite]     (defaults 4 × 8 × 60 s, no outage, tick every 10 s)
 
-Starts a throwaway PostgreSQL (tests/pg_server.py) and N ``mnemoscope --db URL serve``
+Starts a throwaway PostgreSQL (tests/support/pg_server.py) and N ``mnemoscope --db URL serve``
 processes on it; each agent (a thread with its own keep-alive HTTP connection to one
 server, agents spread evenly) loops: recall 40 %, remember 30 %, update 20 % (a memory it
 made itself), compile 10 % (a prompt from a recall, as an agent's turn). Meanwhile another
@@ -37,7 +37,7 @@ from collections import defaultdict
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from mnemoscope.store import MemoryStore  # noqa: E402
-from pg_server import start  # noqa: E402
+from support.pg_server import start  # noqa: E402
 
 WORDS = [a + b for a in ("ka", "lo", "mi", "nu", "se", "tor", "vel", "zan", "rho", "qui") for b in
          ("ri", "po", "du", "fe", "ga", "hu", "ne", "sto")]

@@ -280,7 +280,7 @@ def memories(n: int, seed: int) -> list[str]:
 
 def main() -> None:
     from mnemoscope.store import MemoryStore
-    from mnemoscope.store.demo import load_demo
+    from mnemoscope.store.files.demo import load_demo
 
     if len(sys.argv) > 2 and sys.argv[1] == "--stalls":
         result = stalls(sys.argv[2], where="--where" in sys.argv)

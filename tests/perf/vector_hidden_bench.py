@@ -12,7 +12,7 @@ import statistics
 import time
 
 import numpy as np
-from mnemoscope.store import vectors
+from mnemoscope.store.meaning import vectors
 
 rng = np.random.default_rng(1)
 

@@ -13,7 +13,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # tests/
 
-from mcp_memory_server import result, session  # noqa: E402
+from support.mcp_memory_server import result, session  # noqa: E402
 
 ENTITIES = [
     {"name": "Mara Lindqvist", "entityType": "person",

@@ -1,0 +1,2 @@
+"""Every write of the inspector is an undoable command over one store operation (base.py says
+how a command runs, fails and runs long)."""
