@@ -81,7 +81,7 @@ def run_selftest() -> int:
             raise RuntimeError("the embedding's worker processes gave other vectors than this process")
         embedding_workers.shutdown()
         report["embedding_workers"] = embedding_workers.workers()
-        from mnemoscope.store.curation.privacy import scan_text
+        from mnemoscope.store.curation.privacy_scan import scan_text
 
         # detect-secrets (without requests, which the bundle leaves out) and phonenumbers' data
         found = sorted(d.what for d in scan_text("key AKIAIOSFODNN7EXAMPLE; call +44 20 7946 0958"))

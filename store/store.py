@@ -19,9 +19,11 @@ from .agents.capture import CaptureResult, capture, check_request_keys
 from .backends import open_backend
 from .curation.duplicates import difference
 from .forgetting import decay, ticking
-from .importers.jsonl import ImportReport, export_jsonl, import_jsonl
-from .meaning import vectors
-from .meaning.embedding import Embedder, EmbeddingError, for_config, recall_for_config
+from .importers.jsonl import ImportReport, import_jsonl
+from .importers.jsonl_export import export_jsonl
+from .meaning import backfill, vector_index, vectors
+from .meaning.embedder_spec import for_config, recall_for_config
+from .meaning.embedding import Embedder, EmbeddingError
 from .meaning.vectors import BATCH as VECTOR_BATCH
 from .model.columns import MEMORY_FIELDS, stored
 from .model.config import KINDS, StoreConfig
@@ -132,16 +134,16 @@ class MemoryStore:
         return vectors.status(self, vectors.RECALL) if vectors.RECALL.kept(self) else None
 
     def backfill(self, batch: int = VECTOR_BATCH, progress: Any = None, cancel: Any = None, *,
-                 of: str = "similarity") -> vectors.BackfillReport:
+                 of: str = "similarity") -> backfill.BackfillReport:
         """Embed the memories that have no vector of the set ``of`` (``similarity`` or
         ``recall``) yet, ``batch`` per transaction; resumable and cancellable (see
-        :func:`mnemoscope.store.meaning.vectors.backfill`)."""
-        return vectors.backfill(self, batch, progress, cancel, vectors.set_named(of))
+        :func:`mnemoscope.store.meaning.backfill.backfill`)."""
+        return backfill.backfill(self, batch, progress, cancel, vectors.set_named(of))
 
     def reembed(self, batch: int = VECTOR_BATCH, progress: Any = None, cancel: Any = None, *,
-                of: str = "similarity") -> vectors.BackfillReport:
+                of: str = "similarity") -> backfill.BackfillReport:
         """Replace every vector of the set ``of`` with its embedder's (after a change of model)."""
-        return vectors.reembed(self, batch, progress, cancel, vectors.set_named(of))
+        return backfill.reembed(self, batch, progress, cancel, vectors.set_named(of))
 
     @property
     def read_only(self) -> bool:
@@ -436,15 +438,15 @@ class MemoryStore:
         that recalls and writes holds one index, not two (at 100,000 memories 51 MB less)."""
         threshold = self.config.limits.meaning_duplicate
         if made.recall is not None and not vectors.waiting_anywhere(self):
-            idx = vectors.index(self, vectors.RECALL)
+            idx = vector_index.index(self, vectors.RECALL)
             if idx is not None:
-                ids = [mid for mid, _, _ in vectors.nearest(idx, made.recall, [scope], max_rank, 4 * k, -1.0)]
+                ids = [mid for mid, _, _ in vector_index.nearest(idx, made.recall, [scope], max_rank, 4 * k, -1.0)]
                 found, rows = vectors.load(self, ids)
                 alike = [(mid, float(c)) for mid, c in zip(found, rows @ made.similarity) if c >= threshold] \
                     if len(found) else []
                 return sorted(alike, key=lambda a: (-a[1], a[0]))[:k]
-        idx = vectors.index(self)
-        return [(mid, c) for mid, c, _ in vectors.nearest(idx, made.similarity, [scope], max_rank, k, threshold)] \
+        idx = vector_index.index(self)
+        return [(mid, c) for mid, c, _ in vector_index.nearest(idx, made.similarity, [scope], max_rank, k, threshold)] \
             if idx is not None else []
 
     def remember(self, text: str, *, kind: str = "fact", importance: float = 0.5, who: str = "",
@@ -655,7 +657,7 @@ class MemoryStore:
                 self.tables.insert_row(dict(d.row))
             for d in deleted:
                 self._put_back(d, models, meanings.get(d.id))
-        vectors.recall_soon(self, [d.id for d in deleted if d.recall_vector is None
+        backfill.recall_soon(self, [d.id for d in deleted if d.recall_vector is None
                                    or d.recall_vector[1] != models["recall"]])
 
     def _put_back(self, deleted: DeletedMemory, models: dict[str, str | None], meaning: Any) -> None:

@@ -13,7 +13,8 @@ import click
 from mnemoscope.store import KINDS, LAYERS, SENSITIVITIES
 from mnemoscope.store.curation import privacy
 from mnemoscope.store.importers import basic_memory, detect, formats, import_file, mcp_memory, mem0
-from mnemoscope.store.importers.jsonl import POLICIES, count_lines
+from mnemoscope.store.importers.jsonl import POLICIES
+from mnemoscope.store.importers.jsonl_export import count_lines
 from mnemoscope.store.importers.jsonl_preview import preview_jsonl
 from mnemoscope.store.importers.report import ExportReport
 

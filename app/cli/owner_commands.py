@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from mnemoscope.store import SENSITIVITIES
 from mnemoscope.store.curation import conflicts as conflict_check
-from mnemoscope.store.curation import privacy
+from mnemoscope.store.curation import privacy, resolving
 from mnemoscope.store.files import backup as backups
 from mnemoscope.store.files.mirror import shown_memories, write_mirror
 
@@ -252,7 +252,7 @@ def _pair_change(tool: str, change, first: str, second: str, client_name: str):
 @json_option
 def supersede_command(newer: str, older: str, client_name: str, as_json: bool) -> None:
     """Mark NEWER as replacing OLDER: OLDER is archived and no longer recalled."""
-    result = _pair_change("supersede", conflict_check.supersede, newer, older, client_name)
+    result = _pair_change("supersede", resolving.supersede, newer, older, client_name)
     if as_json:
         emit_json({"newer": newer, "older": older, "edges": [list(e) for e in result.edges]})
     else:
@@ -267,7 +267,7 @@ def supersede_command(newer: str, older: str, client_name: str, as_json: bool) -
 @json_option
 def keep_both_command(first: str, second: str, client_name: str, as_json: bool) -> None:
     """Keep both memories of a pair 'conflicts' lists: they are no longer flagged."""
-    edges = _pair_change("keep-both", conflict_check.keep_both, first, second, client_name)
+    edges = _pair_change("keep-both", resolving.keep_both, first, second, client_name)
     if as_json:
         emit_json({"kept": [first, second], "edges": [list(e) for e in edges]})
     else:

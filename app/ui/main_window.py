@@ -10,7 +10,7 @@ import os
 from mnemoscope.store import MemoryStore, StoreError, on_server, shown
 from mnemoscope.store.files.backup import is_bulk_change
 from mnemoscope.store.files.demo import rebased_demo
-from mnemoscope.store.importers.jsonl import count_lines
+from mnemoscope.store.importers.jsonl_export import count_lines
 from mnemoscope.store.importers.jsonl_preview import preview_jsonl
 from mnemoscope.store.model.errors import ImportRefused
 from PySide6.QtCore import QByteArray, Qt, QTimer

@@ -205,7 +205,7 @@ def export(store: MemoryStore, out: str | os.PathLike | None = None, *, scope: s
     import json
 
     from ..files.plain import write_whole
-    from .jsonl import memory_record
+    from .jsonl_export import memory_record
 
     snap = snapshot(store, scope)
     report = ExportReport(FORMAT, None if out is None else str(out), memories=len(snap.memories))

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..agents.capture import ENTITY_TYPES
-from ..curation import privacy
-from ..meaning import embedding_workers, vectors
+from ..curation import privacy, privacy_scan
+from ..meaning import backfill, embedding_workers, vectors
 from ..model import memory as model
 from ..model.edges import EDGE_COLUMNS, RELATION, TYPE_PREFIX, TYPED
 from ..model.errors import MAX_LISTED, ImportRefused, ValidationError
@@ -240,7 +240,7 @@ class ImportResult:
     sensitivity: str = "low"
     # The privacy check of what came in: each thing an imported memory holds (text or
     # context) that needs more than its sensitivity. privacy.raise_findings raises them.
-    findings: list[privacy.Finding] = field(default_factory=list)
+    findings: list[privacy_scan.Finding] = field(default_factory=list)
     bad: int = 0  # bad records --partial left out (each is in left_out)
     changes: list[sync.Change] = field(default_factory=list)  # what a sync updates and retires
     updated: list[Any] = field(default_factory=list)  # the memories it updated, as they were before
@@ -394,7 +394,7 @@ def apply(store: MemoryStore, plan: ImportPlan, *, now: Any = None, dry_run: boo
         pending.cancel()
     written = set(result.ids) | {m.id for m in result.updated}
     result.findings = [f for f in findings if f.memory_id in written]
-    result.recall_waiting = vectors.recall_soon(store, [*result.ids, *(m.id for m in result.updated)])
+    result.recall_waiting = backfill.recall_soon(store, [*result.ids, *(m.id for m in result.updated)])
     result.seconds = time.perf_counter() - started_all
     return result
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.errors import StoreError
-from . import vectors
+from . import backfill, vectors
 
 LOOK_EVERY_S = 30.0  # how often a started catch-up looks for memories without a recall vector
 
@@ -122,7 +122,7 @@ class CatchUp:
             self.state.done, self.state.total = done, total
             self._tell()
 
-        report = vectors.backfill(store, progress=step, cancel=self._stopping.is_set, vs=vectors.RECALL)
+        report = backfill.backfill(store, progress=step, cancel=self._stopping.is_set, vs=vectors.RECALL)
         self.state.running, self.state.failed = False, report.failed or report.note()
         self.state.finished_at = time.time()
         self._tell()

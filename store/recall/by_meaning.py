@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..meaning import vectors
+from ..meaning import vector_index, vectors
 from ..meaning.embedding import EmbeddingError, embed_queries, prepare
 
 if TYPE_CHECKING:
@@ -56,12 +56,12 @@ class Meaning:
         standing when two searches meet, else by cosine."""
         found: list[tuple[str, float, float]] = []
         for s in self.searches:
-            near = vectors.nearest(s.index, s.query, scopes, max_rank, n, -1.0)
+            near = vector_index.nearest(s.index, s.query, scopes, max_rank, n, -1.0)
             s.mean, s.spread = _standing(near)
             if s.without is not None:
                 # the memories waiting for a recall vector, standing as among all of them
                 near = [(mid, c, (c - s.mean) / s.spread)
-                        for mid, c, _ in vectors.nearest(s.index, s.query, scopes, max_rank, n, -1.0, s.without)]
+                        for mid, c, _ in vector_index.nearest(s.index, s.query, scopes, max_rank, n, -1.0, s.without)]
             found += near
         if len(self.searches) > 1:
             found.sort(key=lambda f: (-round(f[2], 5), f[0]))
@@ -76,7 +76,7 @@ class Meaning:
             wanted = [i for i in ids if i not in out]
             if not wanted:
                 break
-            for mid, c in vectors.cosines_of(s.index, s.query, wanted).items():
+            for mid, c in vector_index.cosines_of(s.index, s.query, wanted).items():
                 out[mid] = (c, (c - s.mean) / s.spread)
         return out
 
@@ -109,13 +109,13 @@ def of(store: MemoryStore, query: str, scopes: Any, max_rank: int) -> Meaning:
     kept = vectors.RECALL.kept(store)
     if kept:
         try:
-            primary = vectors.index(store, vectors.RECALL)
+            primary = vector_index.index(store, vectors.RECALL)
         except EmbeddingError as exc:  # a model that cannot load here: the similarity set serves
             out.note = f"recall's own model could not be used ({exc}); compared by {store.embedder_id()}"
     similar = None
     if primary is None or vectors.waiting_anywhere(store) > 0:
         try:
-            similar = vectors.index(store, vectors.SIMILARITY)
+            similar = vector_index.index(store, vectors.SIMILARITY)
         except EmbeddingError as exc:
             if primary is None:
                 out.note = f"recalled by words only: {exc}"
@@ -126,9 +126,9 @@ def of(store: MemoryStore, query: str, scopes: Any, max_rank: int) -> Meaning:
                         f"embedder {store.embedder_id()} (mnemoscope reembed replaces them)")
     waiting = 0
     if similar is not None and kept and not out.note:
-        waiting = vectors.lacking_count(similar, primary, scopes, max_rank)
+        waiting = vector_index.lacking_count(similar, primary, scopes, max_rank)
     if primary is not None and waiting:
-        have = vectors.lacking_count(primary, None, scopes, max_rank)
+        have = vector_index.lacking_count(primary, None, scopes, max_rank)
         if waiting > have:  # most have no recall vector yet: one scale for all of them
             primary = None
     if primary is not None:
@@ -157,7 +157,7 @@ def of(store: MemoryStore, query: str, scopes: Any, max_rank: int) -> Meaning:
 
 def _similar_or_none(store: MemoryStore) -> Any:
     try:
-        return vectors.index(store, vectors.SIMILARITY)
+        return vector_index.index(store, vectors.SIMILARITY)
     except EmbeddingError:
         return None
 

@@ -104,7 +104,7 @@ PARAPHRASE_RESOURCE = ("mnemoscope.resources.demo", "paraphrase_eval.jsonl")
 def _store(config: StoreConfig | None, embedder: Any) -> MemoryStore:
     """An empty store in memory with ``embedder`` (an Embedder or a model spec) for recall
     and likeness both, or the store's defaults when None or ``"default"``."""
-    from ..meaning.embedding import from_spec
+    from ..meaning.embedder_spec import from_spec
 
     if embedder is None or embedder == "default":
         return MemoryStore(":memory:", config=config)

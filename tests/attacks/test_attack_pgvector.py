@@ -16,7 +16,7 @@ import pytest
 from mnemoscope.store import MemoryStore
 from mnemoscope.store.backends import pg_vectors
 from mnemoscope.store.files.copying import copy_memory
-from mnemoscope.store.meaning import vectors
+from mnemoscope.store.meaning import vector_index
 from mnemoscope.store.model.memory import SENSITIVITY_RANK
 from test_pgvector import TOPICS, TopicEmbedder
 
@@ -67,12 +67,12 @@ def _walk_as_at_scale(store, monkeypatch):
 
 
 def _what_the_caller_gets(store):
-    idx = vectors.index(store)
+    idx = vector_index.index(store)
     assert isinstance(idx, pg_vectors.Search)
     rank = SENSITIVITY_RANK[TRUST]
     out = []
     for query in QUERIES:
-        near = vectors.nearest(idx, TopicEmbedder().embed([query])[0], ["group:a", "global"], rank, 50, -1.0)
+        near = vector_index.nearest(idx, TopicEmbedder().embed([query])[0], ["group:a", "global"], rank, 50, -1.0)
         hits = [(h.id, h.score, h.redacted, h.text) for h in
                 store.recall(query, k=10, scope=SCOPE, trust=TRUST, explain=True, now=NOW)]
         out.append((query, [(mid, round(c, 6), round(s, 6)) for mid, c, s in near], hits))
@@ -126,7 +126,7 @@ def test_the_search_reads_no_row_the_caller_may_not_see(alone_and_crowded, monke
     read = []
     for store in (alone, crowded):
         _walk_as_at_scale(store, monkeypatch)
-        idx = vectors.index(store)
+        idx = vector_index.index(store)
         query = TopicEmbedder().embed(["coffee"])[0]
         read.append(_rows_read(store, lambda idx=idx, query=query: idx.nearest(query, ["group:a", "global"], rank,
                                                                               50, -1.0)))
@@ -140,13 +140,13 @@ def test_without_pgvector_the_search_scores_only_the_rows_the_caller_may_see(tmp
     and, while the caller's share was over 60 %, scored them all: 60,000 visible memories took
     7.2 ms alone and 11.9 ms beside 40,000 hidden ones. It scores the visible rows only."""
     scored = []
-    real = vectors.Index.cosines
+    real = vector_index.Index.cosines
 
     def counting(self, query, rows=None):
         scored.append(len(self.ids) if rows is None else len(rows))
         return real(self, query, rows)
 
-    monkeypatch.setattr(vectors.Index, "cosines", counting)
+    monkeypatch.setattr(vector_index.Index, "cosines", counting)
     answers = []
     for name, hidden in (("alone", False), ("crowded", True)):
         with MemoryStore(str(tmp_path / f"{name}.db"), embedder=TopicEmbedder()) as store:
@@ -155,7 +155,7 @@ def test_without_pgvector_the_search_scores_only_the_rows_the_caller_may_see(tmp
                 for i in range(20):  # a quarter: the caller may see three rows in four
                     store.remember(f"coffee hidden {i}", memory_id=f"h{i:03d}", sensitivity="hyper", dedupe=False)
             scored.clear()
-            near = vectors.nearest(vectors.index(store), TopicEmbedder().embed(["coffee"])[0],
+            near = vector_index.nearest(vector_index.index(store), TopicEmbedder().embed(["coffee"])[0],
                                    ["group:a", "global"], SENSITIVITY_RANK[TRUST], 10, -1.0)
             answers.append((near, list(scored)))
     assert answers[0][1] == [60]

@@ -4,7 +4,8 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from mnemoscope.store.curation.privacy import check, scan_text
+from mnemoscope.store.curation.privacy import check
+from mnemoscope.store.curation.privacy_scan import scan_text
 
 EVAL = Path(__file__).parent.parent / "perf" / "privacy_eval.py"
 DATA = Path(__file__).parent.parent / "data"

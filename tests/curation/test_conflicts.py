@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.store import NotFound, ValidationError
-from mnemoscope.store.curation.conflicts import scan, supersede, undo_supersede
+from mnemoscope.store.curation.conflicts import scan
+from mnemoscope.store.curation.resolving import supersede, undo_supersede
 
 T0 = 1_790_000_000
 DAY = 86400
@@ -156,7 +157,7 @@ def test_the_agents_doors_report_likely_conflicts(store):
 
 
 def test_keep_both_stops_flagging_the_pair_and_can_be_taken_back(store):
-    from mnemoscope.store.curation.conflicts import keep_both, remove_edges
+    from mnemoscope.store.curation.resolving import keep_both, remove_edges
 
     old = store.remember("Mara lives in Lisbon.", now=T0).memory.id
     new = store.remember("Mara moved to Porto.", now=T0 + DAY).memory.id
@@ -171,7 +172,7 @@ def test_keep_both_stops_flagging_the_pair_and_can_be_taken_back(store):
 
 def test_a_superseded_memory_stays_archived_through_every_tick_and_edit(tmp_path):
     from mnemoscope.store import MemoryStore
-    from mnemoscope.store.curation.conflicts import supersede, undo_supersede
+    from mnemoscope.store.curation.resolving import supersede, undo_supersede
 
     with MemoryStore(tmp_path / "s.db") as s:
         older = s.remember("Mara lives in Lisbon.", kind="event").memory.id
@@ -189,7 +190,7 @@ def test_a_superseded_memory_stays_archived_through_every_tick_and_edit(tmp_path
 
 def test_a_persons_decisions_survive_a_jsonl_round_trip(tmp_path):
     from mnemoscope.store import MemoryStore
-    from mnemoscope.store.curation.conflicts import keep_both
+    from mnemoscope.store.curation.resolving import keep_both
 
     with MemoryStore(tmp_path / "a.db") as s:
         older = s.remember("Mara lives in Lisbon.", who="Mara").memory.id
@@ -229,7 +230,7 @@ def test_the_issues_contradictions_are_found_by_remember_and_by_the_scan(store, 
 
 
 def test_a_conflict_by_meaning_says_what_changed_and_can_be_kept(store):
-    from mnemoscope.store.curation.conflicts import keep_both
+    from mnemoscope.store.curation.resolving import keep_both
 
     old = store.remember("Theo drinks his coffee black.", now=T0).memory.id
     new = store.remember("Theo now takes oat milk in his coffee.", now=T0 + DAY).memory.id

@@ -56,13 +56,13 @@ def test_with_hashed_bigrams_remember_compares_characters_once_and_scans_no_vect
     """The hash embedder's vectors are the characters again: its duplicate check is the
     one by characters, and remember does not also scan every vector of the scope (at
     100,000 memories that scan was most of a remember's 16 ms)."""
-    from mnemoscope.store.meaning import vectors
+    from mnemoscope.store.meaning import vector_index
 
     s = MemoryStore(new_db(), embedder=HashEmbedder())
     first = s.remember("The backups run on Fridays at noon.")
     scans = []
-    real = vectors.nearest
-    monkeypatch.setattr(vectors, "nearest", lambda *a, **k: scans.append(a) or real(*a, **k))
+    real = vector_index.nearest
+    monkeypatch.setattr(vector_index, "nearest", lambda *a, **k: scans.append(a) or real(*a, **k))
     again = s.remember("The backups run on Fridays at noon!")
     assert not again.created and again.memory.id == first.memory.id
     other = s.remember("Mara waters the basil on Sundays.")

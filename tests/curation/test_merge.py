@@ -3,7 +3,7 @@ undo puts back only what it changed."""
 
 import pytest
 from mnemoscope.store import MemoryStore, NotFound, ValidationError
-from mnemoscope.store.curation.conflicts import merge, undo_merge
+from mnemoscope.store.curation.resolving import merge, undo_merge
 from mnemoscope.store.schema.tables import REINFORCED
 
 

@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 from mnemoscope.store import StoreError
-from mnemoscope.store.curation.privacy import check, raise_sensitivity, redact, scan_text
+from mnemoscope.store.curation.privacy import check, raise_sensitivity, redact
+from mnemoscope.store.curation.privacy_scan import scan_text
 from support.helpers import PLANTED, plant_write, unwritten_unless
 
 AWS = "AKIAQ3EGRV7XKJ4PLM2N"

@@ -21,7 +21,7 @@ from mnemoscope.store import SENSITIVITIES, MemoryStore, StoreError
 from mnemoscope.store.agents import activity as activity_log
 from mnemoscope.store.backends import pg_vectors
 from mnemoscope.store.forgetting.decay import DAY
-from mnemoscope.store.meaning import vectors
+from mnemoscope.store.meaning import vector_index
 from mnemoscope.store.schema.tables import Tables
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
@@ -115,7 +115,7 @@ def drive(path, scopes, trust, visible, hidden, queries, *, with_hidden=None):
         seed(store, visible, hidden if (path.endswith("b.db") if with_hidden is None else with_hidden) else [])
         if path.startswith("postgresql:"):
             store.conn.execute("ANALYZE")
-            assert isinstance(vectors.index(store), pg_vectors.Search)  # searched in the server
+            assert isinstance(vector_index.index(store), pg_vectors.Search)  # searched in the server
         ops = Operations(store, scopes=scopes, trust=trust)
         answers = []
         for tool, args in calls(visible, hidden, queries):

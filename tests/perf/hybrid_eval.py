@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mnemoscope.store.meaning.embedding import from_spec, recall_for_config
+from mnemoscope.store.meaning.embedder_spec import from_spec, recall_for_config
 from mnemoscope.store.model.config import StoreConfig
 from mnemoscope.store.recall.evaluation import (
     PARAPHRASE_RESOURCE,

@@ -45,7 +45,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mnemoscope.store.meaning.embedding import for_config, from_spec, prepare, recall_for_config
+from mnemoscope.store.meaning.embedder_spec import for_config, from_spec, recall_for_config
+from mnemoscope.store.meaning.embedding import prepare
 from mnemoscope.store.model.config import StoreConfig
 from mnemoscope.store.recall import relevance
 from mnemoscope.store.store import MemoryStore

@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from mnemoscope.store import MemoryStore
 from mnemoscope.store.backends import pg_vectors  # noqa: E402
-from mnemoscope.store.meaning import vectors
+from mnemoscope.store.meaning import vector_index, vectors
 from support.pg_server import start_with_pgvector  # noqa: E402
 
 BODY = ("id", "text", "kind", "importance", "scope", "sensitivity", "created_at", "updated_at", "ref_time", "base",
@@ -132,7 +132,7 @@ def measure_recall(url: str, dim: int, args: argparse.Namespace) -> MemoryStore:
     meaning_only = [" ".join(rng.choice(OTHER, size=3, replace=False)) for _ in range(args.queries)]
     scopes = ["global", "group:a", ["group:a", "private:b"]]
     store.recall(queries[0], k=5, trust="medium")  # the model loads
-    idx = vectors.index(store)
+    idx = vector_index.index(store)
     assert isinstance(idx, pg_vectors.Search), f"recall did not search in the server: {type(idx).__name__}"
     for label, qs in (("keywords and meaning", queries), ("meaning only", meaning_only)):
         times, embed, search, hits = [], [], [], 0

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from mnemoscope.store.curation.privacy import scan_text  # noqa: E402
+from mnemoscope.store.curation.privacy_scan import scan_text  # noqa: E402
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "privacy_eval.jsonl"
 

@@ -46,6 +46,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mnemoscope.store import MemoryStore  # noqa: E402
+from mnemoscope.store.meaning import (
+    backfill,  # noqa: E402
+    vector_index,  # noqa: E402
+)
 from mnemoscope.store.meaning import vectors as vector_store  # noqa: E402
 from mnemoscope.store.meaning.embedding import (  # noqa: E402
     E5Embedder,
@@ -159,7 +163,7 @@ def _catch_up(store: MemoryStore, ranker: E5Embedder, sample: int, progress) -> 
     try:
         ids = [r[0] for r in store.conn.execute(f"SELECT id FROM memories ORDER BY rowid LIMIT {int(sample)}")]
         start = clock()
-        report = vector_store.backfill(store, progress=progress, vs=vector_store.RECALL, only=ids)
+        report = backfill.backfill(store, progress=progress, vs=vector_store.RECALL, only=ids)
         wall, cpu = since(start)
     finally:
         embedding_workers.WORKERS_FROM = least
@@ -224,7 +228,7 @@ def main(n: int, path: str, sample: int, catch_up: int) -> None:
     store = MemoryStore(path, embedder=embedder, recall_embedder=ranker)
     before = current_rss_mib()
     start = clock()
-    idx = vector_store.index(store, vector_store.RECALL)
+    idx = vector_index.index(store, vector_store.RECALL)
     wall, cpu = since(start)
     print(f"vector index of {len(idx.ids):,}: loaded in {wall:.2f} s (CPU {cpu:.2f} s), "
           f"{idx.nbytes / 2**20:.0f} MiB ({idx.matrix.dtype} rows and their lengths); "

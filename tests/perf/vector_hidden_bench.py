@@ -12,7 +12,7 @@ import statistics
 import time
 
 import numpy as np
-from mnemoscope.store.meaning import vectors
+from mnemoscope.store.meaning import vector_index
 
 rng = np.random.default_rng(1)
 
@@ -20,7 +20,7 @@ rng = np.random.default_rng(1)
 def make(n, dim=512):
     raw = rng.integers(-127, 128, size=(n, dim), dtype=np.int8)
     norms = (1.0 / np.linalg.norm(raw.astype(np.float32), axis=1)).astype(np.float32)
-    return vectors.Index((), [f"m{i}" for i in range(n)], {}, np.zeros(n, dtype=np.int32), ["global"],
+    return vector_index.Index((), [f"m{i}" for i in range(n)], {}, np.zeros(n, dtype=np.int32), ["global"],
                          np.zeros(n, dtype=np.int16), raw, norms, n)
 
 
@@ -33,7 +33,7 @@ for visible, hidden in ((60000, 0), (60000, 40000), (20000, 0), (20000, 20000)):
     ts = []
     for _ in range(40):
         t = time.perf_counter()
-        vectors.nearest(idx, q, ["global"], 1, 50, -1.0)
+        vector_index.nearest(idx, q, ["global"], 1, 50, -1.0)
         ts.append((time.perf_counter() - t) * 1000)
     took[(visible, hidden)] = statistics.median(ts)
     base = took[(visible, 0)]

@@ -210,7 +210,7 @@ def test_a_schema_12_memory_moves_the_vectors_count_once_per_statement_after_ope
     N vectors made N versions of that row in its transaction. Opened by this version, the
     count moves once per statement, by as many vectors as it wrote or dropped (what recall's
     held index compares), and the memory's vectors keep working."""
-    from mnemoscope.store.meaning import vectors
+    from mnemoscope.store.meaning import vector_index
 
     with _as_schema_12(monkeypatch), MemoryStore(pg_url, embedder=HashEmbedder()) as s:
         for i in range(5):
@@ -223,7 +223,7 @@ def test_a_schema_12_memory_moves_the_vectors_count_once_per_statement_after_ope
                                        "vectors_deleted": "STATEMENT"}
         generation = int(s.tables.meta("vectors_generation"))
         assert generation == 5
-        held = vectors.index(s)
+        held = vector_index.index(s)
         rows = s.conn.execute("SELECT rowid, vec FROM vectors ORDER BY rowid").fetchall()
         meta_updates = "SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = 'meta'"
         with s.tables.write():
@@ -235,7 +235,7 @@ def test_a_schema_12_memory_moves_the_vectors_count_once_per_statement_after_ope
         assert meta_writes == 4, f"meta was updated {meta_writes} times by two statements writing 5 vectors each"
         assert int(s.tables.meta("vectors_generation")) == generation + 10
         assert int(s.tables.meta("vectors_count")) == 5
-        assert vectors.index(s) is not held  # the held index noticed
+        assert vector_index.index(s) is not held  # the held index noticed
         s.conn.execute("UPDATE vectors SET vec = vec WHERE rowid <= 2")
         assert int(s.tables.meta("vectors_generation")) == generation + 12
         s.conn.execute("DELETE FROM vectors WHERE rowid = -1")  # nothing dropped: the count stays
@@ -408,7 +408,7 @@ def _decay_story(target):
     """Memories of every kind of decay input (kinds, their own half-life, recalls, pinned, a
     superseded one), ticked on, then ticked under other decay numbers (every memory looked
     at): each tick's transitions in order, and every memory's stored decay state."""
-    from mnemoscope.store.curation.conflicts import supersede
+    from mnemoscope.store.curation.resolving import supersede
     from mnemoscope.store.model.config import Decay, StoreConfig
 
     with MemoryStore(target) as store:

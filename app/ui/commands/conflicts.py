@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnemoscope.store.curation import conflicts
+from mnemoscope.store.curation import resolving
 
 from ..session import StoreSession
 from .base import StoreCommand
@@ -17,11 +17,11 @@ class SupersedeCommand(StoreCommand):
         self.result = None
 
     def apply(self) -> None:
-        self.result = conflicts.supersede(self.session.store, self.newer, self.older)
+        self.result = resolving.supersede(self.session.store, self.newer, self.older)
         self.session.notify({self.newer, self.older})
 
     def revert(self) -> None:
-        conflicts.undo_supersede(self.session.store, self.result)
+        resolving.undo_supersede(self.session.store, self.result)
         self.session.notify({self.newer, self.older})
 
 
@@ -32,14 +32,14 @@ class MergeCommand(StoreCommand):
     def __init__(self, session: StoreSession, newer: str, older: str, text: str) -> None:
         super().__init__(session, "Merge memories")
         self.newer, self.older, self.text = newer, older, text
-        self.result: conflicts.MergeResult | None = None
+        self.result: resolving.MergeResult | None = None
 
     def apply(self) -> None:
-        self.result = conflicts.merge(self.session.store, self.newer, self.older, self.text)
+        self.result = resolving.merge(self.session.store, self.newer, self.older, self.text)
         self.session.notify({self.newer, self.older})
 
     def revert(self) -> None:
-        conflicts.undo_merge(self.session.store, self.result)
+        resolving.undo_merge(self.session.store, self.result)
         self.session.notify({self.newer, self.older})
 
 
@@ -52,9 +52,9 @@ class KeepBothCommand(StoreCommand):
         self.edges: list[tuple[str, str, str]] = []
 
     def apply(self) -> None:
-        self.edges = conflicts.keep_both(self.session.store, self.a, self.b)
+        self.edges = resolving.keep_both(self.session.store, self.a, self.b)
         self.session.notify({self.a, self.b})
 
     def revert(self) -> None:
-        conflicts.remove_edges(self.session.store, self.edges)
+        resolving.remove_edges(self.session.store, self.edges)
         self.session.notify({self.a, self.b})

@@ -4,7 +4,7 @@ phone numbers, e-mail addresses …), with undoable "raise sensitivity" and "red
 from __future__ import annotations
 
 from mnemoscope.store import StoreError
-from mnemoscope.store.curation import privacy
+from mnemoscope.store.curation import privacy, privacy_scan
 
 from ..commands.memories import EditMemoryCommand
 from ..session import StoreSession
@@ -13,7 +13,7 @@ from .records_panel import RecordsPanel
 AUTO_CHECK_LIMIT = 5000  # above this many memories, a full check waits for "Check again"
 
 
-def card(finding: privacy.Finding) -> str:
+def card(finding: privacy_scan.Finding) -> str:
     """A finding as the view shows it: what was found where, and how sensitive the memory
     is marked and needs to be; then how it starts."""
     where = "" if finding.where == "text" else f" of its {finding.where}"
@@ -35,12 +35,12 @@ class PrivacyView(RecordsPanel):
         store = self.session.store
         self._show(privacy.check(store) if store is not None else [])
 
-    def _show(self, findings: list[privacy.Finding]) -> None:
+    def _show(self, findings: list[privacy_scan.Finding]) -> None:
         memories = len({f.memory_id for f in findings})
         self.show_records(findings, f"{len(findings)} findings in {memories} memories marked less sensitive than "
                           "what they hold" if findings else "No memory holds more than its sensitivity allows.")
 
-    def memory_of(self, finding: privacy.Finding) -> str:
+    def memory_of(self, finding: privacy_scan.Finding) -> str:
         return finding.memory_id
 
     def store_changed(self, ids: set[str] | None) -> None:
