@@ -1,5 +1,12 @@
 import os
+import sys
 from pathlib import Path
+
+# A test module may import another's fixtures or helpers by its name (from test_serve import
+# http_server) from any folder of tests/: each folder is on the path whichever module ran
+# first in this process (at the end: nothing installed is shadowed).
+sys.path += [str(folder) for folder in sorted(Path(__file__).parent.iterdir())
+             if folder.is_dir() and folder.name not in ("data", "perf", "support", "__pycache__")]
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("MNEMOSCOPE_HOME", str(Path(os.environ.get("TMPDIR", "/tmp")) / "mnemoscope-test-home"))

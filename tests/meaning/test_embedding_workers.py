@@ -154,7 +154,8 @@ def test_a_script_without_a_main_guard_imports_through_the_workers_and_writes_on
     script = tmp_path / "unguarded.py"
     script.write_text(textwrap.dedent(f"""
         import json
-        from mnemoscope.store import MemoryStore, embedding_workers
+        from mnemoscope.store import MemoryStore
+        from mnemoscope.store.meaning import embedding_workers
         embedding_workers.WORKERS_FROM = 10
         store = MemoryStore({str(tmp_path / "u.db")!r})
         store.remember("written once, at the top of a script", now={NOW!r})

@@ -117,7 +117,7 @@ def test_a_new_signal_is_one_declaration_and_flows_to_config_and_explanation():
     recall adds its part and explains it, the window lists it."""
     code = """
 import json
-from mnemoscope.store import signals
+from mnemoscope.store.recall import signals
 signals.SIGNALS = signals.SIGNALS + (signals.Signal("novelty", "novelty", 0.3, "a test signal",
                                                    lambda c, ctx: 0.5),)
 from mnemoscope.store.model.config import StoreConfig

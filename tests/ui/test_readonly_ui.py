@@ -155,7 +155,7 @@ def test_opening_a_writable_file_after_a_read_only_one_enables_writes_again(ro_w
 SCRIPT = """
 import json, sys
 from mnemoscope.ui.launch import build_window, create_app
-sys.path.insert(0, {tests!r})
+sys.path[:0] = [{here!r}, {tests!r}]
 from test_readonly_ui import pick_everything, read_controls, write_controls
 
 app, dark = create_app()
@@ -192,7 +192,8 @@ def test_the_real_entry_point_on_an_unwritable_folder(tmp_path):
     try:
         with unwritten(path):
             png = os.path.join(out, "read_only_window.png")
-            code = textwrap.dedent(SCRIPT.format(root=ROOT, tests=os.path.join(ROOT, "tests"), path=path, png=png))
+            code = textwrap.dedent(SCRIPT.format(root=ROOT, tests=os.path.join(ROOT, "tests"),
+                                                 here=os.path.dirname(os.path.abspath(__file__)), path=path, png=png))
             cmd = [sys.executable, "-c", code]
             env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=out, MNEMOSCOPE_HOME=os.path.join(out, "home"),
                        XDG_CONFIG_HOME=os.path.join(out, "config"), MNEMOSCOPE_THEME="light")
