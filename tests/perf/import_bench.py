@@ -164,7 +164,7 @@ SMALL = r"""
 import json, os, resource, statistics, sys, tempfile, time
 from mnemoscope.store import MemoryStore
 try:
-    from mnemoscope.store import embedding_workers
+    from mnemoscope.store.meaning import embedding_workers
 except ImportError:
     embedding_workers = None
 

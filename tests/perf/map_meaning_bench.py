@@ -2,7 +2,7 @@
 
 Run: python tests/perf/map_meaning_bench.py [N]
 Setup: N memories (default 100,000) with 512-dimension unit vectors around 40 meanings.
-Times, as medians of 3 in one process: the angles by topic (``angle_for`` for every
+Times, as medians of 3 in one process: the angles by topic (``sector_angles`` for every
 memory, what the map does today), the first arrangement by meaning (no previous one),
 and a reload with one memory added (the previous arrangement kept).
 """
@@ -16,7 +16,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mnemoscope.map_layout import angle_for, meaning_angles  # noqa: E402
+from mnemoscope.map_layout import meaning_angles, sector_angles  # noqa: E402
 from timing import median_ms  # noqa: E402
 
 
@@ -28,7 +28,7 @@ def main() -> None:
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     ids = [f"mem-{i:06d}" for i in range(n)]
     groups = [f"topic:t{i % 40}" for i in range(n)]
-    topic_ms = median_ms(lambda: [angle_for(i, g) for i, g in zip(ids, groups)], 3)
+    topic_ms = median_ms(lambda: sector_angles(ids, groups), 3)
     first_ms = median_ms(lambda: meaning_angles(ids, vectors), 3)
     previous = dict(zip(ids, meaning_angles(ids, vectors).tolist()))
     more_ids, more = [*ids, "new"], np.vstack([vectors, vectors[:1]])
