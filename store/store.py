@@ -8,7 +8,6 @@ store's clock, real time plus an offset kept in the database.
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from collections.abc import Sequence
@@ -378,9 +377,9 @@ class MemoryStore:
         scope = validate_scope(scope)
         found = []
         with self.tables.reading():
-            for eid, name, aliases in self.tables.entity_names(scope):
-                for n in (name, *(json.loads(aliases) if aliases and aliases != "[]" else ())):
-                    n = n.lower() if isinstance(n, str) else ""
+            for eid, name, _, names in self.tables.entity_names((scope, "global")):
+                for n in names:
+                    n = n.lower()
                     if len(n) >= 2 and n in low and _bounded(low, n):
                         if readable is None or not self.tables.entity_unseen(eid, readable, scope):
                             found.append(name)

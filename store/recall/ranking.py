@@ -438,15 +438,8 @@ def _named_entities(store: MemoryStore, q_terms: Sequence[str], scopes: Sequence
     q_set = set(q_terms)
     ph, rph = ",".join("?" * len(scopes)), ",".join("?" * len(readable))
     whole, first = [], []
-    with store.tables.reading():
-        every = store.conn.execute(f"SELECT id, name, kind, aliases FROM entities WHERE scope IN ({ph})",
-                                   tuple(scopes)).fetchall()
-    for eid, name, kind, stored in every:
-        try:
-            aliases = json.loads(stored) if stored and stored != "[]" else []
-        except ValueError:
-            aliases = []
-        for one in (name, *[a for a in aliases if isinstance(a, str)]):
+    for eid, _, kind, names in store.tables.entity_names(scopes):
+        for one in names:
             words = _terms_of_name(one)
             if not words or words[0] not in q_set:  # (both tests need the first)
                 continue
@@ -479,9 +472,7 @@ def _tie(score: float) -> float:
 def _reinforce(store: MemoryStore, hits: Sequence[Hit], now: float) -> None:
     targets = [h.id for h in hits if not h.redacted]
     if targets:
-        with store.tables.write():
-            for mid in targets:
-                store.tables.reinforce(mid, now)  # skips a memory deleted since it was read
+        store.reinforce_each(targets, now)
 
 
 def reinforce_hits(store: MemoryStore, hits: Sequence[Hit], now: Any = None) -> str:

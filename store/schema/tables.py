@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -392,11 +392,22 @@ class Tables:
             return [Entity(r[0], r[1], r[2], r[3], json.loads(r[4] or "[]"))
                     for r in self.conn.execute(sql + " ORDER BY name", params)]
 
-    def entity_names(self, scope: str) -> list[tuple[str, str, str]]:
-        """(id, name, aliases as stored) of the entities of ``scope`` and global."""
+    def entity_names(self, scopes: Sequence[str]) -> Iterator[tuple[str, str, str, tuple[str, ...]]]:
+        """(id, name, kind, every name it goes by: the name, then its aliases) of each entity of
+        ``scopes``. A text and a query are compared with all of them at every remember and
+        recall: no Entity is made, and an entity without aliases has none parsed."""
         with self.reading():
-            return self.conn.execute("SELECT id, name, aliases FROM entities WHERE scope IN (?, 'global')",
-                                     (scope,)).fetchall()
+            rows = self.conn.execute(f"SELECT id, name, kind, aliases FROM entities WHERE scope IN "
+                                     f"({','.join('?' * len(scopes))})", tuple(scopes)).fetchall()
+        for eid, name, kind, kept in rows:
+            if not kept or kept == "[]":
+                yield eid, name, kind, (name,)
+                continue
+            try:
+                aliases = json.loads(kept)
+            except ValueError:
+                aliases = []
+            yield eid, name, kind, (name, *[a for a in aliases if isinstance(a, str)])
 
     def resolve_entity(self, name: str, kind: str | None, scope: str, now: float, created: list[Entity],
                        aliases: list[str] | None = None, readable: tuple[str, ...] | None = None) -> str:
